@@ -1,0 +1,29 @@
+// The packed int8-K cache arithmetic of DESIGN.md "KV cache formats (normative)": blocks of 32
+// values (or the whole head when head_dim < 32), d = max|x|/127 stored as fp16, q = round(x/d)
+// in [-127, 127], d = 0 gives q = 0. Scores are Σ_blocks d_q·d_k·Σ dot4(q_q, k_q) in int32.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alap::kernels {
+
+// Values per block for a head dimension: 32, or head_dim itself when head_dim < 32.
+// Returns 0 when head_dim is not a multiple of the block (packed modes are refused then).
+size_t k8_block_size(size_t head_dim);
+
+// Quantises one head vector x[head_dim] into q[head_dim] and d[head_dim / block] (fp16 bits).
+void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
+
+// Dequantises one head vector (for tests and the f16 comparison path).
+void k8_dequantize(const int8_t* q, const uint16_t* d, size_t head_dim, float* x);
+
+// Dot product of two packed head vectors: Σ_b d_a[b]·d_b[b]·Σ_i a[i]·b[i], int32 inside a block.
+float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
+
+// scores[j] = scale · k8_dot(q, k_j) for n keys laid out [n][head_dim] int8 and [n][head_dim/block]
+// fp16 scales (the cache's per-head layout).
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
+
+}  // namespace alap::kernels

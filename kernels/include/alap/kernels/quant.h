@@ -1,0 +1,41 @@
+// Weight kernels on the CPU: dequantisation of every supported block type (FORMATS.md §2) and
+// the matrix products of the forward pass. Each entry point dispatches at run time (cpuid) to
+// the fastest variant this CPU has; the scalar variant is the oracle every other is tested against.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "alap/kernels/dtype.h"
+
+namespace alap::kernels {
+
+// Dequantises n elements (a multiple of the block size) of type t from src into dst.
+// t must have weights_supported (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k..q6_k).
+void dequantize_row(DType t, const void* src, float* dst, size_t n);
+
+// Quantises n f32 values into blocks of type t (q8_0, q4_0, ... and f16/bf16/f32); used by
+// tests and tools that make models. Reference (round-to-nearest) quantisers, not optimal ones.
+void quantize_row(DType t, const float* src, void* dst, size_t n);
+
+// A weight matrix as stored in a GGUF file: n_rows rows of n_cols elements, each row
+// dtype_row_bytes(n_cols) bytes, rows contiguous.
+struct WeightView {
+  DType type;
+  const void* data;
+  size_t n_rows;
+  size_t n_cols;
+};
+
+// y[t][r] = Σ_c W[r][c] · x[t][c] for tokens t in [0, n_tok) and rows r in [row_begin, row_end).
+// x is [n_tok][n_cols] f32, y is [n_tok][ldy] f32. Callers split rows across threads.
+void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+            size_t row_end);
+
+// The variant the dispatcher chose for this CPU ("scalar", "avx2", "avx512vnni", ...).
+const char* cpu_variant_name();
+
+// Forces the scalar oracle (tests compare variants). Not thread-safe; call before use.
+void force_scalar_kernels(bool on);
+
+}  // namespace alap::kernels
