@@ -1,29 +1,19 @@
-// alap-cli: the command-line face of Alap's engine (DESIGN.md "alap-cli"). Dispatches to one
-// function per subcommand; each prints human output to stdout and diagnostics to stderr.
+// alap-cli: the command-line face of Alap's engine (DESIGN.md "alap-cli"). Dispatches to the
+// subcommands registered in this folder; each prints human output to stdout and diagnostics
+// to stderr, and exits non-zero with one clear line on error.
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <vector>
 
 #include "alap/version.h"
+#include "command.h"
 
 namespace {
 
 void print_usage(FILE* out) {
-  std::fprintf(out,
-               "usage: alap-cli <command> [options]\n"
-               "\n"
-               "commands:\n"
-               "  inspect     metadata, tensors and memory needs of a GGUF model\n"
-               "  tokenize    print the token ids of text read from stdin\n"
-               "  generate    generate text from a prompt\n"
-               "  chat        interactive chat in a terminal\n"
-               "  perplexity  perplexity of a model over a text file\n"
-               "  kv-compare  compare a packed KV cache against f16\n"
-               "  bench       prefill and decode speed\n"
-               "  download    download a file, resumable and verified\n"
-               "  serve       OpenAI-compatible HTTP server\n"
-               "\n"
-               "  --version   print the version and exit\n");
+  std::fprintf(out, "usage: alap-cli <command> [options]\n\ncommands:\n");
+  for (const auto& c : alap::cli::command_registry()) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n  --version   print the version and exit\n");
 }
 
 }  // namespace
@@ -33,15 +23,18 @@ int main(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
-  const std::string command = argv[1];
-  if (command == "--version" || command == "-v") {
+  const std::string name = argv[1];
+  if (name == "--version" || name == "-v") {
     std::printf("alap-cli %s\n", ALAP_VERSION_STRING);
     return 0;
   }
-  if (command == "--help" || command == "-h" || command == "help") {
+  if (name == "--help" || name == "-h" || name == "help") {
     print_usage(stdout);
     return 0;
   }
-  std::fprintf(stderr, "alap-cli: unknown command '%s' (try alap-cli --help)\n", command.c_str());
+  for (const auto& c : alap::cli::command_registry()) {
+    if (name == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+  }
+  std::fprintf(stderr, "alap-cli: unknown command '%s' (try alap-cli --help)\n", name.c_str());
   return 2;
 }
