@@ -1,7 +1,6 @@
-// The main window: for now a welcome page shown when no model is loaded.
+// The main window. Holds the pages; knows nothing of the engine beyond what view models expose.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Layouts
 
 ApplicationWindow {
     id: root
@@ -12,21 +11,7 @@ ApplicationWindow {
     visible: true
     title: "Alap"
 
-    ColumnLayout {
-        anchors.centerIn: parent
-        spacing: 12
-
-        Label {
-            Layout.alignment: Qt.AlignHCenter
-            text: qsTr("Welcome to Alap")
-            font.pixelSize: 28
-        }
-        Label {
-            Layout.alignment: Qt.AlignHCenter
-            Layout.maximumWidth: root.width * 0.7
-            wrapMode: Text.WordWrap
-            horizontalAlignment: Text.AlignHCenter
-            text: qsTr("Chat with language models on your own computer, offline. Load or download a model to begin.")
-        }
+    WelcomePage {
+        anchors.fill: parent
     }
 }
