@@ -101,7 +101,7 @@ class Value {
   std::string str_;
   std::vector<std::string> strs_;
   std::vector<int64_t> ints_;  // integer array elements, sign-extended
-  std::vector<uint64_t> uints_;  // unsigned 64-bit array elements that do not fit int64 (rare)
+  std::vector<uint64_t> uints_;  // elements of a u64 array (which may not fit int64)
   std::vector<double> floats_;
   std::vector<Value> items_;
 };
@@ -179,6 +179,8 @@ class Writer {
   void write_file(const std::filesystem::path& path) const;  // writes to a temporary, then renames
 
  private:
+  // Appends the encoding of v without its type tag (arrays: element type, count, elements).
+  static void encode_value(std::vector<uint8_t>& out, const Value& v);
   struct PendingTensor {
     std::string name;
     kernels::DType type;
