@@ -38,4 +38,9 @@ const char* cpu_variant_name();
 // Forces the scalar oracle (tests compare variants). Not thread-safe; call before use.
 void force_scalar_kernels(bool on);
 
+// Selects a variant by name ("scalar", "avx2", "avx512vnni"; "best" or nullptr restores the
+// dispatcher's choice). Returns false, changing nothing, when this CPU cannot run it. For tests
+// and benchmarks; not thread-safe.
+bool set_cpu_variant(const char* name);
+
 }  // namespace alap::kernels

@@ -1,0 +1,257 @@
+// AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K as
+// integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32.
+// Other types go to the scalar twin. Built only with -mavx2 -mfma -mf16c; run only after cpuid.
+#include <cmath>
+#include <vector>
+
+#include "avx2/avx2_common.h"
+
+namespace alap::kernels::avx2 {
+
+namespace {
+
+// Σ u·s over 32 byte lanes as 8 int32, u unsigned (< 128 here), s signed.
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+// Σ w·x for two signed int8 vectors (|w| <= 128 and |x| <= 127): |w| times x with w's sign.
+inline __m256i dot_s8s8(__m256i w, __m256i x) { return dot_u8s8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)); }
+
+// 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high nibbles in 16..31 (Q4_0/Q5_0 order).
+inline __m256i nibbles_lo_hi(const uint8_t* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+// Byte e = 0xFF where bit e of bits is set.
+inline __m256i expand_bits32(uint32_t bits) {
+  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+  const __m256i sel = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), shuf);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m256i load_act(const ActRow& x, size_t b) { return load32(x.q + 32 * b); }
+
+float dot_q8_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 34 * b;
+    const __m256i p = dot_s8s8(load32(blk + 2), load_act(x, b));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
+  }
+  return hsum_ps(acc);
+}
+
+float dot_q4_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 18 * b;
+    const __m256i w = _mm256_sub_epi8(nibbles_lo_hi(blk + 2), _mm256_set1_epi8(8));
+    const __m256i p = dot_s8s8(w, load_act(x, b));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
+  }
+  return hsum_ps(acc);
+}
+
+float dot_q5_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 22 * b;
+    const __m256i hb = _mm256_and_si256(expand_bits32(load_u32(blk + 2)), _mm256_set1_epi8(0x10));
+    const __m256i w = _mm256_sub_epi8(_mm256_or_si256(nibbles_lo_hi(blk + 6), hb), _mm256_set1_epi8(16));
+    const __m256i p = dot_s8s8(w, load_act(x, b));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
+  }
+  return hsum_ps(acc);
+}
+
+// Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32.
+template <bool kFiveBit>
+float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  constexpr size_t kBytes = kFiveBit ? 176 : 144;
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + kBytes * sb;
+    const float d = f16_at(blk), dmin = f16_at(blk + 2);
+    const uint8_t* qs = blk + (kFiveBit ? 48 : 16);
+    __m256i qh = _mm256_setzero_si256();
+    if constexpr (kFiveBit) qh = load32(blk + 16);
+    for (int p = 0; p < 4; ++p) {
+      const __m256i q = load32(qs + 32 * p);
+      __m256i u[2] = {_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4)};
+      for (int half = 0; half < 2; ++half) {
+        const int j = 2 * p + half;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        if constexpr (kFiveBit) {
+          const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+          const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
+          u[half] = _mm256_or_si256(u[half], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+        }
+        int sc, m;
+        k4_scale_min(blk + 4, j, sc, m);
+        const __m256i dot = dot_u8s8(u[half], load_act(x, b));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * static_cast<float>(sc) * x.d[b]), acc);
+        mins += dmin * static_cast<float>(m) * x.d[b] * static_cast<float>(x.s[b]);
+      }
+    }
+  }
+  return hsum_ps(acc) - mins;
+}
+
+float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 210 * sb;
+    const auto* sc = reinterpret_cast<const int8_t*>(blk + 192);
+    const float d = f16_at(blk + 208);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load32(blk + 64 * h), ql1 = load32(blk + 64 * h + 32);
+      const __m256i qh = load32(blk + 128 + 32 * h);
+      const __m256i lo[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                             _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                             _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+      for (int g = 0; g < 4; ++g) {
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m2);
+        const __m256i w = _mm256_sub_epi8(_mm256_or_si256(lo[g], _mm256_slli_epi16(hi, 4)), _mm256_set1_epi8(32));
+        const size_t b = 8 * sb + static_cast<size_t>(4 * h + g);
+        const __m256i xq = load_act(x, b);
+        const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
+        const int k = 2 * (4 * h + g);  // scale of elements 0..15; k + 1 for 16..31
+        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[k + 1]), _mm_set1_epi16(sc[k]));
+        const __m256i p = _mm256_madd_epi16(p16, scales);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x.d[b]), acc);
+      }
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// Plain types: f32 rows (converted once per row when needed) dotted with f32 activations.
+float dot_f32(const float* w, const float* x, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  size_t c = 0;
+  for (; c + 16 <= n; c += 16) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c + 8), _mm256_loadu_ps(x + c + 8), a1);
+  }
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
+  float s = hsum_ps(_mm256_add_ps(a0, a1));
+  for (; c < n; ++c) s += w[c] * x[c];
+  return s;
+}
+
+float dot_f16_f32(const uint8_t* w, const float* x, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  size_t c = 0;
+  auto h8 = [&](size_t at) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * at))); };
+  for (; c + 16 <= n; c += 16) {
+    a0 = _mm256_fmadd_ps(h8(c), _mm256_loadu_ps(x + c), a0);
+    a1 = _mm256_fmadd_ps(h8(c + 8), _mm256_loadu_ps(x + c + 8), a1);
+  }
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(h8(c), _mm256_loadu_ps(x + c), a0);
+  float s = hsum_ps(_mm256_add_ps(a0, a1));
+  for (; c < n; ++c) s += f16_at(w + 2 * c) * x[c];
+  return s;
+}
+
+void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
+  size_t c = 0;
+  if (t == DType::f16) {
+    for (; c + 8 <= n; c += 8) {
+      _mm256_storeu_ps(dst + c, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c))));
+    }
+    for (; c < n; ++c) dst[c] = f16_at(src + 2 * c);
+  } else {  // bf16
+    for (; c + 8 <= n; c += 8) {
+      const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c)));
+      _mm256_storeu_ps(dst + c, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+    }
+    for (; c < n; ++c) dst[c] = bf16_to_f32(load_u16(src + 2 * c));
+  }
+}
+
+void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+                  size_t row_end) {
+  const size_t n = w.n_cols;
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  thread_local std::vector<float> row;
+  if (w.type != DType::f32) row.resize(n);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* src = base + r * row_bytes;
+    if (w.type == DType::f16 && n_tok == 1) {  // decode: convert on the fly
+      y[r] = dot_f16_f32(src, x, n);
+      continue;
+    }
+    const float* wr = reinterpret_cast<const float*>(src);
+    if (w.type != DType::f32) {
+      row_to_f32(w.type, src, row.data(), n);  // once per row, reused by every token
+      wr = row.data();
+    }
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = dot_f32(wr, x + t * n, n);
+  }
+}
+
+}  // namespace
+
+void matmul_act_q8(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end, RowDot row_dot) {
+  const size_t n = w.n_cols, nb = n / 32;
+  thread_local std::vector<int8_t> xq;
+  thread_local std::vector<float> xd;
+  thread_local std::vector<int32_t> xs;
+  xq.resize(n_tok * n);
+  xd.resize(n_tok * nb);
+  xs.resize(n_tok * nb);
+  for (size_t i = 0; i < n_tok * nb; ++i) {  // x[t][c] ≈ xd·xq, round to nearest, |xq| <= 127
+    const float* src = x + 32 * i;
+    float amax = 0.0f;
+    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(src[l]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int32_t sum = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int q = static_cast<int>(std::nearbyint(src[l] * id));
+      const int qc = q > 127 ? 127 : (q < -127 ? -127 : q);
+      xq[32 * i + l] = static_cast<int8_t>(qc);
+      sum += qc;
+    }
+    xd[i] = d;
+    xs[i] = sum;
+  }
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = base + r * row_bytes;
+    for (size_t t = 0; t < n_tok; ++t) {
+      const ActRow a{xq.data() + t * n, xd.data() + t * nb, xs.data() + t * nb};
+      y[t * ldy + r] = row_dot(row, a, n);
+    }
+  }
+}
+
+void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+            size_t row_end) {
+  RowDot dot = nullptr;
+  switch (w.type) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: return matmul_plain(w, x, n_tok, y, ldy, row_begin, row_end);
+    case DType::q8_0: dot = dot_q8_0; break;
+    case DType::q4_0: dot = dot_q4_0; break;
+    case DType::q5_0: dot = dot_q5_0; break;
+    case DType::q4_k: dot = dot_q45_k<false>; break;
+    case DType::q5_k: dot = dot_q45_k<true>; break;
+    case DType::q6_k: dot = dot_q6_k; break;
+    default: return scalar::matmul(w, x, n_tok, y, ldy, row_begin, row_end);
+  }
+  matmul_act_q8(w, x, n_tok, y, ldy, row_begin, row_end, dot);
+}
+
+}  // namespace alap::kernels::avx2

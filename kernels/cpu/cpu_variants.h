@@ -1,0 +1,89 @@
+// Private to kernels/cpu: the table of entry points each ISA variant provides and the small
+// helpers the variant files share. Not a public header; core never sees it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "alap/kernels/dtype.h"
+#include "alap/kernels/fp16.h"
+#include "alap/kernels/quant.h"
+
+namespace alap::kernels {
+
+// One ISA variant. A variant that does not accelerate a type forwards to the scalar twin.
+struct CpuVariant {
+  const char* name;
+  void (*matmul)(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+                 size_t row_end);
+  float (*k8_dot)(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
+  void (*k8_scores)(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+                    size_t n, float scale, float* scores);
+};
+
+namespace scalar {
+extern const CpuVariant kVariant;
+void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+            size_t row_end);
+float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
+}  // namespace scalar
+
+namespace avx2 {
+extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C
+void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+            size_t row_end);
+}  // namespace avx2
+
+namespace avx512vnni {
+extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/VNNI
+}
+
+// "Q4_K (id 12)" for messages; ids unknown to the table are spelled by number.
+inline std::string dtype_label(DType t) {
+  const uint32_t id = static_cast<uint32_t>(t);
+  const DTypeInfo* info = dtype_info(id);
+  return std::string(info ? info->name : "unknown type") + " (id " + std::to_string(id) + ")";
+}
+
+[[noreturn]] inline void throw_unsupported(const char* where, DType t) {
+  throw std::invalid_argument(std::string(where) + ": unsupported type " + dtype_label(t));
+}
+
+// Geometry of a type that weights may use; throws for any other id.
+inline const DTypeInfo& weight_dtype(const char* where, DType t) {
+  const DTypeInfo* info = dtype_info(static_cast<uint32_t>(t));
+  if (info == nullptr || !info->weights_supported) throw_unsupported(where, t);
+  return *info;
+}
+
+inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline float load_f16(const uint8_t* p) { return fp16_to_f32(load_u16(p)); }
+inline void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
+inline void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block, FORMATS.md §2.7.1.
+inline void k4_scale_min(const uint8_t* s, int j, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 0x3F;
+    m = s[j + 4] & 0x3F;
+  } else {
+    sc = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+}  // namespace alap::kernels

@@ -1,0 +1,85 @@
+// Host API of the GPU decode attention (one new query token against the KV cache) and of the
+// k8 cache writer. Plain C linkage and plain pointers, so the backend library can be loaded at run
+// time (dlopen) without GPU headers. Not the device code: that is attn_k8_kernel.h / *.hip.
+//
+// Usage (all pointers are device pointers; stream is a cudaStream_t / hipStream_t or null):
+//   alap::gpu::attn_decode_params p{};
+//   p.q = d_q; p.k_q = d_kq; p.k_d = d_kd; p.v = d_v; p.out = d_out;
+//   p.n_head = 32; p.n_kv_head = 8; p.head_dim = 128; p.capacity = 8192; p.n_ctx = 517;
+//   p.scale = 1.0f / std::sqrt(128.0f);
+//   p.scratch = d_scratch;  // attn_decode_scratch_bytes(p.n_head, p.head_dim) bytes
+//   if (alap::gpu::attn_k8_decode_run(&p, stream) != 0) fail(alap::gpu::gpu_error_message());
+//
+// Layouts (DESIGN.md "KV cache formats (normative)"), per layer:
+//   q        [n_head][head_dim] fp32          query of the new token, after RoPE
+//   k_q      [n_kv_head][capacity][head_dim] int8, rows 16-byte aligned     (k8)
+//   k_d      [n_kv_head][capacity][head_dim/32] fp16 bits                   (k8)
+//   k_f16    [n_kv_head][capacity][head_dim] fp16 bits                      (f16)
+//   v        [n_kv_head][capacity][head_dim] fp16 bits
+//   out      [n_head][head_dim] fp32          softmax(scale·q·Kᵀ)·V over positions 0..n_ctx-1
+// Query head h reads KV head h / (n_head / n_kv_head) (GQA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alap::gpu {
+
+// Limits of this kernel generation (checked by attn_decode_check).
+inline constexpr int kAttnMaxHeadDim = 256;  // head_dim a multiple of 32, at most this
+inline constexpr int kAttnMaxGroup = 16;     // query heads per KV head
+inline constexpr int kAttnMaxSplit = 64;     // flash-decoding splits of the context
+
+extern "C" {
+
+struct attn_decode_params {
+  const float* q;          // [n_head][head_dim] fp32
+  const int8_t* k_q;       // k8 K payload, or null for f16
+  const uint16_t* k_d;     // k8 K scales, or null for f16
+  const uint16_t* k_f16;   // f16 K, or null for k8
+  const uint16_t* v;       // fp16 V
+  float* out;              // [n_head][head_dim] fp32
+  void* scratch;           // attn_decode_scratch_bytes(n_head, head_dim) bytes of device memory
+  int n_head;
+  int n_kv_head;           // divides n_head
+  int head_dim;
+  int capacity;            // rows allocated per KV head (the layout's stride)
+  int n_ctx;               // positions to attend, 1..capacity
+  int n_split;             // flash-decoding splits; 0 picks one from the device and n_ctx
+  float scale;             // usually 1/sqrt(head_dim)
+};
+
+// Bytes of scratch a run may use for partial results (the worst case, kAttnMaxSplit splits).
+size_t attn_decode_scratch_bytes(int n_head, int head_dim);
+
+// Validates shapes and pointers for the given mode (k8: k_q/k_d, else k_f16). Returns null when the
+// call is supported, else a message naming the field that is wrong.
+const char* attn_decode_check(const attn_decode_params* p, int k8);
+
+// Enqueues the attention on `stream`. Return 0 on success; non-zero on bad parameters or a runtime
+// error, with the message in gpu_error_message(). Asynchronous: faults inside the kernel surface
+// at the next synchronisation.
+int attn_k8_decode_run(const attn_decode_params* p, void* stream);
+int attn_f16_decode_run(const attn_decode_params* p, void* stream);
+
+// Quantises n_tokens new K rows and writes them at positions pos0.. of the k8 layout:
+//   k_new [n_tokens][n_kv_head][head_dim] fp32 (the K projection after RoPE, token-major)
+//   → k_q[h][pos0 + t][:], k_d[h][pos0 + t][:]   (d = max|x|/127 as fp16, q = round(x/d))
+struct kv_k8_store_params {
+  const float* k_new;
+  int8_t* k_q;
+  uint16_t* k_d;
+  int n_tokens;
+  int n_kv_head;
+  int head_dim;            // a multiple of 32
+  int capacity;
+  int pos0;                // pos0 + n_tokens <= capacity
+};
+int kv_k8_store_run(const kv_k8_store_params* p, void* stream);
+
+// The message of the last failed call on this thread ("" when none).
+const char* gpu_error_message(void);
+
+}  // extern "C"
+
+}  // namespace alap::gpu

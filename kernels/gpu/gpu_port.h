@@ -1,0 +1,216 @@
+// The one GPU portability header: maps the few runtime calls and device intrinsics our kernels use
+// to HIP (hipcc, AMD) or CUDA (nvcc, NVIDIA) under one alap_gpu_* / alap_* spelling.
+// Not a general HIP-on-CUDA layer: add a mapping here only when a kernel needs it.
+//
+// Backend choice: HIP when compiled by hipcc/clang in HIP mode (__HIP__) or when ALAP_GPU_HIP is
+// defined (host-only C++ using the HIP runtime API); CUDA when compiled by nvcc (__CUDACC__) or when
+// ALAP_GPU_CUDA is defined (host-only C++ using the CUDA runtime API). Device helpers (dot4, shuffles,
+// fp16 conversions) exist only in device-capable compiles.
+//
+// Why not Debian's hip/nvidia_detail: it does not compile with CUDA 13 (TOOLCHAIN.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(ALAP_GPU_HIP)
+#define ALAP_GPU_BACKEND_HIP 1
+#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_HCC__)
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#if defined(__HIP__)
+#include <hip/hip_runtime.h>
+#else
+#include <hip/hip_runtime_api.h>
+#endif
+#elif defined(__CUDACC__) || defined(ALAP_GPU_CUDA)
+#define ALAP_GPU_BACKEND_CUDA 1
+#include <cuda_runtime_api.h>
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#endif
+#else
+#error "gpu_port.h: compile with hipcc or nvcc, or define ALAP_GPU_HIP / ALAP_GPU_CUDA for host-only code"
+#endif
+
+#if defined(__HIP__) || defined(__CUDACC__)
+#define ALAP_GPU_DEVICE_COMPILE 1
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Runtime: types, constants and calls (host side).
+// ---------------------------------------------------------------------------------------------
+#if defined(ALAP_GPU_BACKEND_HIP)
+using alap_gpu_error_t = hipError_t;
+using alap_gpu_stream_t = hipStream_t;
+using alap_gpu_event_t = hipEvent_t;
+using alap_gpu_device_prop_t = hipDeviceProp_t;
+using alap_gpu_memcpy_kind_t = hipMemcpyKind;
+inline constexpr alap_gpu_error_t alap_gpu_success = hipSuccess;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_h2d = hipMemcpyHostToDevice;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_d2h = hipMemcpyDeviceToHost;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_d2d = hipMemcpyDeviceToDevice;
+#define ALAP_GPU_RT(cuda_name, hip_name) hip_name
+#else
+using alap_gpu_error_t = cudaError_t;
+using alap_gpu_stream_t = cudaStream_t;
+using alap_gpu_event_t = cudaEvent_t;
+using alap_gpu_device_prop_t = cudaDeviceProp;
+using alap_gpu_memcpy_kind_t = cudaMemcpyKind;
+inline constexpr alap_gpu_error_t alap_gpu_success = cudaSuccess;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_h2d = cudaMemcpyHostToDevice;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_d2h = cudaMemcpyDeviceToHost;
+inline constexpr alap_gpu_memcpy_kind_t alap_gpu_memcpy_d2d = cudaMemcpyDeviceToDevice;
+#define ALAP_GPU_RT(cuda_name, hip_name) cuda_name
+#endif
+
+template <class T>
+inline alap_gpu_error_t alap_gpu_malloc(T** ptr, size_t bytes) {
+  return ALAP_GPU_RT(cudaMalloc, hipMalloc)(reinterpret_cast<void**>(ptr), bytes);
+}
+inline alap_gpu_error_t alap_gpu_free(void* ptr) { return ALAP_GPU_RT(cudaFree, hipFree)(ptr); }
+inline alap_gpu_error_t alap_gpu_memcpy(void* dst, const void* src, size_t bytes, alap_gpu_memcpy_kind_t kind) {
+  return ALAP_GPU_RT(cudaMemcpy, hipMemcpy)(dst, src, bytes, kind);
+}
+inline alap_gpu_error_t alap_gpu_memcpy_async(void* dst, const void* src, size_t bytes, alap_gpu_memcpy_kind_t kind,
+                                              alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaMemcpyAsync, hipMemcpyAsync)(dst, src, bytes, kind, stream);
+}
+inline alap_gpu_error_t alap_gpu_memset(void* dst, int value, size_t bytes) {
+  return ALAP_GPU_RT(cudaMemset, hipMemset)(dst, value, bytes);
+}
+inline alap_gpu_error_t alap_gpu_memset_async(void* dst, int value, size_t bytes, alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaMemsetAsync, hipMemsetAsync)(dst, value, bytes, stream);
+}
+inline alap_gpu_error_t alap_gpu_stream_create(alap_gpu_stream_t* stream) {
+  return ALAP_GPU_RT(cudaStreamCreate, hipStreamCreate)(stream);
+}
+inline alap_gpu_error_t alap_gpu_stream_destroy(alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaStreamDestroy, hipStreamDestroy)(stream);
+}
+inline alap_gpu_error_t alap_gpu_stream_synchronize(alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaStreamSynchronize, hipStreamSynchronize)(stream);
+}
+inline alap_gpu_error_t alap_gpu_event_create(alap_gpu_event_t* event) {
+  return ALAP_GPU_RT(cudaEventCreate, hipEventCreate)(event);
+}
+inline alap_gpu_error_t alap_gpu_event_destroy(alap_gpu_event_t event) {
+  return ALAP_GPU_RT(cudaEventDestroy, hipEventDestroy)(event);
+}
+inline alap_gpu_error_t alap_gpu_event_record(alap_gpu_event_t event, alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaEventRecord, hipEventRecord)(event, stream);
+}
+inline alap_gpu_error_t alap_gpu_event_synchronize(alap_gpu_event_t event) {
+  return ALAP_GPU_RT(cudaEventSynchronize, hipEventSynchronize)(event);
+}
+inline alap_gpu_error_t alap_gpu_event_elapsed_ms(float* ms, alap_gpu_event_t start, alap_gpu_event_t stop) {
+  return ALAP_GPU_RT(cudaEventElapsedTime, hipEventElapsedTime)(ms, start, stop);
+}
+inline alap_gpu_error_t alap_gpu_device_synchronize() {
+  return ALAP_GPU_RT(cudaDeviceSynchronize, hipDeviceSynchronize)();
+}
+inline alap_gpu_error_t alap_gpu_get_last_error() { return ALAP_GPU_RT(cudaGetLastError, hipGetLastError)(); }
+inline const char* alap_gpu_error_string(alap_gpu_error_t err) {
+  return ALAP_GPU_RT(cudaGetErrorString, hipGetErrorString)(err);
+}
+inline alap_gpu_error_t alap_gpu_get_device_count(int* count) {
+  return ALAP_GPU_RT(cudaGetDeviceCount, hipGetDeviceCount)(count);
+}
+inline alap_gpu_error_t alap_gpu_get_device(int* device) { return ALAP_GPU_RT(cudaGetDevice, hipGetDevice)(device); }
+inline alap_gpu_error_t alap_gpu_set_device(int device) { return ALAP_GPU_RT(cudaSetDevice, hipSetDevice)(device); }
+inline alap_gpu_error_t alap_gpu_get_device_properties(alap_gpu_device_prop_t* prop, int device) {
+  return ALAP_GPU_RT(cudaGetDeviceProperties, hipGetDeviceProperties)(prop, device);
+}
+// Number of multiprocessors (CUDA SMs / AMD CUs) of a device: sizes the flash-decoding split.
+inline alap_gpu_error_t alap_gpu_multiprocessor_count(int* count, int device) {
+  return ALAP_GPU_RT(cudaDeviceGetAttribute, hipDeviceGetAttribute)(
+      count, ALAP_GPU_RT(cudaDevAttrMultiProcessorCount, hipDeviceAttributeMultiprocessorCount), device);
+}
+inline alap_gpu_error_t alap_gpu_mem_get_info(size_t* free_bytes, size_t* total_bytes) {
+  return ALAP_GPU_RT(cudaMemGetInfo, hipMemGetInfo)(free_bytes, total_bytes);
+}
+
+// Throws std::runtime_error("file:line: call: runtime error string") when a runtime call fails.
+inline void alap_gpu_check(alap_gpu_error_t err, const char* what, const char* file, int line) {
+  if (err == alap_gpu_success) return;
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                           alap_gpu_error_string(err));
+}
+#define ALAP_GPU_CHECK(call) alap_gpu_check((call), #call, __FILE__, __LINE__)
+// After a kernel launch: reports launch-configuration errors (asynchronous faults surface later).
+#define ALAP_GPU_CHECK_LAUNCH() alap_gpu_check(alap_gpu_get_last_error(), "kernel launch", __FILE__, __LINE__)
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers: warp size, shuffles, fp16 bits, dot4.
+// ---------------------------------------------------------------------------------------------
+#if defined(ALAP_GPU_DEVICE_COMPILE)
+
+// Lanes in a warp/wavefront, as a compile-time constant of the device pass. NVIDIA: 32. AMD: the
+// compiler's wave size for this target (gfx10/gfx11 default to wave32, -mwavefrontsize64 gives 64;
+// gfx9 is wave64). The host pass has no target: it sees 64, and host code must not rely on it
+// (launch block sizes that are multiples of 64 are right for both).
+#if defined(ALAP_GPU_BACKEND_CUDA)
+#define ALAP_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define ALAP_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define ALAP_WARP_SIZE 64
+#endif
+
+// Butterfly shuffle within groups of `width` lanes (width a power of two ≤ ALAP_WARP_SIZE); every
+// lane of the warp must call it (CUDA's _sync form with the full mask).
+__device__ __forceinline__ float alap_shfl_xor(float v, int lane_mask, int width = ALAP_WARP_SIZE) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#else
+  return __shfl_xor(v, lane_mask, width);
+#endif
+}
+__device__ __forceinline__ int alap_shfl_xor(int v, int lane_mask, int width = ALAP_WARP_SIZE) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#else
+  return __shfl_xor(v, lane_mask, width);
+#endif
+}
+
+// IEEE binary16 bits <-> float on the device (hardware conversion, round to nearest even).
+__device__ __forceinline__ float alap_half_to_float(uint16_t bits) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __half2float(__ushort_as_half(bits));
+#else
+  return static_cast<float>(__builtin_bit_cast(_Float16, bits));
+#endif
+}
+__device__ __forceinline__ uint16_t alap_float_to_half(float f) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __half_as_ushort(__float2half_rn(f));
+#else
+  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(f));
+#endif
+}
+
+// c + Σ_{i<4} int8(a_i)·int8(b_i), lane 0 in the low byte (the normative K word). The builtin is
+// chosen by the target macro: sdot4 on gfx11 crashes clang 15 and sudot4 is an error on gfx10.3.
+__device__ __forceinline__ int alap_dot4(int a, int b, int c) {
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
+  return __builtin_amdgcn_sudot4(true, a, true, b, c, false);  // v_dot4_i32_iu8, both signed
+#elif defined(__gfx906__) || defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx1011__) || \
+    defined(__gfx1012__) || defined(__gfx1030__) || defined(__gfx1031__) || defined(__gfx1032__) ||  \
+    defined(__gfx1033__) || defined(__gfx1034__) || defined(__gfx1035__) || defined(__gfx1036__)
+  return __builtin_amdgcn_sdot4(a, b, c, false);  // v_dot4(c)_i32_i8
+#elif defined(ALAP_GPU_BACKEND_CUDA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 610)
+  return __dp4a(a, b, c);  // dp4a.s32.s32
+#else
+  for (int i = 0; i < 4; ++i) {
+    c += static_cast<int>(static_cast<int8_t>(static_cast<uint32_t>(a) >> (8 * i))) *
+         static_cast<int>(static_cast<int8_t>(static_cast<uint32_t>(b) >> (8 * i)));
+  }
+  return c;
+#endif
+}
+
+#endif  // ALAP_GPU_DEVICE_COMPILE
