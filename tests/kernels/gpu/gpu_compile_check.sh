@@ -1,0 +1,69 @@
+#!/bin/sh
+# Compile check of the GPU kernels without a GPU (run by ctest; exit 77 = skipped).
+#   gpu_compile_check.sh hip  HIPCC REPO OUTDIR SRC...  gfx1100 and gfx1030 device assembly; the k8
+#       attention kernel must use v_dot4_i32_iu8 (gfx11 sudot4) and v_dot4c_i32_i8 (gfx10.3 sdot4).
+#   gpu_compile_check.sh cuda NVCC  REPO OUTDIR SRC...  sm_90 PTX and objects; the k8 kernel must use dp4a.
+# Not a run-time test: nothing here is linked or executed on a device.
+set -u
+mode=$1 compiler=$2 repo=$3 out=$4
+shift 4
+
+if [ -z "$compiler" ] || [ ! -x "$compiler" ]; then
+  echo "SKIP: $mode compiler not found ('$compiler')"
+  exit 77
+fi
+mkdir -p "$out" || exit 1
+fail=0
+kernel=attn_k8_decode_kernel
+
+# Prints the lines of one kernel's function body from an assembly (hip) or PTX (cuda) file.
+kernel_body() {
+  if [ "$mode" = hip ]; then
+    awk -v k="$kernel" '$0 ~ "^_Z.*" k ".*:" {on = 1} on {print} on && /^\.Lfunc_end/ {exit}' "$1"
+  else
+    awk -v k="$kernel" '$0 ~ "\\.entry .*" k {on = 1} on {print} on && /^}/ {exit}' "$1"
+  fi
+}
+
+# require FILE PATTERN WHAT: the k8 kernel's body in FILE must contain PATTERN.
+require() {
+  n=$(kernel_body "$1" | grep -c "$2")
+  if [ "$n" -gt 0 ]; then
+    echo "ok: $3: $n x $2 in $kernel"
+  else
+    echo "FAIL: $3: no $2 in $kernel; its dot instructions were:"
+    kernel_body "$1" | grep -o -E "v_dot[a-z0-9_]*|dp4a[a-z0-9.]*" | sort | uniq -c
+    [ -n "$(kernel_body "$1")" ] || echo "  (kernel $kernel not found in $1)"
+    fail=1
+  fi
+}
+
+start=$(date +%s)
+for src in "$@"; do
+  name=$(basename "$src" .hip)
+  if [ "$mode" = hip ]; then
+    for arch in gfx1100 gfx1030; do
+      asm="$out/$name.$arch.s"
+      # -nogpulib: Debian lacks the gfx1100 device library; fine for device assembly, not linkable.
+      if ! "$compiler" -std=c++20 --offload-arch=$arch -nogpulib --cuda-device-only -O3 -S \
+           -I"$repo" "$src" -o "$asm" 2>"$asm.log"; then
+        echo "FAIL: hipcc $arch $src:"; cat "$asm.log"; fail=1; continue
+      fi
+      if [ "$name" = attn_k8 ]; then
+        case $arch in
+          gfx1100) require "$asm" v_dot4_i32_iu8 "$arch (sudot4)" ;;
+          gfx1030) require "$asm" v_dot4c_i32_i8 "$arch (sdot4)" ;;
+        esac
+      fi
+    done
+  else
+    ptx="$out/$name.sm_90.ptx"
+    if ! "$compiler" -x cu -std=c++20 -arch=sm_90 -O3 -I"$repo" -ptx "$src" -o "$ptx" 2>"$ptx.log" ||
+       ! "$compiler" -x cu -std=c++20 -arch=sm_90 -O3 -I"$repo" -c "$src" -o "$out/$name.sm_90.o" 2>>"$ptx.log"; then
+      echo "FAIL: nvcc sm_90 $src:"; cat "$ptx.log"; fail=1; continue
+    fi
+    [ "$name" = attn_k8 ] && require "$ptx" "dp4a" "sm_90 (__dp4a)"
+  fi
+done
+echo "$mode compile check took $(( $(date +%s) - start )) s"
+exit $fail
