@@ -63,7 +63,10 @@ class Forward {
 // kernels::dequantize_row for weights. Attention follows the cache mode's arithmetic with plain
 // loops: f16 K/V read through KvCache::read_k/read_v; packed K scored as Σ_b d_q·d_k·Σ q_q·k_q
 // with the query quantised by kernels::k8_quantize; packed V dequantised. Returns a fresh vector.
+// exact_kv: attention over this batch's own positions uses the f32 K/V just computed instead of
+// the cache's rounded copy (the cache is still written) — the full-precision oracle that
+// transformers' float32 logits are compared with.
 std::vector<float> forward_reference(const Model& model, KvCache& cache, std::span<const int32_t> tokens,
-                                     size_t pos0, LogitsMode mode = LogitsMode::last);
+                                     size_t pos0, LogitsMode mode = LogitsMode::last, bool exact_kv = false);
 
 }  // namespace alap

@@ -57,7 +57,7 @@ void ref_rope(float* v, const ModelHParams& hp, const std::vector<float>& rope_f
 }  // namespace
 
 std::vector<float> forward_reference(const Model& model, KvCache& cache, std::span<const int32_t> tokens, size_t pos0,
-                                     LogitsMode mode) {
+                                     LogitsMode mode, bool exact_kv) {
   const ModelHParams& hp = model.hparams();
   const ModelWeights& w = model.weights();
   const size_t n = tokens.size();
@@ -128,7 +128,20 @@ std::vector<float> forward_reference(const Model& model, KvCache& cache, std::sp
         const size_t g = h / gqa;
         const float* qh = &q[(t * H + h) * Dk];
         std::vector<float> s(p + 1);  // scores [p+1]
-        if (cache.k_packed()) {
+        if (exact_kv) {
+          // full precision: this batch's f32 keys for positions >= pos0, the cache's before.
+          for (size_t j = 0; j <= p; ++j) {
+            const float* kj = krow.data();
+            if (j >= pos0) {
+              kj = &k[((j - pos0) * Hk + g) * Dk];
+            } else {
+              cache.read_k(l, g, j, krow.data());
+            }
+            double acc = 0.0;
+            for (size_t i = 0; i < Dk; ++i) acc += static_cast<double>(qh[i]) * kj[i];
+            s[j] = static_cast<float>(acc) * scale;
+          }
+        } else if (cache.k_packed()) {
           // k8: the query is quantised with the cache's rule; score = Σ_b d_q·d_k·Σ q_q·k_q.
           const size_t blk = cache.block_k();
           kernels::k8_quantize(qh, Dk, qq.data(), qd.data());
@@ -163,9 +176,14 @@ std::vector<float> forward_reference(const Model& model, KvCache& cache, std::sp
         float* oh = &o[(t * H + h) * Dv];
         for (size_t i = 0; i < Dv; ++i) oh[i] = 0.0f;
         for (size_t j = 0; j <= p; ++j) {
-          cache.read_v(l, g, j, vrow.data());
+          const float* vj = vrow.data();
+          if (exact_kv && j >= pos0) {
+            vj = &v[((j - pos0) * Hk + g) * Dv];
+          } else {
+            cache.read_v(l, g, j, vrow.data());
+          }
           const float alpha = s[j] / sum;
-          for (size_t i = 0; i < Dv; ++i) oh[i] += alpha * vrow[i];
+          for (size_t i = 0; i < Dv; ++i) oh[i] += alpha * vj[i];
         }
       }
     }
