@@ -1,21 +1,24 @@
-// Host API of the GPU decode attention (one new query token against the KV cache) and of the
-// k8 cache writer. Plain C linkage and plain pointers, so the backend library can be loaded at run
-// time (dlopen) without GPU headers. Not the device code: that is attn_k8_kernel.h / *.hip.
+// Host API of the GPU attention over the KV cache: decode (one new query token; f16, k8 and k8v8
+// caches), prefill (a run of query tokens with a causal mask, directly on the packed k8 cache) and
+// the k8 cache writer. Plain C linkage and plain pointers, so the backend library can be loaded at
+// run time (dlopen) without GPU headers. Not the device code: that is attn_k8_kernel.h / *.hip.
 //
 // Usage (all pointers are device pointers; stream is a cudaStream_t / hipStream_t or null):
 //   alap::gpu::attn_decode_params p{};
 //   p.q = d_q; p.k_q = d_kq; p.k_d = d_kd; p.v = d_v; p.out = d_out;
 //   p.n_head = 32; p.n_kv_head = 8; p.head_dim = 128; p.capacity = 8192; p.n_ctx = 517;
 //   p.scale = 1.0f / std::sqrt(128.0f);
-//   p.scratch = d_scratch;  // attn_decode_scratch_bytes(p.n_head, p.head_dim) bytes
+//   p.scratch = d_scratch;  // attn_decode_scratch_bytes(p.n_head, p.head_dim) bytes, zeroed once
 //   if (alap::gpu::attn_k8_decode_run(&p, stream) != 0) fail(alap::gpu::gpu_error_message());
 //
 // Layouts (DESIGN.md "KV cache formats (normative)"), per layer:
 //   q        [n_head][head_dim] fp32          query of the new token, after RoPE
-//   k_q      [n_kv_head][capacity][head_dim] int8, rows 16-byte aligned     (k8)
-//   k_d      [n_kv_head][capacity][head_dim/32] fp16 bits                   (k8)
-//   k_f16    [n_kv_head][capacity][head_dim] fp16 bits                      (f16)
-//   v        [n_kv_head][capacity][head_dim] fp16 bits
+//   k_q      [n_kv_head][capacity][head_dim] int8, 16-byte aligned          (k8, k8v8)
+//   k_d      [n_kv_head][capacity][head_dim/32] fp16 bits                   (k8, k8v8)
+//   k_f16    [n_kv_head][capacity][head_dim] fp16 bits, 16-byte aligned     (f16)
+//   v        [n_kv_head][capacity][head_dim] fp16 bits, 16-byte aligned     (f16, k8)
+//   v_q      [n_kv_head][capacity][head_dim] int8, 16-byte aligned          (k8v8)
+//   v_d      [n_kv_head][capacity][head_dim/32] fp16 bits                   (k8v8)
 //   out      [n_head][head_dim] fp32          softmax(scale·q·Kᵀ)·V over positions 0..n_ctx-1
 // Query head h reads KV head h / (n_head / n_kv_head) (GQA).
 #pragma once
@@ -25,21 +28,21 @@
 
 namespace alap::gpu {
 
-// Limits of this kernel generation (checked by attn_decode_check).
+// Limits of this kernel generation (checked by attn_decode_check / attn_prefill_check).
 inline constexpr int kAttnMaxHeadDim = 256;  // head_dim a multiple of 32, at most this
 inline constexpr int kAttnMaxGroup = 16;     // query heads per KV head
-inline constexpr int kAttnMaxSplit = 64;     // flash-decoding splits of the context
+inline constexpr int kAttnMaxSplit = 128;    // flash-decoding splits of the context
 
 extern "C" {
 
 struct attn_decode_params {
   const float* q;          // [n_head][head_dim] fp32
-  const int8_t* k_q;       // k8 K payload, or null for f16
-  const uint16_t* k_d;     // k8 K scales, or null for f16
-  const uint16_t* k_f16;   // f16 K, or null for k8
-  const uint16_t* v;       // fp16 V
+  const int8_t* k_q;       // k8/k8v8 K payload, or null for f16
+  const uint16_t* k_d;     // k8/k8v8 K scales, or null for f16
+  const uint16_t* k_f16;   // f16 K, or null for k8/k8v8
+  const uint16_t* v;       // fp16 V (f16, k8), or null for k8v8
   float* out;              // [n_head][head_dim] fp32
-  void* scratch;           // attn_decode_scratch_bytes(n_head, head_dim) bytes of device memory
+  void* scratch;           // attn_decode_scratch_bytes(n_head, head_dim) bytes, zeroed before first use
   int n_head;
   int n_kv_head;           // divides n_head
   int head_dim;
@@ -47,23 +50,54 @@ struct attn_decode_params {
   int n_ctx;               // positions to attend, 1..capacity
   int n_split;             // flash-decoding splits; 0 picks one from the device and n_ctx
   float scale;             // usually 1/sqrt(head_dim)
+  const int8_t* v_q;       // k8v8 V payload, or null
+  const uint16_t* v_d;     // k8v8 V scales, or null
 };
 
-// Bytes of scratch a run may use for partial results (the worst case, kAttnMaxSplit splits).
+// Bytes of scratch a run may use: partial results of the splits (the worst case, kAttnMaxSplit
+// splits) and one completion counter per KV head. The caller zero-fills it once after allocating
+// (cudaMemset / hipMemset); every run leaves the counters at zero again. One scratch per stream:
+// two runs in flight on one scratch corrupt each other.
 size_t attn_decode_scratch_bytes(int n_head, int head_dim);
 
-// Validates shapes and pointers for the given mode (k8: k_q/k_d, else k_f16). Returns null when the
-// call is supported, else a message naming the field that is wrong.
-const char* attn_decode_check(const attn_decode_params* p, int k8);
+// Validates shapes and pointers for a cache mode (0 f16, 1 k8, 2 k8v8). Returns null when the call
+// is supported, else a message naming the field that is wrong.
+const char* attn_decode_check(const attn_decode_params* p, int mode);
 
-// Enqueues the attention on `stream`. Return 0 on success; non-zero on bad parameters or a runtime
-// error, with the message in gpu_error_message(). Asynchronous: faults inside the kernel surface
-// at the next synchronisation.
-int attn_k8_decode_run(const attn_decode_params* p, void* stream);
-int attn_f16_decode_run(const attn_decode_params* p, void* stream);
+// Enqueues the attention on `stream` (one kernel: the splits and their combine). Return 0 on success;
+// non-zero on bad parameters or a runtime error, with the message in gpu_error_message().
+// Asynchronous: faults inside the kernel surface at the next synchronisation.
+int attn_f16_decode_run(const attn_decode_params* p, void* stream);   // K f16, V f16
+int attn_k8_decode_run(const attn_decode_params* p, void* stream);    // K int8, V f16
+int attn_k8v8_decode_run(const attn_decode_params* p, void* stream);  // K int8, V int8
 
-// Quantises n_tokens new K rows and writes them at positions pos0.. of the k8 layout:
-//   k_new [n_tokens][n_kv_head][head_dim] fp32 (the K projection after RoPE, token-major)
+// Prefill: n_q new query tokens at positions pos0..pos0+n_q-1, whose K/V rows are already in the
+// cache; token i attends cache rows 0..pos0+i (causal). K is read packed (dot4 on the int8 payload,
+// no f16 copy); V is fp16 (v) or int8 (v_q/v_d, k8v8). Needs no scratch.
+//   q    [n_q][n_head][head_dim] fp32 (token-major, as the projection writes it)
+//   out  [n_q][n_head][head_dim] fp32
+struct attn_prefill_params {
+  const float* q;
+  const int8_t* k_q;
+  const uint16_t* k_d;
+  const uint16_t* v;       // fp16 V, or null when v_q is given
+  const int8_t* v_q;       // int8 V (k8v8), or null
+  const uint16_t* v_d;     // its scales, or null
+  float* out;
+  int n_q;                 // query tokens, >= 1
+  int n_head;
+  int n_kv_head;
+  int head_dim;
+  int capacity;
+  int pos0;                // pos0 + n_q <= capacity
+  float scale;
+};
+const char* attn_prefill_check(const attn_prefill_params* p);
+int attn_k8_prefill_run(const attn_prefill_params* p, void* stream);
+
+// Quantises n_tokens new rows and writes them at positions pos0.. of a packed layout (used for K in
+// k8/k8v8 and for V in k8v8):
+//   k_new [n_tokens][n_kv_head][head_dim] fp32 (the projection after RoPE, token-major)
 //   → k_q[h][pos0 + t][:], k_d[h][pos0 + t][:]   (d = max|x|/127 as fp16, q = round(x/d))
 struct kv_k8_store_params {
   const float* k_new;

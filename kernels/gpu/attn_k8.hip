@@ -1,6 +1,6 @@
-// Launches and C host API of decode attention (k8 and f16): validation, the flash-decoding split
-// choice, the decode kernel and the combine kernel. The arithmetic lives in attn_k8_kernel.h.
-#include <cstdio>
+// Launches and C host API of decode attention (f16, k8, k8v8): validation, the selector that picks
+// the instantiation (head_dim bucket × group bucket) and the flash-decoding split, one launch per
+// call. The arithmetic lives in attn_k8_kernel.h.
 #include <stdexcept>
 #include <string>
 
@@ -11,14 +11,18 @@
 
 namespace alap::gpu {
 
-__global__ void __launch_bounds__(kThreads) attn_k8_decode_kernel(attn_kernel_args a) {
-  attn_decode_body<k8_scores>(a);
+// Kernel names say the cache mode and grep well; template axes: head_dim bucket, group bucket.
+template <int HDB, int GB>
+__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_f16_decode_kernel(attn_kernel_args a) {
+  attn_decode_body<kv_mode::f16, HDB, GB>(a);
 }
-__global__ void __launch_bounds__(kThreads) attn_f16_decode_kernel(attn_kernel_args a) {
-  attn_decode_body<f16_scores>(a);
+template <int HDB, int GB>
+__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_k8_decode_kernel(attn_kernel_args a) {
+  attn_decode_body<kv_mode::k8, HDB, GB>(a);
 }
-__global__ void __launch_bounds__(kThreads) attn_decode_combine_kernel(attn_kernel_args a) {
-  attn_decode_combine_body(a);
+template <int HDB, int GB>
+__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_k8v8_decode_kernel(attn_kernel_args a) {
+  attn_decode_body<kv_mode::k8v8, HDB, GB>(a);
 }
 
 namespace {
@@ -37,44 +41,64 @@ int multiprocessor_count() {
   return cached_count;
 }
 
-// Splits: enough blocks to fill the device about twice (n_kv_head alone rarely does at batch 1),
-// but no split shorter than two tiles, where the combine would cost more than it saves.
-int choose_split(const attn_decode_params& p) {
-  if (p.n_split > 0) return p.n_split < kAttnMaxSplit ? p.n_split : kAttnMaxSplit;
-  const int want = ceil_div(2 * multiprocessor_count(), p.n_kv_head);
-  const int by_len = ceil_div(p.n_ctx, 2 * kBlockKV);
-  int n = want < by_len ? want : by_len;
-  n = n < 1 ? 1 : n;
-  return n < kAttnMaxSplit ? n : kAttnMaxSplit;
+template <kv_mode M, int HDB, int GB>
+void launch(attn_kernel_args& a, alap_gpu_stream_t stream) {
+  using T = decode_tiles<M, HDB, GB>;
+  auto kernel = M == kv_mode::f16  ? attn_f16_decode_kernel<HDB, GB>
+                : M == kv_mode::k8 ? attn_k8_decode_kernel<HDB, GB>
+                                   : attn_k8v8_decode_kernel<HDB, GB>;
+  // Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
+  // n_kv_head blocks otherwise), each split at least one tile.
+  thread_local int cached_occupancy = 0;
+  if (cached_occupancy == 0) {
+    ALAP_GPU_CHECK(alap_gpu_set_max_dynamic_smem(kernel, T::smem_bytes));
+    ALAP_GPU_CHECK(alap_gpu_occupancy(&cached_occupancy, kernel, kThreads, T::smem_bytes));
+    if (cached_occupancy < 1) cached_occupancy = 1;
+  }
+  const attn_decode_params& p = a.p;
+  const int n_slices = ceil_div(a.group, GB);
+  int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * cached_occupancy / (p.n_kv_head * n_slices);
+  want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
+  a.split_len = ceil_div(ceil_div(p.n_ctx, want), T::kTile) * T::kTile;
+  a.n_split = ceil_div(p.n_ctx, a.split_len);  // no split is empty
+  const dim3 grid(p.n_kv_head, a.n_split, n_slices);
+  kernel<<<grid, kThreads, T::smem_bytes, stream>>>(a);
+  ALAP_GPU_CHECK_LAUNCH();
 }
 
-void run_decode(const attn_decode_params& p, bool k8, alap_gpu_stream_t stream) {
-  if (const char* why = attn_decode_check(&p, k8 ? 1 : 0)) throw std::invalid_argument(why);
+// The selector: the smallest head_dim bucket and group bucket that hold the call.
+template <kv_mode M>
+void launch_bucket(attn_kernel_args& a, alap_gpu_stream_t stream) {
+  const int hd = a.p.head_dim, g = a.group;
+  const int gb = g <= 4 ? 4 : 8;  // larger groups: slices of 8 (grid z)
+  const int hdb = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
+#define ALAP_ATTN_CASE(H, B) \
+  if (hdb == H && gb == B) return launch<M, H, B>(a, stream);
+  ALAP_ATTN_CASE(64, 4) ALAP_ATTN_CASE(64, 8)
+  ALAP_ATTN_CASE(128, 4) ALAP_ATTN_CASE(128, 8)
+  ALAP_ATTN_CASE(256, 4) ALAP_ATTN_CASE(256, 8)
+#undef ALAP_ATTN_CASE
+  throw std::logic_error("attn_decode: no kernel for this head_dim/group");
+}
+
+void run_decode(const attn_decode_params& p, kv_mode mode, alap_gpu_stream_t stream) {
+  if (const char* why = attn_decode_check(&p, static_cast<int>(mode))) throw std::invalid_argument(why);
   attn_kernel_args a{};
   a.p = p;
   a.group = p.n_head / p.n_kv_head;
-  // Split length a multiple of 32 positions; recount so that no split is empty.
-  const int want = choose_split(p);
-  a.split_len = ceil_div(ceil_div(p.n_ctx, want), 32) * 32;
-  a.n_split = ceil_div(p.n_ctx, a.split_len);
   float* scratch = static_cast<float*>(p.scratch);
   a.part_o = scratch;
   a.part_m = a.part_o + size_t(p.n_head) * kAttnMaxSplit * p.head_dim;
   a.part_l = a.part_m + size_t(p.n_head) * kAttnMaxSplit;
-
-  const size_t smem = attn_smem_bytes(a.group, p.head_dim);
-  const dim3 grid(p.n_kv_head, a.n_split);
-  if (k8) {
-    attn_k8_decode_kernel<<<grid, kThreads, smem, stream>>>(a);
-  } else {
-    attn_f16_decode_kernel<<<grid, kThreads, smem, stream>>>(a);
-  }
-  ALAP_GPU_CHECK_LAUNCH();
-  if (a.n_split > 1) {
-    attn_decode_combine_kernel<<<p.n_head, kThreads, 0, stream>>>(a);
-    ALAP_GPU_CHECK_LAUNCH();
+  a.counters = reinterpret_cast<unsigned*>(a.part_l + size_t(p.n_head) * kAttnMaxSplit);
+  switch (mode) {
+    case kv_mode::f16: return launch_bucket<kv_mode::f16>(a, stream);
+    case kv_mode::k8: return launch_bucket<kv_mode::k8>(a, stream);
+    case kv_mode::k8v8: return launch_bucket<kv_mode::k8v8>(a, stream);
   }
 }
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 }  // namespace
 
@@ -82,35 +106,45 @@ extern "C" {
 
 size_t attn_decode_scratch_bytes(int n_head, int head_dim) {
   if (n_head <= 0 || head_dim <= 0) return 0;
-  return sizeof(float) * size_t(n_head) * kAttnMaxSplit * (size_t(head_dim) + 2);
+  return sizeof(float) * size_t(n_head) * kAttnMaxSplit * (size_t(head_dim) + 2) + sizeof(unsigned) * size_t(n_head);
 }
 
-const char* attn_decode_check(const attn_decode_params* p, int k8) {
+const char* attn_decode_check(const attn_decode_params* p, int mode) {
   if (p == nullptr) return "attn_decode: params is null";
+  if (mode < 0 || mode > 2) return "attn_decode: mode must be 0 (f16), 1 (k8) or 2 (k8v8)";
   if (p->head_dim <= 0 || p->head_dim % kQBlock != 0 || p->head_dim > kAttnMaxHeadDim)
     return "attn_decode: head_dim must be a multiple of 32 in [32, 256]";
   if (p->n_kv_head <= 0 || p->n_head <= 0 || p->n_head % p->n_kv_head != 0)
     return "attn_decode: n_head must be a positive multiple of n_kv_head";
   if (p->n_head / p->n_kv_head > kAttnMaxGroup) return "attn_decode: more than 16 query heads per KV head";
   if (p->n_ctx <= 0 || p->n_ctx > p->capacity) return "attn_decode: n_ctx must be in [1, capacity]";
-  if (p->q == nullptr || p->v == nullptr || p->out == nullptr) return "attn_decode: q, v or out is null";
-  if (k8 && (p->k_q == nullptr || p->k_d == nullptr)) return "attn_decode: k8 needs k_q and k_d";
-  if (!k8 && p->k_f16 == nullptr) return "attn_decode: f16 needs k_f16";
+  if (p->q == nullptr || p->out == nullptr) return "attn_decode: q or out is null";
+  if (mode == 0 && p->k_f16 == nullptr) return "attn_decode: f16 needs k_f16";
+  if (mode != 0 && (p->k_q == nullptr || p->k_d == nullptr)) return "attn_decode: k8/k8v8 need k_q and k_d";
+  if (mode != 2 && p->v == nullptr) return "attn_decode: f16/k8 need fp16 v";
+  if (mode == 2 && (p->v_q == nullptr || p->v_d == nullptr)) return "attn_decode: k8v8 needs v_q and v_d";
   if (p->scratch == nullptr) return "attn_decode: scratch is null (attn_decode_scratch_bytes)";
-  const void* k = k8 ? static_cast<const void*>(p->k_q) : static_cast<const void*>(p->k_f16);
-  if (reinterpret_cast<uintptr_t>(k) % 16 != 0) return "attn_decode: K payload is not 16-byte aligned";
+  const void* k = mode != 0 ? static_cast<const void*>(p->k_q) : static_cast<const void*>(p->k_f16);
+  const void* v = mode == 2 ? static_cast<const void*>(p->v_q) : static_cast<const void*>(p->v);
+  if (!aligned16(k) || !aligned16(v)) return "attn_decode: K or V payload is not 16-byte aligned";
+  if (!aligned16(p->out) || !aligned16(p->scratch)) return "attn_decode: out or scratch is not 16-byte aligned";
   if (p->n_split < 0) return "attn_decode: n_split must be >= 0";
   return nullptr;
 }
 
-int attn_k8_decode_run(const attn_decode_params* p, void* stream) {
-  return gpu_api_call("attn_k8_decode_run",
-                      [&] { run_decode(*p, true, static_cast<alap_gpu_stream_t>(stream)); });
-}
-
 int attn_f16_decode_run(const attn_decode_params* p, void* stream) {
   return gpu_api_call("attn_f16_decode_run",
-                      [&] { run_decode(*p, false, static_cast<alap_gpu_stream_t>(stream)); });
+                      [&] { run_decode(*p, kv_mode::f16, static_cast<alap_gpu_stream_t>(stream)); });
+}
+
+int attn_k8_decode_run(const attn_decode_params* p, void* stream) {
+  return gpu_api_call("attn_k8_decode_run",
+                      [&] { run_decode(*p, kv_mode::k8, static_cast<alap_gpu_stream_t>(stream)); });
+}
+
+int attn_k8v8_decode_run(const attn_decode_params* p, void* stream) {
+  return gpu_api_call("attn_k8v8_decode_run",
+                      [&] { run_decode(*p, kv_mode::k8v8, static_cast<alap_gpu_stream_t>(stream)); });
 }
 
 const char* gpu_error_message(void) { return gpu_error_slot().c_str(); }

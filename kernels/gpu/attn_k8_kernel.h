@@ -1,306 +1,466 @@
-// Device code of single-query (decode) attention over the KV cache: the k8 kernel (int8 K, dot4
-// scores) and its f16 twin share one body and differ only in how a score is computed.
-// Not the host API (attn_k8.h) and not the launches (attn_k8.hip).
+// Device code of single-query (decode) attention over the KV cache, one body for the three cache
+// modes (f16, k8, k8v8), which differ only in how a K row is scored and how a V row is read.
+// Not the host API (attn_k8.h), not the launches (attn_k8.hip), not prefill (attn_k8_prefill.hip).
 //
-// Work split (flash-decoding): grid = (n_kv_head, n_split). A block takes one KV head, all G query
-// heads of its group (GQA: K and V rows are read once for G heads) and one slice of the context.
-// Per tile of kBlockKV positions:
-//   1. scores: thread t scores position tile+t against all G queries → s[G][kBlockKV] in shared;
-//   2. online softmax: one warp per query head: m_new = max(m, max_j s), p_j = exp(s_j - m_new),
-//      alpha = exp(m - m_new), l = l·alpha + Σ p_j;
-//   3. V: thread (jg, d) keeps acc[g] for its output element(s) d: acc = acc·alpha + Σ_j p_j·V[j][d]
-//      over positions j ≡ jg (mod n_jg), n_jg = kThreads / min(head_dim, kThreads).
-// At the end the jg partial sums are added; one split writes out = acc / l, several write
-// (acc, m, l) to scratch and attn_decode_combine_kernel merges them.
+// Work split (flash-decoding): grid = (n_kv_head, n_split, ⌈G/GB⌉), kThreads threads. A block takes
+// one KV head, all G query heads of its group (GQA: each K and V row is read once for G heads; a
+// group larger than the bucket GB is cut into slices, grid z) and one slice of the context, in
+// tiles of kTile rows. Per tile:
+//   0. the payload of tile t+2 is copied to shared memory (cp.async on sm_80+, 3 stages) while tile
+//      t is computed; K lanes of a row copy consecutive 16-byte chunks, so a warp reads whole
+//      consecutive rows, coalesced; each thread reads back only what it copied itself;
+//   1. scores: lane c of a row dots its chunk with the query chunk held in registers (k8: 16 int8
+//      = 4 dot4 per query head, times d_q·d_k of its 32-block; f16: 8 fp16 FMAs), the lanes of the
+//      row add up by shuffles → s[G][kTile] in shared memory;
+//   2. online softmax, 32 lanes per query head: m_new = max(m, max_j s), p_j = exp(s_j − m_new),
+//      alpha = exp(m − m_new), l = l·alpha + Σ p_j;
+//   3. V: thread (vg, vc) owns kVDims output elements of every query head of the group:
+//      acc = acc·alpha + Σ_{j ≡ vg} p_j·V[j][vc·kVDims ...] (int8 V: p_j·d_v[j] folded first).
+// At the end the row groups' partial sums are added; a single split writes out = acc / l; several
+// write (acc, m, l) to scratch and the last block of each KV head to finish (a counter) merges them.
 #pragma once
+
+#include <type_traits>
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_port.h"
 
 namespace alap::gpu {
 
+enum class kv_mode { f16, k8, k8v8 };
+
+// Tuning knobs, for measuring variants (docs/kernels/gpu.md); the defaults are the shipped choice:
+// on the H200 at 32k context, tile 32 with ≤128 registers (4 blocks/SM) ran k8 in 53 µs against
+// 69 µs for tile 64 at 3 blocks/SM (docs/bench/gpu.md).
+#ifndef ALAP_ATTN_TILE
+#define ALAP_ATTN_TILE 32  // rows per tile for head_dim <= 128
+#endif
+#ifndef ALAP_ATTN_MIN_BLOCKS
+#define ALAP_ATTN_MIN_BLOCKS 4  // __launch_bounds__ minimum resident blocks (caps registers at 128)
+#endif
+
 inline constexpr int kThreads = 128;  // per block: 4 waves of 32 or 2 of 64
-inline constexpr int kBlockKV = 128;  // positions per tile: one per thread in the score phase
 inline constexpr int kQBlock = 32;    // values per quantisation block (DESIGN.md)
-inline constexpr int kMaxDimsPerThread = (kAttnMaxHeadDim + kThreads - 1) / kThreads;
-static_assert(kBlockKV == kThreads, "the score phase gives each thread one position");
+inline constexpr int kVDims = 8;      // V elements per thread: one 16-byte fp16 or 8-byte int8 load
+inline constexpr int kSoftLanes = 32; // lanes per query head in the softmax phase (wave32 and wave64)
 static_assert(kThreads % 64 == 0, "whole waves on wave64 and wave32 targets");
+static_assert(kThreads % kSoftLanes == 0);
 static_assert(kAttnMaxHeadDim % kQBlock == 0);
+
+// Tiles of one instantiation: HDB is the head_dim bucket (head_dim ≤ HDB; lanes past head_dim idle),
+// GB the group bucket (G ≤ GB query heads per KV head).
+template <kv_mode M, int HDB, int GB>
+struct decode_tiles {
+  static constexpr bool k_packed = M != kv_mode::f16;
+  static constexpr bool v_packed = M == kv_mode::k8v8;
+  static constexpr int kTile = HDB <= 128 ? ALAP_ATTN_TILE : 32;  // rows per tile (shared memory bounds it)
+  static constexpr int k_vals = k_packed ? 16 : 8;        // K values per 16-byte load
+  static constexpr int k_lanes = HDB / k_vals;            // lanes per K row
+  static constexpr int k_rows = kThreads / k_lanes;       // K rows per pass of the block
+  static constexpr int k_passes = kTile / k_rows;         // 16-byte K loads per thread per tile
+  static constexpr int v_lanes = HDB / kVDims;            // threads per V row
+  static constexpr int v_groups = kThreads / v_lanes;     // V rows in flight per pass
+  static constexpr int v_rows = kTile / v_groups;         // V rows per thread per tile
+  static constexpr int kStages = 3;                       // tiles in shared memory: 2 in flight, 1 in use
+  static constexpr int v_bytes = v_packed ? 8 : 16;       // bytes of one V load
+  // Dynamic shared memory: per stage, this thread's K chunks [k_passes][kThreads] then its V chunks
+  // [v_rows][kThreads] (consecutive threads, consecutive 16 bytes: no bank conflicts).
+  static constexpr size_t stage_bytes = size_t(kThreads) * (k_passes * 16 + v_rows * v_bytes);
+  static constexpr size_t smem_bytes = kStages * stage_bytes;
+  static_assert(HDB % kQBlock == 0 && HDB <= kAttnMaxHeadDim);
+  static_assert(GB <= kAttnMaxGroup);
+  static_assert(k_lanes >= 2 && k_lanes <= 32 && (k_lanes & (k_lanes - 1)) == 0, "shuffle groups");
+  static_assert(kThreads % k_lanes == 0 && kTile % k_rows == 0 && k_passes >= 1);
+  static_assert(kThreads % v_lanes == 0 && kTile % v_groups == 0 && v_rows >= 1);
+  static_assert(kTile % kSoftLanes == 0, "the softmax phase gives each lane whole rows");
+};
 
 // What a block needs besides the public parameters.
 struct attn_kernel_args {
   attn_decode_params p;
-  int group;      // G = n_head / n_kv_head
-  int n_split;    // splits actually launched
-  int split_len;  // positions per split (the last may be shorter)
-  float* part_o;  // [n_head][kAttnMaxSplit][head_dim] fp32, unnormalised
-  float* part_m;  // [n_head][kAttnMaxSplit] running max
-  float* part_l;  // [n_head][kAttnMaxSplit] running sum of exp
+  int group;           // G = n_head / n_kv_head
+  int n_split;         // splits actually launched
+  int split_len;       // positions per split, a multiple of the tile (the last may be shorter)
+  float* part_o;       // [n_head][kAttnMaxSplit][head_dim] fp32, unnormalised
+  float* part_m;       // [n_head][kAttnMaxSplit] running max
+  float* part_l;       // [n_head][kAttnMaxSplit] running sum of exp
+  unsigned* counters;  // [n_kv_head][⌈G/GB⌉] splits finished, reset to 0 by the last
 };
 
-// Dynamic shared memory of the decode kernel, in bytes (query, scores, stats, reduction).
-__host__ __device__ inline size_t attn_smem_bytes(int group, int head_dim) {
-  const int d_lanes = head_dim < kThreads ? head_dim : kThreads;
-  const int n_jg = kThreads / d_lanes;
-  return sizeof(float) * (size_t(group) * head_dim               // query (fp32, or int8 + scales)
-                          + size_t(group) * kBlockKV             // s[G][kBlockKV]
-                          + 4 * size_t(group)                    // m, l, alpha, pad
-                          + size_t(group) * n_jg * head_dim);    // red[n_jg][G][head_dim]
+// The four int8 lanes of a word as floats, exactly, without the quarter-rate integer-to-float
+// conversion: byte b ^ 0x80 = b + 128 placed in the mantissa of 2^23 gives 2^23 + 128 + b.
+__device__ __forceinline__ void alap_i8x4_to_f32(int w, float* f) {
+  const unsigned x = static_cast<unsigned>(w) ^ 0x80808080u;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(__byte_perm(x, 0x4B000000u, 0x7540u | unsigned(i))) - 8388736.0f;
 }
 
-// ---- score policies --------------------------------------------------------------------------
-
-// k8: the query is quantised per 32-block like K (d = max|x|/127, q = round(x/d), d kept at fp16
-// precision), and score = Σ_b d_q[b]·d_k[b]·Σ dot4(q, k) with int32 inside a block.
-struct k8_scores {
-  int8_t* qq;  // shared [G][head_dim] int8
-  float* dq;   // shared [G][head_dim/32]
-
-  __device__ static size_t query_bytes(int group, int head_dim) { return size_t(group) * head_dim * 5 / 4; }
-
-  __device__ void load_query(const attn_kernel_args& a, int kv, char* smem) {
-    const int hd = a.p.head_dim, G = a.group, nb = hd / kQBlock;
-    qq = reinterpret_cast<int8_t*>(smem);
-    dq = reinterpret_cast<float*>(smem + size_t(G) * hd);
-    // One 32-lane group per block of 32 values; the loop bound is uniform so every lane shuffles.
-    const int lane = threadIdx.x % kQBlock, group_id = threadIdx.x / kQBlock;
-    for (int base = 0; base < G * nb; base += kThreads / kQBlock) {
-      const int blk = base + group_id;
-      const bool valid = blk < G * nb;
-      const int g = valid ? blk / nb : 0, b = valid ? blk % nb : 0;
-      const float x = valid ? a.p.q[(size_t(kv) * G + g) * hd + b * kQBlock + lane] : 0.0f;
-      float amax = fabsf(x);
-      for (int off = kQBlock / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, kQBlock));
-      const float d = amax / 127.0f;
-      const int qv = d > 0.0f ? static_cast<int>(fminf(fmaxf(roundf(x / d), -127.0f), 127.0f)) : 0;
-      if (valid) {
-        qq[g * hd + b * kQBlock + lane] = static_cast<int8_t>(qv);
-        if (lane == 0) dq[g * nb + b] = alap_half_to_float(alap_float_to_half(d));
-      }
-    }
-  }
-
-  // score[g] (unscaled) of cache row `pos` of KV head kv.
-  __device__ void score_row(const attn_kernel_args& a, int kv, int pos, float* score) const {
-    const int hd = a.p.head_dim, G = a.group, nb = hd / kQBlock;
-    const size_t row = size_t(kv) * a.p.capacity + pos;
-    const int4* k = reinterpret_cast<const int4*>(a.p.k_q + row * hd);  // 16-byte aligned rows
-    const uint16_t* kd = a.p.k_d + row * nb;
-    const int* qw = reinterpret_cast<const int*>(qq);
-    for (int b = 0; b < nb; ++b) {
-      const int4 lo = k[2 * b], hi = k[2 * b + 1];
-      const int kw[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-      const float dk = alap_half_to_float(kd[b]);
-#pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g) {
-        if (g < G) {
-          const int* q = qw + (g * hd + b * kQBlock) / 4;
-          int isum = 0;
-#pragma unroll
-          for (int w = 0; w < 8; ++w) isum = alap_dot4(kw[w], q[w], isum);
-          score[g] += dq[g * nb + b] * dk * static_cast<float>(isum);
-        }
-      }
-    }
-  }
-};
-
-// f16: the baseline. The query stays fp32; K rows are fp16, products and sums fp32.
-struct f16_scores {
-  float* qf;  // shared [G][head_dim]
-
-  __device__ static size_t query_bytes(int group, int head_dim) { return size_t(group) * head_dim * 4; }
-
-  __device__ void load_query(const attn_kernel_args& a, int kv, char* smem) {
-    const int hd = a.p.head_dim, G = a.group;
-    qf = reinterpret_cast<float*>(smem);
-    for (int i = threadIdx.x; i < G * hd; i += kThreads) qf[i] = a.p.q[size_t(kv) * G * hd + i];
-  }
-
-  __device__ void score_row(const attn_kernel_args& a, int kv, int pos, float* score) const {
-    const int hd = a.p.head_dim, G = a.group;
-    const int4* k = reinterpret_cast<const int4*>(a.p.k_f16 + (size_t(kv) * a.p.capacity + pos) * hd);
-    for (int c = 0; c < hd / 8; ++c) {  // 8 fp16 values per 16-byte load
-      const int4 w = k[c];
-      const uint32_t words[4] = {uint32_t(w.x), uint32_t(w.y), uint32_t(w.z), uint32_t(w.w)};
-      float kf[8];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        kf[2 * i] = alap_half_to_float(static_cast<uint16_t>(words[i] & 0xffffu));
-        kf[2 * i + 1] = alap_half_to_float(static_cast<uint16_t>(words[i] >> 16));
-      }
-#pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g) {
-        if (g < G) {
-          const float* q = qf + g * hd + c * 8;
-          float acc = 0.0f;
-#pragma unroll
-          for (int i = 0; i < 8; ++i) acc = fmaf(q[i], kf[i], acc);
-          score[g] += acc;
-        }
-      }
-    }
-  }
-};
-
-// ---- the shared body -------------------------------------------------------------------------
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int off = ALAP_WARP_SIZE / 2; off > 0; off >>= 1) v = fmaxf(v, alap_shfl_xor(v, off));
-  return v;
-}
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int off = ALAP_WARP_SIZE / 2; off > 0; off >>= 1) v += alap_shfl_xor(v, off);
-  return v;
-}
-
-template <class Scores>
+template <kv_mode M, int HDB, int GB>
 __device__ void attn_decode_body(const attn_kernel_args& a) {
-  extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment on both compilers
-  char* smem = reinterpret_cast<char*>(smem_f4);
+  using T = decode_tiles<M, HDB, GB>;
+  constexpr int kTile = T::kTile;
+  __shared__ float s[GB][kTile];                  // scores, then p
+  __shared__ float m_sh[GB], l_sh[GB], alpha_sh[GB];
+  __shared__ float red[T::v_groups][HDB];         // row-group reduction, one query head at a time
+  __shared__ float w_sh[GB][kAttnMaxSplit];       // combine weights
+  __shared__ int last_sh;
+  __shared__ float4 q_sh4[GB][HDB / 4];             // the group's query: fp32, or int8 in the first bytes
+  __shared__ float dq_sh[GB][HDB / kQBlock];
+  float (*q_sh)[HDB] = reinterpret_cast<float (*)[HDB]>(&q_sh4[0][0]);
+
   const int kv = blockIdx.x, split = blockIdx.y, tid = threadIdx.x;
-  const int G = a.group, hd = a.p.head_dim;
+  const int hd = a.p.head_dim, nb = hd / kQBlock;
+  // Query heads h0 .. h0+G-1 of this block: the group, or its slice z when the group exceeds GB.
+  const int G = min(GB, a.group - int(blockIdx.z) * GB);
+  const int h0 = kv * a.group + int(blockIdx.z) * GB;
   const int begin = split * a.split_len;
   const int end = min(a.p.n_ctx, begin + a.split_len);
+  const size_t kv_row0 = size_t(kv) * a.p.capacity;
 
-  // Shared layout: query | s[G][kBlockKV] | m[G] l[G] alpha[G] | red[n_jg][G][hd]
-  const size_t q_floats = (Scores::query_bytes(G, hd) + 15) / 16 * 4;
-  float* s = reinterpret_cast<float*>(smem) + q_floats;
-  float* m = s + G * kBlockKV;
-  float* l = m + G;
-  float* alpha = l + G;
-  float* red = alpha + G + G;  // one spare G keeps red 16-byte aligned for G % 4 == 0
+  // K-phase role: chunk kc (k_vals values from kc·k_vals) of rows kr, kr + k_rows, ...
+  const int kc = tid % T::k_lanes, kr = tid / T::k_lanes;
+  const bool k_active = kc * T::k_vals < hd;
+  // V-phase role: elements vc·kVDims.. of rows vg, vg + v_groups, ...
+  const int vc = tid % T::v_lanes, vg = tid / T::v_lanes;
+  const bool v_active = vc * kVDims < hd;
 
-  Scores scores;
-  scores.load_query(a, kv, smem);
-  for (int g = tid; g < G; g += kThreads) {
-    m[g] = -INFINITY;
-    l[g] = 0.0f;
+  for (int g = tid; g < GB; g += kThreads) {
+    m_sh[g] = -INFINITY;
+    l_sh[g] = 0.0f;
   }
-
-  // V-phase role of this thread: output element(s) d = dl + k·d_lanes, positions j ≡ jg (mod n_jg).
-  const int d_lanes = hd < kThreads ? hd : kThreads;
-  const int n_jg = kThreads / d_lanes;
-  const int jg = tid / d_lanes, dl = tid % d_lanes;
-  const bool v_active = jg < n_jg;
-  float acc[kMaxDimsPerThread][kAttnMaxGroup];
+  float acc[GB][kVDims];
 #pragma unroll
-  for (int k = 0; k < kMaxDimsPerThread; ++k)
+  for (int g = 0; g < GB; ++g)
 #pragma unroll
-    for (int g = 0; g < kAttnMaxGroup; ++g) acc[k][g] = 0.0f;
+    for (int e = 0; e < kVDims; ++e) acc[g][e] = 0.0f;
   __syncthreads();
 
-  const int warp = tid / ALAP_WARP_SIZE, lane = tid % ALAP_WARP_SIZE;
-  constexpr int n_warps = kThreads / ALAP_WARP_SIZE;
-
-  for (int tile = begin; tile < end; tile += kBlockKV) {
-    const int n_tile = min(kBlockKV, end - tile);
-
-    // 1. scores of this thread's position against every query head of the group.
-    {
-      float score[kAttnMaxGroup];
+  // Pipeline: the payload of tile t+2 is copied to shared memory (cp.async, no registers held)
+  // while tile t is computed; the scales (1/16 of the bytes) are loaded into registers a tile ahead.
+  extern __shared__ int4 stage_sh[];
+  const auto k_slot = [&](int stage, int i) {
+    return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes + (size_t(i) * kThreads + tid) * 16;
+  };
+  const auto v_slot = [&](int stage, int r) {
+    return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes + size_t(T::k_passes) * kThreads * 16 +
+           (size_t(r) * kThreads + tid) * T::v_bytes;
+  };
+  const auto issue = [&](int tile, int stage) {
+    if (tile < end) {
 #pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g) score[g] = 0.0f;
-      if (tid < n_tile) scores.score_row(a, kv, tile + tid, score);
-#pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g)
-        if (g < G) s[g * kBlockKV + tid] = tid < n_tile ? score[g] * a.p.scale : -INFINITY;
-    }
-    __syncthreads();
-
-    // 2. online softmax statistics, one warp per query head; s becomes p.
-    for (int g = warp; g < G; g += n_warps) {
-      float* sg = s + g * kBlockKV;
-      float tmax = -INFINITY;
-      for (int j = lane; j < kBlockKV; j += ALAP_WARP_SIZE) tmax = fmaxf(tmax, sg[j]);
-      tmax = warp_max(tmax);
-      const float m_old = m[g];
-      const float m_new = fmaxf(m_old, tmax);  // finite: the tile has at least one position
-      float sum = 0.0f;
-      for (int j = lane; j < kBlockKV; j += ALAP_WARP_SIZE) {
-        const float p = expf(sg[j] - m_new);  // exp(-inf) = 0 past n_tile
-        sg[j] = p;
-        sum += p;
+      for (int i = 0; i < T::k_passes; ++i) {
+        const int row = tile + kr + i * T::k_rows;
+        const bool valid = k_active && row < end;
+        const size_t off = (kv_row0 + (valid ? row : tile)) * hd;
+        if constexpr (T::k_packed) {
+          alap_cp_async<16>(k_slot(stage, i), a.p.k_q + off + kc * 16, valid);
+        } else {
+          alap_cp_async<16>(k_slot(stage, i), a.p.k_f16 + off + kc * 8, valid);
+        }
       }
-      sum = warp_sum(sum);
-      if (lane == 0) {
-        const float al = expf(m_old - m_new);  // 0 on the first tile (m_old = -inf)
-        alpha[g] = al;
-        l[g] = l[g] * al + sum;
-        m[g] = m_new;
-      }
-    }
-    __syncthreads();
-
-    // 3. V accumulation: rescale by alpha, add Σ_j p_j·V[j][d].
-    if (v_active) {
 #pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g)
-        if (g < G)
-#pragma unroll
-          for (int k = 0; k < kMaxDimsPerThread; ++k) acc[k][g] *= alpha[g];
-      const uint16_t* v = a.p.v + (size_t(kv) * a.p.capacity + tile) * hd;
-      for (int j = jg; j < n_tile; j += n_jg) {
-#pragma unroll
-        for (int k = 0; k < kMaxDimsPerThread; ++k) {
-          const int d = dl + k * d_lanes;
-          if (d >= hd) break;
-          const float vf = alap_half_to_float(v[size_t(j) * hd + d]);
-#pragma unroll
-          for (int g = 0; g < kAttnMaxGroup; ++g)
-            if (g < G) acc[k][g] = fmaf(s[g * kBlockKV + j], vf, acc[k][g]);
+      for (int r = 0; r < T::v_rows; ++r) {
+        const int row = tile + vg + r * T::v_groups;
+        const bool valid = v_active && row < end;
+        const size_t off = (kv_row0 + (valid ? row : tile)) * hd + vc * kVDims;
+        if constexpr (T::v_packed) {
+          alap_cp_async<8>(v_slot(stage, r), a.p.v_q + off, valid);
+        } else {
+          alap_cp_async<16>(v_slot(stage, r), a.p.v + off, valid);
         }
       }
     }
-    __syncthreads();  // s is rewritten by the next tile
-  }
-
-  // Add the jg partial sums, then write the result (one split) or the partial (several).
-  if (v_active) {
+    alap_cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+  const auto load_scales = [&](int tile, float* kd, float* vd) {
 #pragma unroll
-    for (int k = 0; k < kMaxDimsPerThread; ++k) {
-      const int d = dl + k * d_lanes;
-      if (d >= hd) break;
-#pragma unroll
-      for (int g = 0; g < kAttnMaxGroup; ++g)
-        if (g < G) red[(size_t(jg) * G + g) * hd + d] = acc[k][g];
+    for (int i = 0; i < T::k_passes; ++i) {
+      const int row = tile + kr + i * T::k_rows;
+      kd[i] = T::k_packed && k_active && row < end ? alap_half_to_float(a.p.k_d[(kv_row0 + row) * nb + kc / 2]) : 1.0f;
     }
-  }
-  __syncthreads();
-  for (int i = tid; i < G * hd; i += kThreads) {
-    const int g = i / hd, d = i % hd;
-    float o = 0.0f;
-    for (int r = 0; r < n_jg; ++r) o += red[(size_t(r) * G + g) * hd + d];
-    const int h = kv * G + g;
-    if (a.n_split == 1) {
-      a.p.out[size_t(h) * hd + d] = l[g] > 0.0f ? o / l[g] : 0.0f;
-    } else {
-      a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
-      if (d == 0) {
-        a.part_m[size_t(h) * kAttnMaxSplit + split] = m[g];
-        a.part_l[size_t(h) * kAttnMaxSplit + split] = l[g];
+#pragma unroll
+    for (int r = 0; r < T::v_rows; ++r) {
+      const int row = tile + vg + r * T::v_groups;
+      vd[r] = T::v_packed && v_active && row < end
+                  ? alap_half_to_float(a.p.v_d[(kv_row0 + row) * nb + vc * kVDims / kQBlock])
+                  : 1.0f;
+    }
+  };
+  static_assert(T::kStages == 3, "the wait below keeps two tiles in flight");
+  issue(begin, 0);
+  issue(begin + kTile, 1);
+  float kd[T::k_passes], vd[T::v_rows];
+  load_scales(begin, kd, vd);
+
+  // The query of the group, once per block while the first tiles are in flight. k8: quantised with
+  // the cache's rule (d = max|x|/127 per 32-block, q = round(x/d), d kept at fp16 precision), one
+  // 32-lane group per block of 32 values; f16: copied. Then each lane keeps its chunk of every head
+  // of the group in registers.
+  {
+    const int lane = tid % kQBlock;
+    for (int blk = tid / kQBlock; blk < G * nb; blk += kThreads / kQBlock) {
+      const int g = blk / nb, b = blk % nb;
+      const float x = a.p.q[(size_t(h0) + g) * hd + b * kQBlock + lane];
+      if constexpr (T::k_packed) {
+        float amax = fabsf(x);
+#pragma unroll
+        for (int off = kQBlock / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, kQBlock));
+        const float d = amax / 127.0f;
+        const int qv = d > 0.0f ? static_cast<int>(fminf(fmaxf(roundf(x / d), -127.0f), 127.0f)) : 0;
+        reinterpret_cast<int8_t*>(&q_sh[g][0])[b * kQBlock + lane] = static_cast<int8_t>(qv);
+        if (lane == 0) dq_sh[g][b] = alap_half_to_float(alap_float_to_half(d));
+      } else {
+        q_sh[g][b * kQBlock + lane] = x;
       }
     }
   }
-}
-
-// Merges the splits of one query head (blockIdx.x): out = Σ_s o_s·e^(m_s−M) / Σ_s l_s·e^(m_s−M).
-__device__ inline void attn_decode_combine_body(const attn_kernel_args& a) {
-  const int h = blockIdx.x, hd = a.p.head_dim;
-  const float* pm = a.part_m + size_t(h) * kAttnMaxSplit;
-  const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
-  float mx = -INFINITY;
-  for (int s = 0; s < a.n_split; ++s) mx = fmaxf(mx, pm[s]);
-  float lsum = 0.0f;
-  for (int s = 0; s < a.n_split; ++s) lsum += pm[s] == -INFINITY ? 0.0f : pl[s] * expf(pm[s] - mx);
-  for (int d = threadIdx.x; d < hd; d += kThreads) {
-    float o = 0.0f;
-    for (int s = 0; s < a.n_split; ++s) {
-      if (pm[s] == -INFINITY) continue;  // an empty split
-      o += a.part_o[(size_t(h) * kAttnMaxSplit + s) * hd + d] * expf(pm[s] - mx);
+  __syncthreads();
+  constexpr int q_words = T::k_packed ? 4 : 8;
+  using q_word = std::conditional_t<T::k_packed, int, float>;
+  q_word qr[GB][q_words];
+  float dq[GB];
+#pragma unroll
+  for (int g = 0; g < GB; ++g) {
+    const bool valid = g < G && k_active;
+    if constexpr (T::k_packed) {
+      const int4 w = valid ? reinterpret_cast<const int4*>(&q_sh[g][0])[kc] : make_int4(0, 0, 0, 0);
+      qr[g][0] = w.x;
+      qr[g][1] = w.y;
+      qr[g][2] = w.z;
+      qr[g][3] = w.w;
+      dq[g] = valid ? dq_sh[g][kc / 2] : 0.0f;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) qr[g][i] = valid ? q_sh[g][kc * 8 + i] : 0.0f;
+      dq[g] = 1.0f;
     }
-    a.p.out[size_t(h) * hd + d] = lsum > 0.0f ? o / lsum : 0.0f;
   }
+
+  int stage = 0;
+  for (int tile = begin; tile < end; tile += kTile, stage = stage == T::kStages - 1 ? 0 : stage + 1) {
+    float kd_next[T::k_passes], vd_next[T::v_rows];
+    load_scales(tile + kTile, kd_next, vd_next);
+    // The stage of tile t+2 held tile t-1, which this thread (its only reader) has finished.
+    issue(tile + 2 * kTile, stage == 0 ? 2 : stage - 1);
+    alap_cp_async_wait<2>();  // this thread's copies of tile t have landed
+    int4 kw[T::k_passes];
+    using v_word = std::conditional_t<T::v_packed, int2, int4>;
+    v_word vw[T::v_rows];
+#pragma unroll
+    for (int i = 0; i < T::k_passes; ++i) kw[i] = *reinterpret_cast<const int4*>(k_slot(stage, i));
+#pragma unroll
+    for (int r = 0; r < T::v_rows; ++r) vw[r] = *reinterpret_cast<const v_word*>(v_slot(stage, r));
+
+    // 1. scores of the tile's rows against every query head of the group.
+#pragma unroll
+    for (int i = 0; i < T::k_passes; ++i) {
+      const int w[4] = {kw[i].x, kw[i].y, kw[i].z, kw[i].w};
+      float part[GB];
+      if constexpr (T::k_packed) {
+#pragma unroll
+        for (int g = 0; g < GB; ++g) {
+          int isum = 0;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) isum = alap_dot4(w[j], qr[g][j], isum);
+          part[g] = static_cast<float>(isum) * (dq[g] * kd[i]);
+        }
+      } else {
+        float kf[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          kf[2 * j] = alap_half_to_float(static_cast<uint16_t>(static_cast<uint32_t>(w[j]) & 0xffffu));
+          kf[2 * j + 1] = alap_half_to_float(static_cast<uint16_t>(static_cast<uint32_t>(w[j]) >> 16));
+        }
+#pragma unroll
+        for (int g = 0; g < GB; ++g) {
+          float sum = 0.0f;
+#pragma unroll
+          for (int j = 0; j < 8; ++j) sum = fmaf(qr[g][j], kf[j], sum);
+          part[g] = sum;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < GB; ++g) {
+        if (g < G) {
+#pragma unroll
+          for (int off = T::k_lanes / 2; off > 0; off >>= 1) part[g] += alap_shfl_xor(part[g], off, T::k_lanes);
+        }
+      }
+      const int r = kr + i * T::k_rows;
+      if (kc == 0) {
+#pragma unroll
+        for (int g = 0; g < GB; ++g)
+          if (g < G) s[g][r] = tile + r < end ? part[g] * a.p.scale : -INFINITY;
+      }
+    }
+    __syncthreads();
+
+    // 2. online softmax statistics, kSoftLanes lanes per query head; s becomes p.
+    {
+      const int lane = tid % kSoftLanes;
+      for (int g = tid / kSoftLanes; g < G; g += kThreads / kSoftLanes) {
+        float sv[kTile / kSoftLanes];
+        float tmax = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kTile / kSoftLanes; ++j) tmax = fmaxf(tmax, sv[j] = s[g][lane + j * kSoftLanes]);
+#pragma unroll
+        for (int off = kSoftLanes / 2; off > 0; off >>= 1) tmax = fmaxf(tmax, alap_shfl_xor(tmax, off, kSoftLanes));
+        const float m_old = m_sh[g];
+        const float m_new = fmaxf(m_old, tmax);  // finite: the tile has at least one position
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kTile / kSoftLanes; ++j) {
+          const float p = expf(sv[j] - m_new);  // exp(-inf) = 0 past the slice
+          s[g][lane + j * kSoftLanes] = p;
+          sum += p;
+        }
+#pragma unroll
+        for (int off = kSoftLanes / 2; off > 0; off >>= 1) sum += alap_shfl_xor(sum, off, kSoftLanes);
+        alap_syncwarp();  // every lane has read m_sh[g] before lane 0 rewrites it
+        if (lane == 0) {
+          const float al = expf(m_old - m_new);  // 0 on the first tile (m_old = -inf)
+          alpha_sh[g] = al;
+          l_sh[g] = l_sh[g] * al + sum;
+          m_sh[g] = m_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 3. V accumulation: rescale by alpha, add Σ_j p_j·V[j][d] (zeros past the slice).
+#pragma unroll
+    for (int g = 0; g < GB; ++g) {
+      const float al = g < G ? alpha_sh[g] : 0.0f;
+#pragma unroll
+      for (int e = 0; e < kVDims; ++e) acc[g][e] *= al;
+    }
+#pragma unroll
+    for (int r = 0; r < T::v_rows; ++r) {
+      float vf[kVDims];
+      if constexpr (T::v_packed) {
+        alap_i8x4_to_f32(vw[r].x, vf);
+        alap_i8x4_to_f32(vw[r].y, vf + 4);
+      } else {
+        const int w[4] = {vw[r].x, vw[r].y, vw[r].z, vw[r].w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          vf[2 * j] = alap_half_to_float(static_cast<uint16_t>(static_cast<uint32_t>(w[j]) & 0xffffu));
+          vf[2 * j + 1] = alap_half_to_float(static_cast<uint16_t>(static_cast<uint32_t>(w[j]) >> 16));
+        }
+      }
+      const int j = vg + r * T::v_groups;
+#pragma unroll
+      for (int g = 0; g < GB; ++g) {
+        if (g < G) {
+          const float p = s[g][j] * vd[r];
+#pragma unroll
+          for (int e = 0; e < kVDims; ++e) acc[g][e] = fmaf(p, vf[e], acc[g][e]);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < T::k_passes; ++i) kd[i] = kd_next[i];
+#pragma unroll
+    for (int r = 0; r < T::v_rows; ++r) vd[r] = vd_next[r];
+    __syncthreads();  // s is rewritten by the next tile
+  }
+  alap_cp_async_wait<0>();  // no copy outlives the block
+
+  // Add the row groups' partial sums (one query head at a time), then write the result (one split)
+  // or the partial (several).
+  const bool single = a.n_split == 1;
+#pragma unroll
+  for (int g = 0; g < GB; ++g) {
+    if (g >= G) break;  // uniform across the block
+    if (v_active) {
+#pragma unroll
+      for (int e = 0; e < kVDims; ++e) red[vg][vc * kVDims + e] = acc[g][e];
+    }
+    __syncthreads();
+    const int h = h0 + g;
+    for (int d = tid; d < hd; d += kThreads) {
+      float o = 0.0f;
+#pragma unroll
+      for (int r = 0; r < T::v_groups; ++r) o += red[r][d];
+      if (single) {
+        a.p.out[size_t(h) * hd + d] = l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f;
+      } else {
+        a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
+      }
+    }
+    if (!single && tid == 0) {
+      a.part_m[size_t(h) * kAttnMaxSplit + split] = m_sh[g];
+      a.part_l[size_t(h) * kAttnMaxSplit + split] = l_sh[g];
+    }
+    __syncthreads();  // red is rewritten for the next head
+  }
+  if (single) return;
+
+  // The last block of this KV head to finish merges the splits:
+  //   out = Σ_s o_s·e^(m_s−M) / Σ_s l_s·e^(m_s−M),  M = max_s m_s.
+  const int counter = kv * int(gridDim.z) + int(blockIdx.z);
+  __threadfence();  // this block's partials are visible device-wide before it is counted
+  if (tid == 0) {
+    const unsigned done = atomicAdd(a.counters + counter, 1u);
+    last_sh = done == unsigned(a.n_split - 1);
+  }
+  __syncthreads();
+  if (!last_sh) return;
+  __threadfence();
+  for (int g = tid / kSoftLanes; g < G; g += kThreads / kSoftLanes) {
+    const int h = h0 + g, lane = tid % kSoftLanes;
+    const float* pm = a.part_m + size_t(h) * kAttnMaxSplit;
+    const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
+    constexpr int kPer = kAttnMaxSplit / kSoftLanes;  // splits per lane
+    float mv[kPer], lv[kPer];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int sp = lane + k * kSoftLanes;
+      mv[k] = sp < a.n_split ? alap_load_l2(pm + sp) : -INFINITY;
+      lv[k] = sp < a.n_split ? alap_load_l2(pl + sp) : 0.0f;
+      mx = fmaxf(mx, mv[k]);
+    }
+#pragma unroll
+    for (int off = kSoftLanes / 2; off > 0; off >>= 1) mx = fmaxf(mx, alap_shfl_xor(mx, off, kSoftLanes));
+    float lsum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      mv[k] = expf(mv[k] - mx);  // every split has at least one row; 0 past n_split
+      lsum += lv[k] * mv[k];
+    }
+#pragma unroll
+    for (int off = kSoftLanes / 2; off > 0; off >>= 1) lsum += alap_shfl_xor(lsum, off, kSoftLanes);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int sp = lane + k * kSoftLanes;
+      if (sp < a.n_split) w_sh[g][sp] = mv[k] / lsum;
+    }
+  }
+  __syncthreads();
+  // Four output elements per thread and step; kUnroll splits' loads in flight (L2 latency bound).
+  constexpr int kUnroll = 16;
+  for (int i = tid * 4; i < G * hd; i += kThreads * 4) {
+    const int g = i / hd, d = i % hd, h = h0 + g;
+    const float* o = a.part_o + size_t(h) * kAttnMaxSplit * hd + d;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int sp0 = 0; sp0 < a.n_split; sp0 += kUnroll) {
+      float4 ov[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        ov[u] = sp0 + u < a.n_split ? alap_load_l2_f4(o + size_t(sp0 + u) * hd) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float w = sp0 + u < a.n_split ? w_sh[g][sp0 + u] : 0.0f;
+        sum.x = fmaf(ov[u].x, w, sum.x);
+        sum.y = fmaf(ov[u].y, w, sum.y);
+        sum.z = fmaf(ov[u].z, w, sum.z);
+        sum.w = fmaf(ov[u].w, w, sum.w);
+      }
+    }
+    *reinterpret_cast<float4*>(a.p.out + size_t(h) * hd + d) = sum;
+  }
+  if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
 }
 
 }  // namespace alap::gpu

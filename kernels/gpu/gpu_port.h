@@ -133,6 +133,57 @@ inline alap_gpu_error_t alap_gpu_mem_get_info(size_t* free_bytes, size_t* total_
   return ALAP_GPU_RT(cudaMemGetInfo, hipMemGetInfo)(free_bytes, total_bytes);
 }
 
+// Blocks of `kernel` that fit on one multiprocessor at once: sizes the flash-decoding grid so that
+// every block is resident (no second wave). Device-capable compiles only (takes a kernel symbol).
+#if defined(__HIP__) || defined(__CUDACC__)
+template <class Kernel>
+inline alap_gpu_error_t alap_gpu_occupancy(int* blocks, Kernel kernel, int threads, size_t dynamic_smem) {
+  return ALAP_GPU_RT(cudaOccupancyMaxActiveBlocksPerMultiprocessor, hipOccupancyMaxActiveBlocksPerMultiprocessor)(
+      blocks, kernel, threads, dynamic_smem);
+}
+// Lets `kernel` take more than 48 KB of dynamic shared memory.
+template <class Kernel>
+inline alap_gpu_error_t alap_gpu_set_max_dynamic_smem(Kernel kernel, size_t bytes) {
+#if defined(ALAP_GPU_BACKEND_HIP)
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+#else
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+#endif
+}
+#endif
+
+// Graphs (benchmarks capture many launches and replay them, which leaves host launch cost out).
+#if defined(ALAP_GPU_BACKEND_HIP)
+using alap_gpu_graph_t = hipGraph_t;
+using alap_gpu_graph_exec_t = hipGraphExec_t;
+#else
+using alap_gpu_graph_t = cudaGraph_t;
+using alap_gpu_graph_exec_t = cudaGraphExec_t;
+#endif
+inline alap_gpu_error_t alap_gpu_stream_begin_capture(alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaStreamBeginCapture, hipStreamBeginCapture)(
+      stream, ALAP_GPU_RT(cudaStreamCaptureModeThreadLocal, hipStreamCaptureModeThreadLocal));
+}
+inline alap_gpu_error_t alap_gpu_stream_end_capture(alap_gpu_stream_t stream, alap_gpu_graph_t* graph) {
+  return ALAP_GPU_RT(cudaStreamEndCapture, hipStreamEndCapture)(stream, graph);
+}
+inline alap_gpu_error_t alap_gpu_graph_instantiate(alap_gpu_graph_exec_t* exec, alap_gpu_graph_t graph) {
+#if defined(ALAP_GPU_BACKEND_HIP)
+  return hipGraphInstantiate(exec, graph, nullptr, nullptr, 0);
+#else
+  return cudaGraphInstantiate(exec, graph, 0);
+#endif
+}
+inline alap_gpu_error_t alap_gpu_graph_launch(alap_gpu_graph_exec_t exec, alap_gpu_stream_t stream) {
+  return ALAP_GPU_RT(cudaGraphLaunch, hipGraphLaunch)(exec, stream);
+}
+inline alap_gpu_error_t alap_gpu_graph_destroy(alap_gpu_graph_t graph) {
+  return ALAP_GPU_RT(cudaGraphDestroy, hipGraphDestroy)(graph);
+}
+inline alap_gpu_error_t alap_gpu_graph_exec_destroy(alap_gpu_graph_exec_t exec) {
+  return ALAP_GPU_RT(cudaGraphExecDestroy, hipGraphExecDestroy)(exec);
+}
+
 // Throws std::runtime_error("file:line: call: runtime error string") when a runtime call fails.
 inline void alap_gpu_check(alap_gpu_error_t err, const char* what, const char* file, int line) {
   if (err == alap_gpu_success) return;
@@ -210,6 +261,71 @@ __device__ __forceinline__ int alap_dot4(int a, int b, int c) {
          static_cast<int>(static_cast<int8_t>(static_cast<uint32_t>(b) >> (8 * i)));
   }
   return c;
+#endif
+}
+
+// Loads of data that other blocks of the same launch wrote (after __threadfence and a counter):
+// served from L2, never from a possibly stale per-multiprocessor cache. CUDA: ld.global.cg; HIP:
+// volatile loads (glc, which bypasses the per-CU cache).
+__device__ __forceinline__ float alap_load_l2(const float* p) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __ldcg(p);
+#else
+  return *static_cast<const volatile float*>(p);
+#endif
+}
+__device__ __forceinline__ float4 alap_load_l2_f4(const float* p) {  // p 16-byte aligned
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __ldcg(reinterpret_cast<const float4*>(p));
+#else
+  const volatile float* v = p;
+  return make_float4(v[0], v[1], v[2], v[3]);
+#endif
+}
+
+// Asynchronous copy of Bytes (8 or 16) from global to shared memory, read back later by the SAME
+// thread after alap_cp_async_wait<N>() (no barrier needed for that). valid = false writes zeros and
+// reads nothing. CUDA sm_80+: cp.async (no registers held while the load is in flight); elsewhere a
+// plain load and store, and commit/wait do nothing.
+template <int Bytes>
+__device__ __forceinline__ void alap_cp_async(void* smem, const void* gmem, bool valid) {
+  static_assert(Bytes == 8 || Bytes == 16);
+#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_size = valid ? Bytes : 0;
+  if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_size) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_size) : "memory");
+  }
+#else
+  if constexpr (Bytes == 16) {
+    *static_cast<int4*>(smem) = valid ? *static_cast<const int4*>(gmem) : make_int4(0, 0, 0, 0);
+  } else {
+    *static_cast<int2*>(smem) = valid ? *static_cast<const int2*>(gmem) : make_int2(0, 0);
+  }
+#endif
+}
+__device__ __forceinline__ void alap_cp_async_commit() {
+#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most N committed groups of this thread are still in flight.
+template <int N>
+__device__ __forceinline__ void alap_cp_async_wait() {
+#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Orders shared-memory accesses of the lanes of one warp (after a read by all lanes, before a write
+// by one). AMD wavefronts run in lockstep: a compiler barrier is enough.
+__device__ __forceinline__ void alap_syncwarp() {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  __syncwarp();
+#else
+  __builtin_amdgcn_wave_barrier();
 #endif
 }
 

@@ -1,7 +1,7 @@
-// Run-time check of the GPU decode attention (k8 and f16) and the k8 cache writer against a CPU
-// reference in double precision, on random data over head_dim × GQA ratio × context × split.
-// Needs a GPU: exits 77 (ctest: skipped) where none is present. Not a benchmark (one timing line
-// is printed for orientation only). Plain C++: it reaches the GPU through gpu_port.h's host side.
+// Run-time check of the GPU attention (decode: f16, k8, k8v8; prefill: k8 and k8v8) and the k8 cache
+// writer against a CPU reference in double precision, on random data over head_dim × GQA ratio ×
+// context (odd lengths included) × split. Needs a GPU: exits 77 (ctest: skipped) where none is
+// present. Not a benchmark (attn_gpu_bench is). Plain C++: it reaches the GPU through gpu_port.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -64,9 +64,8 @@ struct attn_case {
 };
 
 // out[h][:] = Σ_j softmax_j(scale·score(h, j))·v[kv][j][:] in double.
-template <class ScoreFn>
-std::vector<double> reference(const attn_case& c, int capacity, const std::vector<uint16_t>& v, float scale,
-                              ScoreFn score) {
+template <class ScoreFn, class ValueFn>
+std::vector<double> reference(const attn_case& c, int capacity, ValueFn vval, float scale, ScoreFn score) {
   const int n_head = c.n_kv_head * c.group, hd = c.head_dim;
   std::vector<double> out(size_t(n_head) * hd, 0.0), s(c.n_ctx);
   for (int h = 0; h < n_head; ++h) {
@@ -76,8 +75,8 @@ std::vector<double> reference(const attn_case& c, int capacity, const std::vecto
     double l = 0.0;
     for (int j = 0; j < c.n_ctx; ++j) l += (s[j] = std::exp(s[j] - mx));
     for (int j = 0; j < c.n_ctx; ++j) {
-      const uint16_t* vr = v.data() + (size_t(kv) * capacity + j) * hd;
-      for (int d = 0; d < hd; ++d) out[size_t(h) * hd + d] += s[j] / l * fp16_to_f32(vr[d]);
+      const size_t row = size_t(kv) * capacity + j;
+      for (int d = 0; d < hd; ++d) out[size_t(h) * hd + d] += s[j] / l * vval(row, d);
     }
   }
   return out;
@@ -151,7 +150,18 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   expect(kq_gpu == kq_ref, "kv_k8_store payload differs from the CPU rule, " + tag);
   expect(kd_gpu == kd_ref, "kv_k8_store scales differ from the CPU rule, " + tag);
 
-  // References: k8 (quantised query and K, int32 block sums), f16 (fp32 q · fp16 K), exact (fp32).
+  // V for k8v8: the fp16 values quantised with the same rule, per 32-block of a row.
+  std::vector<int8_t> vq(v.size(), 0);
+  std::vector<uint16_t> vd(size_t(n_kv) * capacity * nb, 0);
+  for (size_t row = 0; row < size_t(n_kv) * capacity; ++row)
+    for (int b = 0; b < nb; ++b) {
+      float x[32];
+      for (int i = 0; i < 32; ++i) x[i] = fp16_to_f32(v[row * hd + b * 32 + i]);
+      quantize_block(x, vq.data() + row * hd + b * 32, vd.data() + row * nb + b);
+    }
+
+  // References: k8 (quantised query and K, int32 block sums), f16 (fp32 q · fp16 K), exact (fp32);
+  // V fp16, or V int8 (k8v8).
   std::vector<int8_t> qq(q.size());
   std::vector<float> dq(size_t(n_head) * nb);
   for (int h = 0; h < n_head; ++h)
@@ -160,7 +170,9 @@ void run_case(const attn_case& c, std::mt19937& rng) {
       quantize_block(q.data() + size_t(h) * hd + b * 32, qq.data() + size_t(h) * hd + b * 32, &bits);
       dq[size_t(h) * nb + b] = fp16_to_f32(bits);
     }
-  const auto ref_k8 = reference(c, capacity, v, scale, [&](int h, int kv, int j) {
+  const auto v_f16 = [&](size_t row, int d) { return double(fp16_to_f32(v[row * hd + d])); };
+  const auto v_i8 = [&](size_t row, int d) { return double(fp16_to_f32(vd[row * nb + d / 32])) * vq[row * hd + d]; };
+  const auto score_k8 = [&](int h, int kv, int j) {
     const size_t row = size_t(kv) * capacity + j;
     double s = 0.0;
     for (int b = 0; b < nb; ++b) {
@@ -169,29 +181,36 @@ void run_case(const attn_case& c, std::mt19937& rng) {
       s += double(dq[size_t(h) * nb + b]) * fp16_to_f32(kd_ref[row * nb + b]) * isum;
     }
     return s;
-  });
-  const auto ref_f16 = reference(c, capacity, v, scale, [&](int h, int kv, int j) {
+  };
+  const auto ref_k8 = reference(c, capacity, v_f16, scale, score_k8);
+  const auto ref_k8v8 = reference(c, capacity, v_i8, scale, score_k8);
+  const auto ref_f16 = reference(c, capacity, v_f16, scale, [&](int h, int kv, int j) {
     double s = 0.0;
     for (int d = 0; d < hd; ++d) s += double(q[size_t(h) * hd + d]) * fp16_to_f32(k_f16[(size_t(kv) * capacity + j) * hd + d]);
     return s;
   });
-  const auto ref_exact = reference(c, capacity, v, scale, [&](int h, int kv, int j) {
+  const auto ref_exact = reference(c, capacity, v_f16, scale, [&](int h, int kv, int j) {
     double s = 0.0;
     for (int d = 0; d < hd; ++d) s += double(q[size_t(h) * hd + d]) * k_new[(size_t(j) * n_kv + kv) * hd + d];
     return s;
   });
 
-  // GPU attention, both modes.
+  // GPU attention, three modes; the output poisoned (NaN) before each run, so an unwritten element fails.
   device_buffer<float> d_q(q);
-  device_buffer<uint16_t> d_v(v), d_kf16(k_f16);
+  device_buffer<uint16_t> d_v(v), d_kf16(k_f16), d_vd(vd);
+  device_buffer<int8_t> d_vq(vq);
   device_buffer<float> d_out(q.size());
-  device_buffer<char> d_scratch(alap::gpu::attn_decode_scratch_bytes(n_head, hd));
+  const size_t scratch_bytes = alap::gpu::attn_decode_scratch_bytes(n_head, hd);
+  device_buffer<char> d_scratch(scratch_bytes);
+  ALAP_GPU_CHECK(alap_gpu_memset(d_scratch.ptr, 0, scratch_bytes));
   alap::gpu::attn_decode_params p{};
   p.q = d_q.ptr;
   p.k_q = d_kq.ptr;
   p.k_d = d_kd.ptr;
   p.k_f16 = d_kf16.ptr;
   p.v = d_v.ptr;
+  p.v_q = d_vq.ptr;
+  p.v_d = d_vd.ptr;
   p.out = d_out.ptr;
   p.scratch = d_scratch.ptr;
   p.n_head = n_head;
@@ -201,23 +220,122 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   p.n_ctx = c.n_ctx;
   p.n_split = c.n_split;
   p.scale = scale;
-  expect(alap::gpu::attn_k8_decode_run(&p, nullptr) == 0, alap::gpu::gpu_error_message());
-  ALAP_GPU_CHECK(alap_gpu_device_synchronize());
-  const std::vector<float> out_k8 = d_out.download();
-  expect(alap::gpu::attn_f16_decode_run(&p, nullptr) == 0, alap::gpu::gpu_error_message());
-  ALAP_GPU_CHECK(alap_gpu_device_synchronize());
-  const std::vector<float> out_f16 = d_out.download();
+  const auto run = [&](int (*fn)(const alap::gpu::attn_decode_params*, void*)) {
+    ALAP_GPU_CHECK(alap_gpu_memset(d_out.ptr, 0xff, q.size() * sizeof(float)));
+    expect(fn(&p, nullptr) == 0, alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_device_synchronize());
+    return d_out.download();
+  };
+  const std::vector<float> out_k8 = run(alap::gpu::attn_k8_decode_run);
+  const std::vector<float> out_f16 = run(alap::gpu::attn_f16_decode_run);
+  const std::vector<float> out_k8v8 = run(alap::gpu::attn_k8v8_decode_run);
+  // A second k8 run on the same scratch: the split counters must have been left at zero.
+  const std::vector<float> out_k8_again = run(alap::gpu::attn_k8_decode_run);
 
   const double e_k8 = max_abs_diff(out_k8, ref_k8);
   const double e_f16 = max_abs_diff(out_f16, ref_f16);
+  const double e_k8v8 = max_abs_diff(out_k8v8, ref_k8v8);
   const double e_k8_exact = max_abs_diff(out_k8, ref_exact);
   const double e_ref_exact = max_abs_diff(ref_k8, ref_exact);
-  std::printf("%-40s k8 %.2e (vs exact %.2e, ref k8 vs exact %.2e)  f16 %.2e\n", tag.c_str(), e_k8, e_k8_exact,
-              e_ref_exact, e_f16);
+  std::printf("%-40s k8 %.2e (vs exact %.2e, ref k8 vs exact %.2e)  f16 %.2e  k8v8 %.2e\n", tag.c_str(), e_k8,
+              e_k8_exact, e_ref_exact, e_f16, e_k8v8);
   expect(e_k8 < 1e-4, "k8 output differs from the k8 reference, " + tag);
   expect(e_f16 < 1e-4, "f16 output differs from the f16 reference, " + tag);
+  expect(e_k8v8 < 1e-4, "k8v8 output differs from the k8v8 reference, " + tag);
+  expect(out_k8_again == out_k8, "a second k8 run on the same scratch differs, " + tag);
   // FlashAttention's rule: the fast kernel's error at most twice a same-precision reference's.
   expect(e_k8_exact <= 2.0 * e_ref_exact + 1e-5, "k8 error vs exact exceeds twice the reference's, " + tag);
+}
+
+// Prefill: n_q tokens at positions pos0.. over a cache of pos0 + n_q rows, causal, K packed, V fp16
+// or int8, against a double-precision reference of the same quantised arithmetic.
+void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt19937& rng) {
+  const int n_head = n_kv * group, nb = hd / 32, n_rows = pos0 + n_q, capacity = n_rows + 3;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<int8_t> kq(size_t(n_kv) * capacity * hd, 0), vq(kq.size(), 0);
+  std::vector<uint16_t> kd(size_t(n_kv) * capacity * nb, 0), vd(kd.size(), 0), v(kq.size(), 0);
+  for (size_t row = 0; row < size_t(n_kv) * capacity; ++row)
+    for (int b = 0; b < nb; ++b) {
+      float xk[32], xv[32];
+      const float rs = 0.1f + 3.0f * std::fabs(normal(rng));
+      for (int i = 0; i < 32; ++i) {
+        xk[i] = rs * normal(rng);
+        v[row * hd + b * 32 + i] = f32_to_fp16(normal(rng));
+        xv[i] = fp16_to_f32(v[row * hd + b * 32 + i]);
+      }
+      quantize_block(xk, kq.data() + row * hd + b * 32, kd.data() + row * nb + b);
+      quantize_block(xv, vq.data() + row * hd + b * 32, vd.data() + row * nb + b);
+    }
+  std::vector<float> q(size_t(n_q) * n_head * hd);
+  for (float& x : q) x = 1.5f * normal(rng);
+  std::vector<int8_t> qq(q.size());
+  std::vector<float> dq(size_t(n_q) * n_head * nb);
+  for (size_t r = 0; r < size_t(n_q) * n_head; ++r)
+    for (int b = 0; b < nb; ++b) {
+      uint16_t bits = 0;
+      quantize_block(q.data() + r * hd + b * 32, qq.data() + r * hd + b * 32, &bits);
+      dq[r * nb + b] = fp16_to_f32(bits);
+    }
+  // ref[t][h][d] for V fp16 (packed = false) or int8.
+  const auto reference_prefill = [&](bool packed) {
+    std::vector<double> out(q.size(), 0.0), s(n_rows);
+    for (int t = 0; t < n_q; ++t)
+      for (int h = 0; h < n_head; ++h) {
+        const int kv = h / group, n_see = pos0 + t + 1;
+        const size_t qr = size_t(t) * n_head + h;
+        double mx = -INFINITY;
+        for (int j = 0; j < n_see; ++j) {
+          const size_t row = size_t(kv) * capacity + j;
+          double sc = 0.0;
+          for (int b = 0; b < nb; ++b) {
+            int32_t isum = 0;
+            for (int i = 0; i < 32; ++i) isum += int32_t(qq[qr * hd + b * 32 + i]) * kq[row * hd + b * 32 + i];
+            sc += double(dq[qr * nb + b]) * fp16_to_f32(kd[row * nb + b]) * isum;
+          }
+          mx = std::max(mx, s[j] = scale * sc);
+        }
+        double l = 0.0;
+        for (int j = 0; j < n_see; ++j) l += (s[j] = std::exp(s[j] - mx));
+        for (int j = 0; j < n_see; ++j) {
+          const size_t row = size_t(kv) * capacity + j;
+          for (int d = 0; d < hd; ++d) {
+            const double vv = packed ? double(fp16_to_f32(vd[row * nb + d / 32])) * vq[row * hd + d]
+                                     : double(fp16_to_f32(v[row * hd + d]));
+            out[qr * hd + d] += s[j] / l * vv;
+          }
+        }
+      }
+    return out;
+  };
+  device_buffer<float> d_q(q), d_out(q.size());
+  device_buffer<int8_t> d_kq(kq), d_vq(vq);
+  device_buffer<uint16_t> d_kd(kd), d_vd(vd), d_v(v);
+  alap::gpu::attn_prefill_params p{};
+  p.q = d_q.ptr;
+  p.k_q = d_kq.ptr;
+  p.k_d = d_kd.ptr;
+  p.out = d_out.ptr;
+  p.n_q = n_q;
+  p.n_head = n_head;
+  p.n_kv_head = n_kv;
+  p.head_dim = hd;
+  p.capacity = capacity;
+  p.pos0 = pos0;
+  p.scale = scale;
+  const std::string tag = "prefill hd=" + std::to_string(hd) + " kv=" + std::to_string(n_kv) + " G=" +
+                          std::to_string(group) + " pos0=" + std::to_string(pos0) + " n_q=" + std::to_string(n_q);
+  for (int packed = 0; packed < 2; ++packed) {
+    p.v = packed ? nullptr : d_v.ptr;
+    p.v_q = packed ? d_vq.ptr : nullptr;
+    p.v_d = packed ? d_vd.ptr : nullptr;
+    ALAP_GPU_CHECK(alap_gpu_memset(d_out.ptr, 0xff, q.size() * sizeof(float)));
+    expect(alap::gpu::attn_k8_prefill_run(&p, nullptr) == 0, alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_device_synchronize());
+    const double e = max_abs_diff(d_out.download(), reference_prefill(packed != 0));
+    std::printf("%-40s %s %.2e\n", tag.c_str(), packed ? "k8v8" : "k8  ", e);
+    expect(e < 1e-4, std::string(packed ? "k8v8" : "k8") + " prefill differs from the reference, " + tag);
+  }
 }
 
 void check_bad_input() {
@@ -244,43 +362,33 @@ void check_bad_input() {
   expect(alap::gpu::kv_k8_store_run(&sp, nullptr) != 0 &&
              std::strstr(alap::gpu::gpu_error_message(), "capacity") != nullptr,
          "a store past capacity must be refused");
-}
-
-// One timing line at a Llama-3-8B-like shape, for orientation (not asserted).
-void print_timing() {
-  const int n_head = 32, n_kv = 8, hd = 128, ctx = 4096;
-  device_buffer<float> q(size_t(n_head) * hd), out(size_t(n_head) * hd);
-  device_buffer<int8_t> kq(size_t(n_kv) * ctx * hd);
-  device_buffer<uint16_t> kd(size_t(n_kv) * ctx * hd / 32), kf(size_t(n_kv) * ctx * hd), v(size_t(n_kv) * ctx * hd);
-  device_buffer<char> scratch(alap::gpu::attn_decode_scratch_bytes(n_head, hd));
-  for (void* ptr : {static_cast<void*>(q.ptr), static_cast<void*>(kq.ptr), static_cast<void*>(kd.ptr),
-                    static_cast<void*>(kf.ptr), static_cast<void*>(v.ptr)})
-    ALAP_GPU_CHECK(alap_gpu_memset(ptr, 0, 16));
-  alap::gpu::attn_decode_params p{q.ptr, kq.ptr, kd.ptr, kf.ptr, v.ptr, out.ptr, scratch.ptr, n_head, n_kv, hd,
-                                  ctx, ctx, 0, 0.088f};
-  alap_gpu_event_t start, stop;
-  ALAP_GPU_CHECK(alap_gpu_event_create(&start));
-  ALAP_GPU_CHECK(alap_gpu_event_create(&stop));
-  for (int k8 = 1; k8 >= 0; --k8) {
-    auto run = [&] { return k8 ? alap::gpu::attn_k8_decode_run(&p, nullptr) : alap::gpu::attn_f16_decode_run(&p, nullptr); };
-    for (int i = 0; i < 5; ++i) run();
-    ALAP_GPU_CHECK(alap_gpu_event_record(start, nullptr));
-    const int reps = 50;
-    for (int i = 0; i < reps; ++i) run();
-    ALAP_GPU_CHECK(alap_gpu_event_record(stop, nullptr));
-    ALAP_GPU_CHECK(alap_gpu_event_synchronize(stop));
-    float ms = 0.0f;
-    ALAP_GPU_CHECK(alap_gpu_event_elapsed_ms(&ms, start, stop));
-    std::printf("timing %s: n_head=32 n_kv_head=8 head_dim=128 ctx=4096: %.1f us per call\n", k8 ? "k8 " : "f16",
-                1000.0 * ms / reps);
-  }
-  ALAP_GPU_CHECK(alap_gpu_event_destroy(start));
-  ALAP_GPU_CHECK(alap_gpu_event_destroy(stop));
+  p.n_ctx = 4;
+  alignas(16) static float dummy[64];  // never read: the call is refused before any launch
+  p.q = dummy;
+  p.out = dummy;
+  p.k_q = reinterpret_cast<const int8_t*>(dummy);
+  p.k_d = reinterpret_cast<const uint16_t*>(dummy);
+  p.scratch = dummy;
+  expect(alap::gpu::attn_k8v8_decode_run(&p, nullptr) != 0 &&
+             std::strstr(alap::gpu::gpu_error_message(), "v_q") != nullptr,
+         "k8v8 without v_q must be refused with a message naming v_q");
+  alap::gpu::attn_prefill_params pp{};
+  pp.n_q = 4;
+  pp.n_head = 4;
+  pp.n_kv_head = 2;
+  pp.head_dim = 64;
+  pp.capacity = 10;
+  pp.pos0 = 7;
+  expect(alap::gpu::attn_k8_prefill_run(&pp, nullptr) != 0 &&
+             std::strstr(alap::gpu::gpu_error_message(), "capacity") != nullptr,
+         "a prefill past capacity must be refused");
 }
 
 }  // namespace
 
-int main() {
+// --small: a few small shapes only (for compute-sanitizer memcheck/racecheck, which run slowly).
+int main(int argc, char** argv) {
+  const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   int n_dev = 0;
   if (alap_gpu_get_device_count(&n_dev) != alap_gpu_success || n_dev == 0) {
     std::printf("SKIP: no GPU device\n");
@@ -296,6 +404,14 @@ int main() {
     check_bad_input();
     std::mt19937 rng(20240611);
     std::vector<attn_case> cases;
+    if (small) {
+      for (const attn_case& c : {attn_case{64, 2, 4, 200, 0}, attn_case{128, 1, 12, 131, 3}, attn_case{256, 1, 2, 70, 1}})
+        run_case(c, rng);
+      run_prefill_case(128, 1, 4, 5, 20, rng);
+      run_prefill_case(64, 1, 2, 0, 9, rng);
+      std::printf("%s: %d failure(s)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
+      return g_failures == 0 ? 0 : 1;
+    }
     for (int hd : {64, 128})
       for (int group : {1, 4, 8})
         for (int ctx : {1, 31, 127, 128, 129, 1000, 4097, 5000})
@@ -307,8 +423,14 @@ int main() {
     cases.push_back({128, 2, 7, 3001, 0});
     cases.push_back({64, 4, 16, 5000, 64});
     cases.push_back({96, 2, 3, 450, 2});
+    cases.push_back({128, 2, 12, 1500, 0});  // a group cut into slices of 8 and 4
+    cases.push_back({64, 1, 16, 20000, 0});  // long context: over 64 splits
     for (const attn_case& c : cases) run_case(c, rng);
-    print_timing();
+    for (int hd : {64, 128, 256})
+      for (int group : {1, 4, 7}) run_prefill_case(hd, 2, group, 0, 45, rng);
+    run_prefill_case(128, 2, 4, 100, 33, rng);   // a chunk after cached rows
+    run_prefill_case(64, 1, 2, 1000, 17, rng);
+    run_prefill_case(96, 2, 3, 7, 1, rng);       // one token: the decode case through prefill
   } catch (const std::exception& e) {
     std::printf("FAIL: %s\n", e.what());
     return 1;

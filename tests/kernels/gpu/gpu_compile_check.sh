@@ -1,8 +1,9 @@
 #!/bin/sh
 # Compile check of the GPU kernels without a GPU (run by ctest; exit 77 = skipped).
-#   gpu_compile_check.sh hip  HIPCC REPO OUTDIR SRC...  gfx1100 and gfx1030 device assembly; the k8
-#       attention kernel must use v_dot4_i32_iu8 (gfx11 sudot4) and v_dot4c_i32_i8 (gfx10.3 sdot4).
-#   gpu_compile_check.sh cuda NVCC  REPO OUTDIR SRC...  sm_90 PTX and objects; the k8 kernel must use dp4a.
+#   gpu_compile_check.sh hip  HIPCC REPO OUTDIR SRC...  gfx1100 and gfx1030 device assembly; the packed-K
+#       attention kernels (k8/k8v8 decode, k8 prefill) must use v_dot4_i32_iu8 (gfx11 sudot4) and
+#       v_dot4c_i32_i8 (gfx10.3 sdot4).
+#   gpu_compile_check.sh cuda NVCC  REPO OUTDIR SRC...  sm_90 PTX and objects; those kernels must use dp4a.
 # Not a run-time test: nothing here is linked or executed on a device.
 set -u
 mode=$1 compiler=$2 repo=$3 out=$4
@@ -14,7 +15,7 @@ if [ -z "$compiler" ] || [ ! -x "$compiler" ]; then
 fi
 mkdir -p "$out" || exit 1
 fail=0
-kernel=attn_k8_decode_kernel
+kernel=attn_k8_decode_kernel  # set per source and check below
 
 # Prints the lines of one kernel's function body from an assembly (hip) or PTX (cuda) file.
 kernel_body() {
@@ -38,6 +39,14 @@ require() {
   fi
 }
 
+# The kernels of a source file that work on packed K and so must use dot4.
+dot4_kernels() {
+  case $1 in
+    attn_k8) echo attn_k8_decode_kernel attn_k8v8_decode_kernel ;;
+    attn_k8_prefill) echo attn_k8_prefill_kernel ;;
+  esac
+}
+
 start=$(date +%s)
 for src in "$@"; do
   name=$(basename "$src" .hip)
@@ -49,12 +58,12 @@ for src in "$@"; do
            -I"$repo" "$src" -o "$asm" 2>"$asm.log"; then
         echo "FAIL: hipcc $arch $src:"; cat "$asm.log"; fail=1; continue
       fi
-      if [ "$name" = attn_k8 ]; then
+      for kernel in $(dot4_kernels "$name"); do
         case $arch in
           gfx1100) require "$asm" v_dot4_i32_iu8 "$arch (sudot4)" ;;
           gfx1030) require "$asm" v_dot4c_i32_i8 "$arch (sdot4)" ;;
         esac
-      fi
+      done
     done
   else
     ptx="$out/$name.sm_90.ptx"
@@ -62,7 +71,7 @@ for src in "$@"; do
        ! "$compiler" -x cu -std=c++20 -arch=sm_90 -O3 -I"$repo" -c "$src" -o "$out/$name.sm_90.o" 2>>"$ptx.log"; then
       echo "FAIL: nvcc sm_90 $src:"; cat "$ptx.log"; fail=1; continue
     fi
-    [ "$name" = attn_k8 ] && require "$ptx" "dp4a" "sm_90 (__dp4a)"
+    for kernel in $(dot4_kernels "$name"); do require "$ptx" "dp4a" "sm_90 (__dp4a)"; done
   fi
 done
 echo "$mode compile check took $(( $(date +%s) - start )) s"

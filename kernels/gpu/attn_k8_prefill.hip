@@ -1,0 +1,243 @@
+// Prefill attention directly on the packed k8 cache: tiles of query rows of one head against tiles
+// of int8 K rows (dot4 on the payload, d_q·d_k per 32-block), causal mask, online softmax in fp32,
+// V fp16 (k8) or int8 + scale (k8v8) accumulated in fp32. No f16 copy of K is ever made.
+// Not decode (attn_k8.hip) and not tuned for speed beyond staging tiles in shared memory.
+#include <stdexcept>
+
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_port.h"
+
+namespace alap::gpu {
+
+namespace {
+
+constexpr int kPrefillThreads = 128;
+constexpr int kPrefillQ = 16;   // query rows per block
+constexpr int kPrefillKV = 32;  // cache rows per tile
+constexpr int kPrefillBlock = 32;
+static_assert(kPrefillThreads == kPrefillKV * (kPrefillQ / 4), "score phase: one cache row × 4 query rows per thread");
+static_assert(kPrefillThreads == kPrefillQ * 8, "V phase: 8 threads per query row");
+static_assert(kPrefillKV == 32, "softmax phase: one lane per cache row of the tile");
+
+}  // namespace
+
+// grid = (⌈n_q / kPrefillQ⌉, n_head). HDB: head_dim bucket (head_dim ≤ HDB).
+template <bool VPacked, int HDB>
+__global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_prefill_params p) {
+  constexpr int kChunks = HDB / 16;       // 16-byte chunks of an int8 row
+  constexpr int kBlocks = HDB / kPrefillBlock;
+  constexpr int kDims = HDB / 8;          // V elements per thread
+  static_assert(kDims % 8 == 0);
+  __shared__ int4 kq_sh[kPrefillKV][kChunks + 1];     // +1: rows start 16 bytes apart in banks
+  __shared__ float kd_sh[kPrefillKV][kBlocks];
+  __shared__ int4 q_sh[kPrefillQ][kChunks];
+  __shared__ float dq_sh[kPrefillQ][kBlocks];
+  __shared__ int4 v_sh[kPrefillKV][VPacked ? kChunks : 2 * kChunks];
+  __shared__ float vd_sh[kPrefillKV][VPacked ? kBlocks : 1];
+  __shared__ float s_sh[kPrefillQ][kPrefillKV];
+  __shared__ float m_sh[kPrefillQ], l_sh[kPrefillQ], alpha_sh[kPrefillQ];
+
+  const int tid = threadIdx.x, h = blockIdx.y, q0 = blockIdx.x * kPrefillQ;
+  const int hd = p.head_dim, nb = hd / kPrefillBlock, nc = hd / 16;
+  const int kv = h / (p.n_head / p.n_kv_head);
+  const size_t kv_row0 = size_t(kv) * p.capacity;
+  const int q_last = min(q0 + kPrefillQ, p.n_q) - 1;  // rows past n_q repeat the last one
+  const int kv_end = p.pos0 + q_last + 1;             // cache rows any query of the block sees
+
+  // Quantise the block's query rows (the cache's rule), one 32-lane group per 32-block.
+  {
+    const int lane = tid % kPrefillBlock;
+    for (int blk = tid / kPrefillBlock; blk < kPrefillQ * nb; blk += kPrefillThreads / kPrefillBlock) {
+      const int qi = blk / nb, b = blk % nb, row = min(q0 + qi, q_last);
+      const float x = p.q[(size_t(row) * p.n_head + h) * hd + b * kPrefillBlock + lane];
+      float amax = fabsf(x);
+#pragma unroll
+      for (int off = kPrefillBlock / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, kPrefillBlock));
+      const float d = amax / 127.0f;
+      const int qv = d > 0.0f ? static_cast<int>(fminf(fmaxf(roundf(x / d), -127.0f), 127.0f)) : 0;
+      reinterpret_cast<int8_t*>(&q_sh[qi][0])[b * kPrefillBlock + lane] = static_cast<int8_t>(qv);
+      if (lane == 0) dq_sh[qi][b] = alap_half_to_float(alap_float_to_half(d));
+    }
+  }
+  if (tid < kPrefillQ) {
+    m_sh[tid] = -INFINITY;
+    l_sh[tid] = 0.0f;
+  }
+  // V-phase role: query row vq, elements vc·kDims ...
+  const int vq = tid / 8, vc = tid % 8;
+  const bool v_active = vc * kDims < hd;
+  float acc[kDims];
+#pragma unroll
+  for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
+  __syncthreads();
+
+  for (int tile = 0; tile < kv_end; tile += kPrefillKV) {
+    // Stage the tile: coalesced 16-byte loads of K (and V) rows, zeros past kv_end.
+    for (int i = tid; i < kPrefillKV * nc; i += kPrefillThreads) {
+      const int j = i / nc, c = i % nc, row = tile + j;
+      kq_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.k_q + (kv_row0 + row) * hd + c * 16)
+                                 : make_int4(0, 0, 0, 0);
+      if constexpr (VPacked) {
+        v_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.v_q + (kv_row0 + row) * hd + c * 16)
+                                  : make_int4(0, 0, 0, 0);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 2; ++k)
+          v_sh[j][2 * c + k] = row < kv_end ? *reinterpret_cast<const int4*>(p.v + (kv_row0 + row) * hd + (2 * c + k) * 8)
+                                            : make_int4(0, 0, 0, 0);
+      }
+    }
+    for (int i = tid; i < kPrefillKV * nb; i += kPrefillThreads) {
+      const int j = i / nb, b = i % nb, row = tile + j;
+      kd_sh[j][b] = row < kv_end ? alap_half_to_float(p.k_d[(kv_row0 + row) * nb + b]) : 0.0f;
+      if constexpr (VPacked) vd_sh[j][b] = row < kv_end ? alap_half_to_float(p.v_d[(kv_row0 + row) * nb + b]) : 0.0f;
+    }
+    __syncthreads();
+
+    // Scores: thread (j, qr) dots cache row j with query rows qr, qr+4, qr+8, qr+12.
+    {
+      const int j = tid % kPrefillKV, qr = tid / kPrefillKV;
+      float sc[kPrefillQ / 4] = {};
+      for (int b = 0; b < nb; ++b) {
+        const int4 k0 = kq_sh[j][2 * b], k1 = kq_sh[j][2 * b + 1];
+        const int kw[8] = {k0.x, k0.y, k0.z, k0.w, k1.x, k1.y, k1.z, k1.w};
+        const float dk = kd_sh[j][b];
+#pragma unroll
+        for (int r = 0; r < kPrefillQ / 4; ++r) {
+          const int qi = qr + 4 * r;
+          const int4 a0 = q_sh[qi][2 * b], a1 = q_sh[qi][2 * b + 1];
+          const int qw[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+          int isum = 0;
+#pragma unroll
+          for (int w = 0; w < 8; ++w) isum = alap_dot4(kw[w], qw[w], isum);
+          sc[r] += dq_sh[qi][b] * dk * static_cast<float>(isum);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kPrefillQ / 4; ++r) {
+        const int qi = qr + 4 * r;
+        const int q_pos = p.pos0 + min(q0 + qi, q_last);
+        s_sh[qi][j] = tile + j <= q_pos ? sc[r] * p.scale : -INFINITY;  // causal (and past kv_end)
+      }
+    }
+    __syncthreads();
+
+    // Online softmax per query row: 32 lanes, one cache row each.
+    {
+      const int lane = tid % 32;
+      for (int qi = tid / 32; qi < kPrefillQ; qi += kPrefillThreads / 32) {
+        const float x = s_sh[qi][lane];
+        float tmax = x;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) tmax = fmaxf(tmax, alap_shfl_xor(tmax, off, 32));
+        const float m_old = m_sh[qi];
+        const float m_new = fmaxf(m_old, tmax);  // finite: tile 0 holds row 0, seen by every query
+        const float pv = expf(x - m_new);
+        s_sh[qi][lane] = pv;
+        float sum = pv;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) sum += alap_shfl_xor(sum, off, 32);
+        alap_syncwarp();  // every lane has read m_sh[qi] before lane 0 rewrites it
+        if (lane == 0) {
+          const float al = expf(m_old - m_new);
+          alpha_sh[qi] = al;
+          l_sh[qi] = l_sh[qi] * al + sum;
+          m_sh[qi] = m_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    // V: acc = acc·alpha + Σ_j p_j·V[j][vc·kDims ...].
+    if (v_active) {
+      const float al = alpha_sh[vq];
+#pragma unroll
+      for (int e = 0; e < kDims; ++e) acc[e] *= al;
+      for (int j = 0; j < kPrefillKV; ++j) {
+        float pj = s_sh[vq][j];
+        if constexpr (VPacked) {
+          pj *= vd_sh[j][vc * kDims / kPrefillBlock];
+          const int* vw = reinterpret_cast<const int*>(&v_sh[j][0]) + vc * kDims / 4;
+#pragma unroll
+          for (int w = 0; w < kDims / 4; ++w) {
+            const uint32_t word = static_cast<uint32_t>(vw[w]);
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              acc[4 * w + i] = fmaf(pj, static_cast<float>(static_cast<int8_t>(word >> (8 * i))), acc[4 * w + i]);
+          }
+        } else {
+          const uint32_t* vw = reinterpret_cast<const uint32_t*>(&v_sh[j][0]) + vc * kDims / 2;
+#pragma unroll
+          for (int w = 0; w < kDims / 2; ++w) {
+            const uint32_t word = vw[w];
+            acc[2 * w] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(word & 0xffffu)), acc[2 * w]);
+            acc[2 * w + 1] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(word >> 16)), acc[2 * w + 1]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the tile buffers are refilled next
+  }
+
+  if (v_active && q0 + vq < p.n_q) {
+    const float inv = 1.0f / l_sh[vq];
+    float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+#pragma unroll
+    for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+  }
+}
+
+namespace {
+
+template <bool VPacked>
+void launch_prefill(const attn_prefill_params& p, alap_gpu_stream_t stream) {
+  const dim3 grid((p.n_q + kPrefillQ - 1) / kPrefillQ, p.n_head);
+  if (p.head_dim <= 64) {
+    attn_k8_prefill_kernel<VPacked, 64><<<grid, kPrefillThreads, 0, stream>>>(p);
+  } else if (p.head_dim <= 128) {
+    attn_k8_prefill_kernel<VPacked, 128><<<grid, kPrefillThreads, 0, stream>>>(p);
+  } else {
+    attn_k8_prefill_kernel<VPacked, 256><<<grid, kPrefillThreads, 0, stream>>>(p);
+  }
+  ALAP_GPU_CHECK_LAUNCH();
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+extern "C" {
+
+const char* attn_prefill_check(const attn_prefill_params* p) {
+  if (p == nullptr) return "attn_prefill: params is null";
+  if (p->head_dim <= 0 || p->head_dim % kPrefillBlock != 0 || p->head_dim > kAttnMaxHeadDim)
+    return "attn_prefill: head_dim must be a multiple of 32 in [32, 256]";
+  if (p->n_kv_head <= 0 || p->n_head <= 0 || p->n_head % p->n_kv_head != 0)
+    return "attn_prefill: n_head must be a positive multiple of n_kv_head";
+  if (p->n_q <= 0 || p->pos0 < 0 || p->pos0 > p->capacity - p->n_q)
+    return "attn_prefill: n_q must be >= 1 and pos0 + n_q <= capacity";
+  if (p->q == nullptr || p->out == nullptr || p->k_q == nullptr || p->k_d == nullptr)
+    return "attn_prefill: q, out, k_q or k_d is null";
+  if (p->v_q == nullptr && p->v == nullptr) return "attn_prefill: needs fp16 v or int8 v_q";
+  if (p->v_q != nullptr && p->v_d == nullptr) return "attn_prefill: v_q needs v_d";
+  if (!aligned16(p->k_q) || !aligned16(p->v_q != nullptr ? static_cast<const void*>(p->v_q) : p->v))
+    return "attn_prefill: K or V payload is not 16-byte aligned";
+  return nullptr;
+}
+
+int attn_k8_prefill_run(const attn_prefill_params* p, void* stream) {
+  return gpu_api_call("attn_k8_prefill_run", [&] {
+    if (const char* why = attn_prefill_check(p)) throw std::invalid_argument(why);
+    const auto s = static_cast<alap_gpu_stream_t>(stream);
+    if (p->v_q != nullptr) {
+      launch_prefill<true>(*p, s);
+    } else {
+      launch_prefill<false>(*p, s);
+    }
+  });
+}
+
+}  // extern "C"
+
+}  // namespace alap::gpu

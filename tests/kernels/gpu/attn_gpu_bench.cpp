@@ -1,0 +1,375 @@
+// Benchmark of GPU decode attention (f16, k8, k8v8) in Llama-3-8B geometry (32 query heads, 8 KV
+// heads, head_dim 128, batch 1) at several contexts: time per step (device events, median of many
+// replays of a captured graph, cache copies rotated so that the data read is far larger than L2),
+// bytes of cache read per step, achieved GB/s against a device-to-device copy measured in the same
+// run. Not a test (not run by ctest; correctness is attn_gpu_test). Usage:
+//   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill]
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_port.h"
+
+namespace {
+
+constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128;
+constexpr size_t kRotateBytes = size_t(4) * 60 * 1000 * 1000;  // 4× the H200's 60 MB L2
+
+// Deterministic random bytes (xorshift64*), fast enough for gigabytes.
+struct rng64 {
+  uint64_t x;
+  uint64_t next() {
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    return x * 0x2545F4914F6CDD1DULL;
+  }
+};
+
+// Finite fp16 bits of magnitude in [2^-6, 2): sign, exponent 9..15, random mantissa.
+uint16_t random_half(uint64_t r) {
+  return static_cast<uint16_t>(((r & 1u) << 15) | ((9 + (r >> 1) % 7) << 10) | ((r >> 8) & 0x3ffu));
+}
+
+void fill_halves(std::vector<uint16_t>& v, uint64_t seed) {
+  rng64 g{seed};
+  for (auto& h : v) h = random_half(g.next());
+}
+void fill_bytes(std::vector<int8_t>& v, uint64_t seed) {
+  rng64 g{seed};
+  for (size_t i = 0; i < v.size(); i += 8) {
+    const uint64_t r = g.next();
+    for (size_t k = 0; k < 8 && i + k < v.size(); ++k) {
+      const int8_t b = static_cast<int8_t>(r >> (8 * k));
+      v[i + k] = b == -128 ? int8_t{127} : b;
+    }
+  }
+}
+
+template <class T>
+T* to_device(const std::vector<T>& host) {
+  T* ptr = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&ptr, host.size() * sizeof(T)));
+  ALAP_GPU_CHECK(alap_gpu_memcpy(ptr, host.data(), host.size() * sizeof(T), alap_gpu_memcpy_h2d));
+  return ptr;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Median over `reps` timings of fn(stream) enqueued `per` times (ms per call). graph: captured once
+// and replayed (no host launch cost); else direct launches.
+template <class Fn>
+double time_ms(alap_gpu_stream_t stream, int per, int reps, bool graph, Fn fn) {
+  alap_gpu_event_t start, stop;
+  ALAP_GPU_CHECK(alap_gpu_event_create(&start));
+  ALAP_GPU_CHECK(alap_gpu_event_create(&stop));
+  alap_gpu_graph_t g = nullptr;
+  alap_gpu_graph_exec_t exec = nullptr;
+  if (graph) {
+    ALAP_GPU_CHECK(alap_gpu_stream_begin_capture(stream));
+    for (int i = 0; i < per; ++i) fn(i);
+    ALAP_GPU_CHECK(alap_gpu_stream_end_capture(stream, &g));
+    ALAP_GPU_CHECK(alap_gpu_graph_instantiate(&exec, g));
+  }
+  const auto enqueue = [&] {
+    if (graph) {
+      ALAP_GPU_CHECK(alap_gpu_graph_launch(exec, stream));
+    } else {
+      for (int i = 0; i < per; ++i) fn(i);
+    }
+  };
+  for (int w = 0; w < 3; ++w) enqueue();  // warm-up
+  ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    ALAP_GPU_CHECK(alap_gpu_event_record(start, stream));
+    enqueue();
+    ALAP_GPU_CHECK(alap_gpu_event_record(stop, stream));
+    ALAP_GPU_CHECK(alap_gpu_event_synchronize(stop));
+    float ms = 0.0f;
+    ALAP_GPU_CHECK(alap_gpu_event_elapsed_ms(&ms, start, stop));
+    t.push_back(double(ms) / per);
+  }
+  ALAP_GPU_CHECK(alap_gpu_get_last_error());
+  if (graph) {
+    ALAP_GPU_CHECK(alap_gpu_graph_exec_destroy(exec));
+    ALAP_GPU_CHECK(alap_gpu_graph_destroy(g));
+  }
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(start));
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(stop));
+  return median(t);
+}
+
+// Device-to-device copy bandwidth, counting bytes read plus bytes written.
+double copy_gbps(alap_gpu_stream_t stream, int reps) {
+  const size_t bytes = size_t(1) << 30;
+  char *a = nullptr, *b = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&a, bytes));
+  ALAP_GPU_CHECK(alap_gpu_malloc(&b, bytes));
+  ALAP_GPU_CHECK(alap_gpu_memset(a, 0x5a, bytes));
+  const double ms = time_ms(stream, 1, reps, false, [&](int) {
+    ALAP_GPU_CHECK(alap_gpu_memcpy_async(b, a, bytes, alap_gpu_memcpy_d2d, stream));
+  });
+  ALAP_GPU_CHECK(alap_gpu_free(a));
+  ALAP_GPU_CHECK(alap_gpu_free(b));
+  return 2.0 * bytes / (ms * 1e6);
+}
+
+enum mode_t_ { m_f16 = 0, m_k8 = 1, m_k8v8 = 2 };
+const char* mode_name(int m) { return m == m_f16 ? "f16" : (m == m_k8 ? "k8" : "k8v8"); }
+
+// Cache bytes a step reads at n_ctx: K (and its scales) and V (and its scales) of every KV head.
+size_t step_bytes(int mode, int n_ctx) {
+  const size_t vals = size_t(kKvHeads) * n_ctx * kHeadDim;
+  const size_t k = mode == m_f16 ? 2 * vals : vals + vals / 32 * 2;
+  const size_t v = mode == m_k8v8 ? vals + vals / 32 * 2 : 2 * vals;
+  return k + v;
+}
+
+struct result {
+  int mode, ctx, copies, n_split;
+  double us_graph, us_stream;
+  size_t bytes;
+};
+
+// One cache copy of one mode (capacity = n_ctx) on the device.
+struct cache_copy {
+  void* k = nullptr;   // int8 or fp16 payload
+  uint16_t* kd = nullptr;
+  void* v = nullptr;
+  uint16_t* vd = nullptr;
+};
+
+result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, double) {
+  const size_t vals = size_t(kKvHeads) * ctx * kHeadDim;
+  const size_t per_copy = step_bytes(mode, ctx);
+  const int copies = int(std::max<size_t>(2, (kRotateBytes + per_copy - 1) / per_copy));
+  // Host data once, copied into every device copy (the rotation defeats L2, not the values).
+  std::vector<uint16_t> h_half(vals), h_scales(vals / 32);
+  std::vector<int8_t> h_bytes(vals);
+  fill_halves(h_half, 1234 + ctx);
+  fill_bytes(h_bytes, 99 + ctx);
+  {
+    rng64 g{7 + uint64_t(ctx)};
+    for (auto& s : h_scales) s = static_cast<uint16_t>((8u << 10) | (g.next() & 0x3ffu));  // about 2^-7
+  }
+  std::vector<cache_copy> cc(copies);
+  for (auto& c : cc) {
+    if (mode == m_f16) {
+      c.k = to_device(h_half);
+    } else {
+      c.k = to_device(h_bytes);
+      c.kd = to_device(h_scales);
+    }
+    if (mode == m_k8v8) {
+      c.v = to_device(h_bytes);
+      c.vd = to_device(h_scales);
+    } else {
+      c.v = to_device(h_half);
+    }
+  }
+  std::vector<float> h_q(size_t(kHeads) * kHeadDim);
+  {
+    rng64 g{42};
+    for (auto& x : h_q) x = float(int(g.next() % 2001) - 1000) / 500.0f;
+  }
+  float* q = to_device(h_q);
+  float* out = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&out, h_q.size() * sizeof(float)));
+  const size_t scratch_bytes = alap::gpu::attn_decode_scratch_bytes(kHeads, kHeadDim);
+  void* scratch = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(reinterpret_cast<char**>(&scratch), scratch_bytes));
+  ALAP_GPU_CHECK(alap_gpu_memset(scratch, 0, scratch_bytes));
+
+  std::vector<alap::gpu::attn_decode_params> params(copies);
+  for (int i = 0; i < copies; ++i) {
+    alap::gpu::attn_decode_params& p = params[i];
+    p = {};
+    p.q = q;
+    p.out = out;
+    p.scratch = scratch;
+    p.n_head = kHeads;
+    p.n_kv_head = kKvHeads;
+    p.head_dim = kHeadDim;
+    p.capacity = ctx;
+    p.n_ctx = ctx;
+    p.n_split = n_split;
+    p.scale = 1.0f / std::sqrt(float(kHeadDim));
+    if (mode == m_f16) {
+      p.k_f16 = static_cast<const uint16_t*>(cc[i].k);
+    } else {
+      p.k_q = static_cast<const int8_t*>(cc[i].k);
+      p.k_d = cc[i].kd;
+    }
+    if (mode == m_k8v8) {
+      p.v_q = static_cast<const int8_t*>(cc[i].v);
+      p.v_d = cc[i].vd;
+    } else {
+      p.v = static_cast<const uint16_t*>(cc[i].v);
+    }
+  }
+  const auto call = [&](int i) {
+    const alap::gpu::attn_decode_params& p = params[i % copies];
+    const int rc = mode == m_f16   ? alap::gpu::attn_f16_decode_run(&p, stream)
+                   : mode == m_k8 ? alap::gpu::attn_k8_decode_run(&p, stream)
+                                  : alap::gpu::attn_k8v8_decode_run(&p, stream);
+    if (rc != 0) {
+      std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
+      std::exit(1);
+    }
+  };
+  const int per = std::max(copies, 20);
+  result r{};
+  r.mode = mode;
+  r.ctx = ctx;
+  r.copies = copies;
+  r.n_split = n_split;
+  r.bytes = per_copy;
+  r.us_graph = 1000.0 * time_ms(stream, per, reps, true, call);
+  r.us_stream = 1000.0 * time_ms(stream, per, reps, false, call);
+  ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+  for (auto& c : cc) {
+    ALAP_GPU_CHECK(alap_gpu_free(c.k));
+    ALAP_GPU_CHECK(alap_gpu_free(c.v));
+    if (c.kd) ALAP_GPU_CHECK(alap_gpu_free(c.kd));
+    if (c.vd) ALAP_GPU_CHECK(alap_gpu_free(c.vd));
+  }
+  ALAP_GPU_CHECK(alap_gpu_free(q));
+  ALAP_GPU_CHECK(alap_gpu_free(out));
+  ALAP_GPU_CHECK(alap_gpu_free(scratch));
+  return r;
+}
+
+// Prefill of n_q tokens at pos0 = 0 (k8, V fp16), for orientation: effective TFLOP/s of the
+// causal QK and PV products (2·2·n_head·head_dim·n_q²/2 operations).
+void bench_prefill(int n_q, int reps, alap_gpu_stream_t stream) {
+  const size_t vals = size_t(kKvHeads) * n_q * kHeadDim;
+  std::vector<uint16_t> h_half(vals), h_scales(vals / 32, uint16_t(8u << 10));
+  std::vector<int8_t> h_bytes(vals);
+  fill_halves(h_half, 5);
+  fill_bytes(h_bytes, 6);
+  std::vector<float> h_q(size_t(n_q) * kHeads * kHeadDim);
+  rng64 g{43};
+  for (auto& x : h_q) x = float(int(g.next() % 2001) - 1000) / 500.0f;
+  int8_t* kq = to_device(h_bytes);
+  uint16_t* kd = to_device(h_scales);
+  uint16_t* v = to_device(h_half);
+  float* q = to_device(h_q);
+  float* out = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&out, h_q.size() * sizeof(float)));
+  alap::gpu::attn_prefill_params p{};
+  p.q = q;
+  p.k_q = kq;
+  p.k_d = kd;
+  p.v = v;
+  p.out = out;
+  p.n_q = n_q;
+  p.n_head = kHeads;
+  p.n_kv_head = kKvHeads;
+  p.head_dim = kHeadDim;
+  p.capacity = n_q;
+  p.pos0 = 0;
+  p.scale = 1.0f / std::sqrt(float(kHeadDim));
+  const double ms = time_ms(stream, 1, reps, false, [&](int) {
+    if (alap::gpu::attn_k8_prefill_run(&p, stream) != 0) {
+      std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
+      std::exit(1);
+    }
+  });
+  const double flops = 2.0 * 2.0 * kHeads * kHeadDim * double(n_q) * n_q / 2.0;
+  std::printf("prefill k8 n_q=%d: %.3f ms, %.1f TFLOP/s effective (causal)\n", n_q, ms, flops / (ms * 1e9));
+  ALAP_GPU_CHECK(alap_gpu_free(kq));
+  ALAP_GPU_CHECK(alap_gpu_free(kd));
+  ALAP_GPU_CHECK(alap_gpu_free(v));
+  ALAP_GPU_CHECK(alap_gpu_free(q));
+  ALAP_GPU_CHECK(alap_gpu_free(out));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ctxs = {1024, 4096, 16384, 32768, 131072};
+  int reps = 50;
+  bool sweep = false, prefill = true;
+  std::vector<int> modes = {m_f16, m_k8, m_k8v8};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ctx" && i + 1 < argc) {
+      ctxs.clear();
+      for (const char* s = argv[++i]; *s;) {
+        ctxs.push_back(std::atoi(s));
+        while (*s && *s != ',') ++s;
+        if (*s == ',') ++s;
+      }
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else if (a == "--sweep") {
+      sweep = true;
+    } else if (a == "--no-prefill") {
+      prefill = false;
+    } else if (a == "--mode" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      modes = {m == "f16" ? m_f16 : (m == "k8" ? m_k8 : m_k8v8)};
+    } else {
+      std::fprintf(stderr, "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill]\n");
+      return 2;
+    }
+  }
+  try {
+    alap_gpu_device_prop_t prop{};
+    ALAP_GPU_CHECK(alap_gpu_get_device_properties(&prop, 0));
+    alap_gpu_stream_t stream;
+    ALAP_GPU_CHECK(alap_gpu_stream_create(&stream));
+    std::printf("device: %s, %d multiprocessors, L2 %.0f MB\n", prop.name, prop.multiProcessorCount,
+                prop.l2CacheSize / 1e6);
+    const double copy = copy_gbps(stream, 20);
+    std::printf("copy bandwidth (device-to-device, read+write): %.0f GB/s\n", copy);
+    std::printf("geometry: %d query heads, %d KV heads, head_dim %d, batch 1; median of %d replays\n", kHeads,
+                kKvHeads, kHeadDim, reps);
+    std::printf("%-5s %7s %7s %10s %10s %9s %8s %6s\n", "mode", "ctx", "copies", "us/step", "us(launch)", "MB/step",
+                "GB/s", "%copy");
+    std::vector<result> all;
+    for (int ctx : ctxs)
+      for (int mode : modes) {
+        const result r = bench_one(mode, ctx, reps, 0, stream, copy);
+        const double gbps = r.bytes / (r.us_graph * 1e3);
+        std::printf("%-5s %7d %7d %10.2f %10.2f %9.2f %8.0f %5.1f%%\n", mode_name(mode), ctx, r.copies, r.us_graph,
+                    r.us_stream, r.bytes / 1e6, gbps, 100.0 * gbps / copy);
+        std::fflush(stdout);
+        all.push_back(r);
+      }
+    for (int ctx : ctxs) {
+      double t[3] = {0, 0, 0};
+      for (const result& r : all)
+        if (r.ctx == ctx) t[r.mode] = r.us_graph;
+      std::printf("ctx %6d: k8 %.2fx faster than f16, k8v8 %.2fx\n", ctx, t[0] / t[1], t[0] / t[2]);
+    }
+    if (sweep) {
+      std::printf("split sweep at 32k (us/step, graph):\n");
+      for (int mode : modes)
+        for (int ns : {8, 16, 32, 48, 64, 96, 128}) {
+          const result r = bench_one(mode, 32768, reps, ns, stream, copy);
+          const double gbps = r.bytes / (r.us_graph * 1e3);
+          std::printf("  %-5s n_split %3d: %8.2f us  %6.0f GB/s\n", mode_name(mode), ns, r.us_graph, gbps);
+        }
+    }
+    if (prefill) {
+      bench_prefill(512, 10, stream);
+      bench_prefill(4096, 5, stream);
+    }
+    ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
