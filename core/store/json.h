@@ -44,18 +44,18 @@ using Object = std::vector<Member>;  // insertion order kept; keys unique when p
 
 class Value {
 public:
-    Value() : v_(nullptr) {}
-    Value(std::nullptr_t) : v_(nullptr) {}
-    Value(bool b) : v_(b) {}
-    Value(int i) : v_(int64_t{i}) {}
-    Value(long i) : v_(int64_t{i}) {}
-    Value(long long i) : v_(int64_t{i}) {}
-    Value(double d) : v_(d) {}
-    Value(std::string s) : v_(std::move(s)) {}
-    Value(std::string_view s) : v_(std::string(s)) {}
-    Value(const char* s) : v_(std::string(s)) {}
-    Value(Array a) : v_(std::move(a)) {}
-    Value(Object o) : v_(std::move(o)) {}
+    Value();
+    Value(std::nullptr_t);
+    Value(bool b);
+    Value(int i);
+    Value(long i);
+    Value(long long i);
+    Value(double d);
+    Value(std::string s);
+    Value(std::string_view s);
+    Value(const char* s);
+    Value(Array a);
+    Value(Object o);
 
     Type type() const { return static_cast<Type>(v_.index()); }
     bool is_null() const { return type() == Type::null; }
@@ -92,6 +92,20 @@ struct Member {
     Value value;
     bool operator==(const Member& other) const = default;
 };
+
+// Defined here, where Member is complete (clang needs every variant alternative complete).
+inline Value::Value() : v_(nullptr) {}
+inline Value::Value(std::nullptr_t) : v_(nullptr) {}
+inline Value::Value(bool b) : v_(b) {}
+inline Value::Value(int i) : v_(int64_t{i}) {}
+inline Value::Value(long i) : v_(int64_t{i}) {}
+inline Value::Value(long long i) : v_(int64_t{i}) {}
+inline Value::Value(double d) : v_(d) {}
+inline Value::Value(std::string s) : v_(std::move(s)) {}
+inline Value::Value(std::string_view s) : v_(std::string(s)) {}
+inline Value::Value(const char* s) : v_(std::string(s)) {}
+inline Value::Value(Array a) : v_(std::move(a)) {}
+inline Value::Value(Object o) : v_(std::move(o)) {}
 
 struct ParseOptions {
     int max_depth = 64;  // arrays + objects open at once

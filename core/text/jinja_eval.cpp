@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <unordered_set>
+#include <vector>
 
 #include "core/text/jinja_ast.h"
 
@@ -143,6 +145,8 @@ class Interpreter {
     scopes_.push_back(std::move(root));
   }
 
+  ~Interpreter() { break_cycles(); }
+
   std::string run(const Node& root) {
     exec_body(root.body);
     return std::move(out_);
@@ -173,6 +177,51 @@ class Interpreter {
   }
 
  private:
+  // Containers the template changed after creating them (list.append/extend, namespace
+  // attributes). Only these can close a reference cycle ({% set _ = l.append(l) %}), which
+  // shared ownership alone would never free; break_cycles() empties each one that reaches
+  // itself when the render ends, successfully or not.
+  std::vector<Value> mutated_;
+
+  static const void* container_id(const Value& v) {
+    if (v.is_list()) return &v.list();
+    if (v.is_dict()) return &v.dict();
+    return nullptr;
+  }
+
+  static void push_children(const Value& v, std::vector<Value>& stack) {
+    if (v.is_list()) {
+      for (const Value& x : v.list()) stack.push_back(x);
+    } else if (v.is_dict()) {
+      for (const auto& kv : v.dict().items) stack.push_back(kv.second);
+    }
+  }
+
+  static bool reaches_itself(const Value& start) {
+    const void* target = container_id(start);
+    std::vector<Value> stack;
+    std::unordered_set<const void*> seen;
+    push_children(start, stack);
+    while (!stack.empty()) {
+      Value v = std::move(stack.back());
+      stack.pop_back();
+      const void* id = container_id(v);
+      if (id == nullptr) continue;
+      if (id == target) return true;
+      if (seen.insert(id).second) push_children(v, stack);
+    }
+    return false;
+  }
+
+  void break_cycles() {
+    for (const Value& c : mutated_) {
+      if (!reaches_itself(c)) continue;
+      if (c.is_list()) c.list().clear();
+      if (c.is_dict()) c.dict().items.clear();
+    }
+    mutated_.clear();
+  }
+
   enum class Flow { normal, break_, continue_ };
   using Scope = std::shared_ptr<ValueDict>;
 
@@ -237,6 +286,7 @@ class Interpreter {
             fail("cannot assign attribute '" + n.targets[1] + "' of '" + n.targets[0] + "': not a namespace()");
           }
           ns.dict().set(n.targets[1], std::move(v));
+          mutated_.push_back(ns);
         } else if (n.targets.size() == 1) {
           assign(n.targets[0], std::move(v));
         } else {
@@ -698,6 +748,7 @@ class Interpreter {
       if (name == "append") {
         step();
         obj.list().push_back(args.get(0, "x"));
+        mutated_.push_back(obj);
         return Value(nullptr);
       }
       if (name == "extend") {
@@ -705,6 +756,7 @@ class Interpreter {
           step();
           obj.list().push_back(v);
         }
+        mutated_.push_back(obj);
         return Value(nullptr);
       }
       if (name == "pop") {

@@ -77,7 +77,8 @@ QString sanitizeFileName(const QString& name, QString* why) {
   const QString last = parts.last();
   if (last.isEmpty() || last == QLatin1String(".")) return refuse(QStringLiteral("no file name"));
   if (last.startsWith(QLatin1Char('.'))) return refuse(QStringLiteral("hidden file"));
-  if (last.size() > 255) return refuse(QStringLiteral("too long"));
+  // Linux limits a name to 255 bytes (not characters); the download also needs room for ".part".
+  if (last.toUtf8().size() > 250) return refuse(QStringLiteral("too long (more than 250 bytes)"));
   return last;
 }
 
