@@ -1,17 +1,154 @@
-// The main window. Holds the pages; knows nothing of the engine beyond what view models expose.
+// The main window: sidebar (conversations, search), the chat, the memory meter. Knows nothing of
+// the engine beyond what the controllers it is given expose.
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Layouts
+import Alap
 
 ApplicationWindow {
     id: root
-    width: 1100
-    height: 720
-    minimumWidth: 640
-    minimumHeight: 420
+
+    required property ChatController chat
+    required property EngineController engine
+    required property AppSettings settings
+    required property MemoryMeter meter
+    required property ModelFileListModel modelFiles
+
+    width: 1280
+    height: 800
+    minimumWidth: 760
+    minimumHeight: 480
     visible: true
     title: "Alap"
 
-    WelcomePage {
+    function openModels() {
+        modelPicker.open();
+    }
+
+    Shortcut {
+        sequence: "Ctrl+N"
+        onActivated: {
+            root.chat.newConversation();
+            composer.focusInput();
+        }
+    }
+    Shortcut {
+        sequence: "Esc"
+        enabled: root.chat.generating
+        onActivated: root.chat.stop()
+    }
+    Shortcut {
+        sequence: "Ctrl+F"
+        onActivated: sidebar.focusSearch()
+    }
+    Shortcut {
+        sequence: "Ctrl+L"
+        onActivated: root.openModels()
+    }
+    Shortcut {
+        sequence: "Ctrl+,"
+        onActivated: settingsDialog.open()
+    }
+
+    header: ChatHeader {
+        chat: root.chat
+        engine: root.engine
+        onModelsRequested: root.openModels()
+        onSettingsRequested: settingsDialog.open()
+    }
+
+    RowLayout {
         anchors.fill: parent
+        spacing: 0
+
+        ConversationSidebar {
+            id: sidebar
+            Layout.preferredWidth: 260
+            Layout.fillHeight: true
+            chat: root.chat
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            HistoryBanner {
+                Layout.fillWidth: true
+                chat: root.chat
+            }
+
+            WelcomePage {
+                objectName: "welcomePage"
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                visible: !root.engine.modelLoaded && root.chat.messages.count === 0
+                modelsFolder: root.settings.modelsFolder
+                onModelsRequested: root.openModels()
+            }
+
+            ChatView {
+                objectName: "chatView"
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                visible: root.engine.modelLoaded || root.chat.messages.count > 0
+                chat: root.chat
+            }
+
+            Composer {
+                id: composer
+                Layout.fillWidth: true
+                chat: root.chat
+            }
+        }
+
+        MemoryPanel {
+            Layout.preferredWidth: 300
+            Layout.fillHeight: true
+            meter: root.meter
+            engine: root.engine
+        }
+    }
+
+    ModelPicker {
+        id: modelPicker
+        anchors.centerIn: parent
+        engine: root.engine
+        settings: root.settings
+        modelFiles: root.modelFiles
+    }
+
+    SettingsPage {
+        id: settingsDialog
+        anchors.centerIn: parent
+        chat: root.chat
+        settings: root.settings
+    }
+
+    Snackbar {
+        objectName: "undoSnackbar"
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 96
+        shown: root.chat.undoAvailable
+        text: root.chat.undoText
+        actionText: qsTr("Undo")
+        onActionTriggered: root.chat.undoDelete()
+    }
+
+    Snackbar {
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.top: parent.top
+        anchors.topMargin: 12
+        shown: root.chat.notice !== ""
+        text: root.chat.notice
+        actionText: qsTr("Close")
+        onActionTriggered: root.chat.clearNotice()
+        onShownChanged: if (shown) noticeTimer.restart()
+        Timer {
+            id: noticeTimer
+            interval: 5000
+            onTriggered: root.chat.clearNotice()
+        }
     }
 }

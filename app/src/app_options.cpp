@@ -17,8 +17,20 @@ bool parseAppOptions(const QStringList& arguments, AppOptions& options, int& exi
   QCommandLineOption quitAfterOption(QStringLiteral("quit-after"),
                                      QCoreApplication::translate("main", "Quit after this many milliseconds (for tests)."),
                                      QStringLiteral("ms"));
+  QCommandLineOption langOption(QStringLiteral("lang"),
+                                QCoreApplication::translate("main", "Interface language (bn or en)."),
+                                QStringLiteral("code"));
+  QCommandLineOption databaseOption(QStringLiteral("database"),
+                                    QCoreApplication::translate("main", "The history database file."),
+                                    QStringLiteral("file"));
+  QCommandLineOption modelOption(QStringLiteral("model"),
+                                 QCoreApplication::translate("main", "Load this GGUF model at start."),
+                                 QStringLiteral("file"));
   parser.addOption(versionOption);
   parser.addOption(quitAfterOption);
+  parser.addOption(langOption);
+  parser.addOption(databaseOption);
+  parser.addOption(modelOption);
   if (!parser.parse(arguments)) {
     QTextStream(stderr) << parser.errorText() << '\n';
     exitCode = 2;
@@ -43,6 +55,9 @@ bool parseAppOptions(const QStringList& arguments, AppOptions& options, int& exi
       return false;
     }
   }
+  options.language = parser.value(langOption);
+  options.databasePath = parser.value(databaseOption);
+  options.modelPath = parser.value(modelOption);
   return true;
 }
 

@@ -1,16 +1,25 @@
-// The alap executable: parses options, loads translations, creates the window. Thin by design;
-// everything it shows lives in alap_app so tests can build the same objects.
+// The alap executable: parses options, picks the language, builds the AppContext with the real
+// engine and the history database, and shows the window. Thin by design; everything it shows
+// lives in alap_app so tests build the same objects.
+#include <QDir>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QLocale>
 #include <QQmlApplicationEngine>
 #include <QQuickWindow>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QTextStream>
 #include <QTimer>
 #include <QTranslator>
 #include <QtQml/QQmlExtensionPlugin>
 
 #include "alap/version.h"
+#include "app_context.h"
 #include "app_options.h"
+#include "controllers/app_settings.h"
+#include "core/engine/engine.h"
+#include "engine/engine_controller.h"
 
 Q_IMPORT_QML_PLUGIN(AlapPlugin)
 
@@ -34,17 +43,29 @@ int main(int argc, char* argv[]) {
   QGuiApplication::setApplicationVersion(QStringLiteral(ALAP_VERSION_STRING));
   QGuiApplication::setDesktopFileName(QStringLiteral("org.alap.Alap"));
 
+  const QLocale locale = options.language.isEmpty() ? QLocale() : QLocale(options.language);
+  QLocale::setDefault(locale);
   QTranslator translator;
-  if (translator.load(QLocale(), QStringLiteral("alap"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
+  if (translator.load(locale, QStringLiteral("alap"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
     QCoreApplication::installTranslator(&translator);
   }
 
+  QString database = options.databasePath;
+  if (database.isEmpty()) {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    database = dir + QStringLiteral("/history.db");
+  }
+
+  QSettings settings;
+  alap::app::AppContext context(std::make_unique<alap::Engine>(), &settings, database, locale);
+
   QQmlApplicationEngine engine;
+  engine.addImportPath(QStringLiteral("qrc:/"));
   QObject::connect(
       &engine, &QQmlApplicationEngine::objectCreationFailed, &app, [] { QCoreApplication::exit(1); },
       Qt::QueuedConnection);
-  engine.load(QUrl(QStringLiteral("qrc:/Alap/qml/Main.qml")));
-  if (engine.rootObjects().isEmpty()) return 1;
+  if (!context.loadWindow(engine)) return 1;
 
   if (auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first())) {
     QObject::connect(window, &QQuickWindow::frameSwapped, &app, [window] {
@@ -55,6 +76,11 @@ int main(int argc, char* argv[]) {
       }
     });
   }
+
+  // Start usefully: the model named on the command line, else the last one, when it still exists.
+  const QString model = !options.modelPath.isEmpty() ? options.modelPath : context.settings()->lastModelPath();
+  if (!model.isEmpty() && QFileInfo::exists(model)) context.engine()->loadModel(model);
+
   if (options.quitAfterMs > 0) QTimer::singleShot(options.quitAfterMs, &app, &QCoreApplication::quit);
   return app.exec();
 }

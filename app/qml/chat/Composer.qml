@@ -1,0 +1,76 @@
+// The message field: Enter sends, Shift+Enter adds a line; Stop while an answer streams. Read-only
+// with a clear hint when no model is loaded.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Alap
+
+Pane {
+    id: root
+
+    required property ChatController chat
+
+    function focusInput() {
+        input.forceActiveFocus();
+    }
+
+    function submit() {
+        if (root.chat.send(input.text))
+            input.clear();
+    }
+
+    padding: 10
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 8
+
+        ScrollView {
+            Layout.fillWidth: true
+            Layout.preferredHeight: Math.min(Math.max(input.implicitHeight, 44), 180)
+            TextArea {
+                id: input
+                objectName: "composerInput"
+                focus: true
+                wrapMode: TextEdit.Wrap
+                placeholderText: root.chat.composerHint
+                readOnly: !root.chat.canSend && !root.chat.generating
+                Accessible.name: qsTr("Message")
+                Accessible.description: root.chat.composerHint
+                Keys.onReturnPressed: function(event) {
+                    if (event.modifiers & Qt.ShiftModifier) {
+                        event.accepted = false;
+                    } else {
+                        root.submit();
+                        event.accepted = true;
+                    }
+                }
+                Keys.onEnterPressed: function(event) {
+                    if (event.modifiers & Qt.ShiftModifier) {
+                        event.accepted = false;
+                    } else {
+                        root.submit();
+                        event.accepted = true;
+                    }
+                }
+            }
+        }
+
+        Button {
+            objectName: "sendButton"
+            visible: !root.chat.generating
+            enabled: root.chat.canSend && input.text.trim() !== ""
+            text: qsTr("Send")
+            highlighted: true
+            Accessible.name: qsTr("Send the message")
+            onClicked: root.submit()
+        }
+        Button {
+            objectName: "stopButton"
+            visible: root.chat.generating
+            text: qsTr("Stop")
+            Accessible.name: qsTr("Stop the answer (Esc)")
+            onClicked: root.chat.stop()
+        }
+    }
+}

@@ -1,0 +1,153 @@
+// Settings: the open conversation's system prompt, sampling, and what a model is loaded with
+// (context length, cache mode, threads, GPU layers). Values are validated and persisted by
+// AppSettings; load settings apply to the next model load.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Alap
+
+Dialog {
+    id: root
+
+    required property ChatController chat
+    required property AppSettings settings
+
+    title: qsTr("Settings")
+    modal: true
+    width: Math.min(parent ? parent.width - 80 : 640, 640)
+    height: Math.min(parent ? parent.height - 60 : 700, 720)
+    standardButtons: Dialog.Close
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: parent.width
+            spacing: 8
+
+            Label {
+                text: qsTr("System prompt for this chat")
+                font.bold: true
+            }
+            TextArea {
+                objectName: "systemPromptField"
+                Layout.fillWidth: true
+                Layout.preferredHeight: 80
+                wrapMode: TextEdit.Wrap
+                text: root.chat.systemPrompt
+                placeholderText: qsTr("For example: Answer briefly, in Bengali.")
+                Accessible.name: qsTr("System prompt")
+                onEditingFinished: root.chat.systemPrompt = text
+            }
+
+            Label {
+                Layout.topMargin: 8
+                text: qsTr("Sampling")
+                font.bold: true
+            }
+            SettingSlider {
+                label: qsTr("Temperature")
+                from: 0
+                to: 2
+                stepSize: 0.05
+                value: root.settings.temperature
+                onMoved: function(v) { root.settings.temperature = v }
+            }
+            SettingSlider {
+                label: qsTr("Top-k")
+                from: 0
+                to: 200
+                stepSize: 1
+                decimals: 0
+                value: root.settings.topK
+                onMoved: function(v) { root.settings.topK = Math.round(v) }
+            }
+            SettingSlider {
+                label: qsTr("Top-p")
+                from: 0
+                to: 1
+                stepSize: 0.01
+                value: root.settings.topP
+                onMoved: function(v) { root.settings.topP = v }
+            }
+            SettingSlider {
+                label: qsTr("Min-p")
+                from: 0
+                to: 1
+                stepSize: 0.01
+                value: root.settings.minP
+                onMoved: function(v) { root.settings.minP = v }
+            }
+            SettingSlider {
+                label: qsTr("Repeat penalty")
+                from: 1
+                to: 2
+                stepSize: 0.01
+                value: root.settings.repeatPenalty
+                onMoved: function(v) { root.settings.repeatPenalty = v }
+            }
+            SettingSlider {
+                label: qsTr("Longest answer (tokens)")
+                from: 16
+                to: 8192
+                stepSize: 16
+                decimals: 0
+                value: root.settings.maxTokens
+                onMoved: function(v) { root.settings.maxTokens = Math.round(v) }
+            }
+            Button {
+                text: qsTr("Reset sampling")
+                Accessible.name: qsTr("Reset the sampling settings")
+                onClicked: root.settings.resetSampling()
+            }
+
+            Label {
+                Layout.topMargin: 8
+                text: qsTr("Model loading (applies to the next load)")
+                font.bold: true
+            }
+            SettingSlider {
+                label: qsTr("Context length")
+                from: 256
+                to: 32768
+                stepSize: 256
+                decimals: 0
+                value: root.settings.contextLength
+                onMoved: function(v) { root.settings.contextLength = Math.round(v) }
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    text: qsTr("Cache mode")
+                }
+                ComboBox {
+                    objectName: "cacheModeBox"
+                    model: root.settings.cacheModes
+                    currentIndex: root.settings.cacheModeIndex
+                    Accessible.name: qsTr("Cache mode")
+                    onActivated: function(i) { root.settings.cacheMode = root.settings.cacheModes[i] }
+                }
+            }
+            SettingSlider {
+                label: qsTr("Threads (0: all cores)")
+                from: 0
+                to: 64
+                stepSize: 1
+                decimals: 0
+                value: root.settings.threads
+                onMoved: function(v) { root.settings.threads = Math.round(v) }
+            }
+            SettingSlider {
+                label: qsTr("GPU layers")
+                from: 0
+                to: 200
+                stepSize: 1
+                decimals: 0
+                value: root.settings.gpuLayers
+                onMoved: function(v) { root.settings.gpuLayers = Math.round(v) }
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+// AppSettings: QSettings-backed preferences with range checks.
+#include "controllers/app_settings.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSettings>
+#include <QUrl>
+#include <cmath>
+
+namespace alap::app {
+
+namespace {
+const alap::SamplerParams kDefaults;
+}
+
+AppSettings::AppSettings(QSettings* settings, QObject* parent) : QObject(parent), m_settings(settings) {}
+
+QVariant AppSettings::value(const char* key, const QVariant& fallback) const {
+  return m_settings->value(QLatin1String(key), fallback);
+}
+
+void AppSettings::store(const char* key, const QVariant& v) { m_settings->setValue(QLatin1String(key), v); }
+
+QString AppSettings::modelsFolder() const { return value("models/folder", QString()).toString(); }
+void AppSettings::setModelsFolder(const QString& folder) {
+  QString f = folder;
+  if (f.startsWith(QLatin1String("file://"))) f = QUrl(f).toLocalFile();
+  if (f == modelsFolder()) return;
+  store("models/folder", f);
+  emit modelsFolderChanged();
+}
+
+QString AppSettings::lastModelPath() const { return value("models/last", QString()).toString(); }
+void AppSettings::setLastModelPath(const QString& path) {
+  if (path == lastModelPath()) return;
+  store("models/last", path);
+  emit lastModelPathChanged();
+}
+
+double AppSettings::temperature() const { return value("sampling/temperature", double(kDefaults.temperature)).toDouble(); }
+void AppSettings::setTemperature(double v) {
+  v = std::isfinite(v) ? qBound(0.0, v, 2.0) : double(kDefaults.temperature);
+  if (qFuzzyCompare(v + 1, temperature() + 1)) return;
+  store("sampling/temperature", v);
+  emit samplingChanged();
+}
+
+int AppSettings::topK() const { return value("sampling/topK", kDefaults.top_k).toInt(); }
+void AppSettings::setTopK(int v) {
+  v = qBound(0, v, 1000);
+  if (v == topK()) return;
+  store("sampling/topK", v);
+  emit samplingChanged();
+}
+
+double AppSettings::topP() const { return value("sampling/topP", double(kDefaults.top_p)).toDouble(); }
+void AppSettings::setTopP(double v) {
+  v = std::isfinite(v) ? qBound(0.0, v, 1.0) : double(kDefaults.top_p);
+  if (qFuzzyCompare(v + 1, topP() + 1)) return;
+  store("sampling/topP", v);
+  emit samplingChanged();
+}
+
+double AppSettings::minP() const { return value("sampling/minP", double(kDefaults.min_p)).toDouble(); }
+void AppSettings::setMinP(double v) {
+  v = std::isfinite(v) ? qBound(0.0, v, 1.0) : double(kDefaults.min_p);
+  if (qFuzzyCompare(v + 1, minP() + 1)) return;
+  store("sampling/minP", v);
+  emit samplingChanged();
+}
+
+double AppSettings::repeatPenalty() const {
+  return value("sampling/repeatPenalty", double(kDefaults.repeat_penalty)).toDouble();
+}
+void AppSettings::setRepeatPenalty(double v) {
+  v = std::isfinite(v) ? qBound(1.0, v, 2.0) : 1.0;
+  if (qFuzzyCompare(v, repeatPenalty())) return;
+  store("sampling/repeatPenalty", v);
+  emit samplingChanged();
+}
+
+int AppSettings::maxTokens() const { return value("sampling/maxTokens", 1024).toInt(); }
+void AppSettings::setMaxTokens(int v) {
+  v = qBound(16, v, 32768);
+  if (v == maxTokens()) return;
+  store("sampling/maxTokens", v);
+  emit samplingChanged();
+}
+
+int AppSettings::contextLength() const { return value("load/contextLength", 4096).toInt(); }
+void AppSettings::setContextLength(int v) {
+  v = qBound(256, v, 262144);
+  if (v == contextLength()) return;
+  store("load/contextLength", v);
+  emit loadSettingsChanged();
+}
+
+QString AppSettings::cacheMode() const {
+  const QString mode = value("load/cacheMode", QStringLiteral("f16")).toString();
+  return alap::parse_cache_mode(mode.toStdString()) ? mode : QStringLiteral("f16");
+}
+void AppSettings::setCacheMode(const QString& mode) {
+  if (!alap::parse_cache_mode(mode.toStdString()) || mode == cacheMode()) return;
+  store("load/cacheMode", mode);
+  emit loadSettingsChanged();
+}
+
+int AppSettings::threads() const { return value("load/threads", 0).toInt(); }
+void AppSettings::setThreads(int v) {
+  v = qBound(0, v, 256);
+  if (v == threads()) return;
+  store("load/threads", v);
+  emit loadSettingsChanged();
+}
+
+int AppSettings::gpuLayers() const { return value("load/gpuLayers", 0).toInt(); }
+void AppSettings::setGpuLayers(int v) {
+  v = qBound(0, v, 1000);
+  if (v == gpuLayers()) return;
+  store("load/gpuLayers", v);
+  emit loadSettingsChanged();
+}
+
+QStringList AppSettings::cacheModes() const {
+  return {QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
+}
+
+void AppSettings::resetSampling() {
+  for (const char* key : {"sampling/temperature", "sampling/topK", "sampling/topP", "sampling/minP",
+                          "sampling/repeatPenalty", "sampling/maxTokens"})
+    m_settings->remove(QLatin1String(key));
+  emit samplingChanged();
+}
+
+alap::LoadParams AppSettings::loadParams() const {
+  alap::LoadParams p;
+  p.n_ctx = size_t(contextLength());
+  p.cache_mode = alap::parse_cache_mode(cacheMode().toStdString()).value_or(alap::CacheMode::f16);
+  p.n_threads = size_t(threads());
+  p.gpu_layers = gpuLayers();
+  return p;
+}
+
+alap::SamplerParams AppSettings::samplerParams() const {
+  alap::SamplerParams p;
+  p.temperature = float(temperature());
+  p.top_k = topK();
+  p.top_p = float(topP());
+  p.min_p = float(minP());
+  p.repeat_penalty = float(repeatPenalty());
+  return p;
+}
+
+QString AppSettings::settingsJson() const {
+  QJsonObject o;
+  o[QStringLiteral("temperature")] = temperature();
+  o[QStringLiteral("top_k")] = topK();
+  o[QStringLiteral("top_p")] = topP();
+  o[QStringLiteral("min_p")] = minP();
+  o[QStringLiteral("repeat_penalty")] = repeatPenalty();
+  o[QStringLiteral("n_ctx")] = contextLength();
+  o[QStringLiteral("cache_mode")] = cacheMode();
+  return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+}  // namespace alap::app

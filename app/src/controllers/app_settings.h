@@ -1,0 +1,88 @@
+// AppSettings: the persisted preferences (models folder, sampling, context, cache mode, threads,
+// GPU layers), validated and clamped here and stored in an injected QSettings. QML binds to the
+// properties; the engine and the chat read loadParams() and samplerParams(). Not per conversation:
+// the system prompt lives with the conversation in the history store.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QtQml/qqmlregistration.h>
+
+#include "core/engine/engine.h"
+
+class QSettings;
+
+namespace alap::app {
+
+class AppSettings : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("AppSettings is created by the application")
+
+  Q_PROPERTY(QString modelsFolder READ modelsFolder WRITE setModelsFolder NOTIFY modelsFolderChanged)
+  Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
+  Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY samplingChanged)
+  Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY samplingChanged)
+  Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY samplingChanged)
+  Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY samplingChanged)
+  Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY samplingChanged)
+  Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY samplingChanged)
+  Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY loadSettingsChanged)
+  Q_PROPERTY(QString cacheMode READ cacheMode WRITE setCacheMode NOTIFY loadSettingsChanged)
+  Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY loadSettingsChanged)
+  Q_PROPERTY(int gpuLayers READ gpuLayers WRITE setGpuLayers NOTIFY loadSettingsChanged)
+  Q_PROPERTY(QStringList cacheModes READ cacheModes CONSTANT)
+  Q_PROPERTY(int cacheModeIndex READ cacheModeIndex NOTIFY loadSettingsChanged)
+
+ public:
+  explicit AppSettings(QSettings* settings, QObject* parent = nullptr);
+
+  QString modelsFolder() const;
+  void setModelsFolder(const QString& folder);
+  QString lastModelPath() const;
+  void setLastModelPath(const QString& path);
+  double temperature() const;
+  void setTemperature(double value);
+  int topK() const;
+  void setTopK(int value);
+  double topP() const;
+  void setTopP(double value);
+  double minP() const;
+  void setMinP(double value);
+  double repeatPenalty() const;
+  void setRepeatPenalty(double value);
+  int maxTokens() const;
+  void setMaxTokens(int value);
+  int contextLength() const;
+  void setContextLength(int value);
+  QString cacheMode() const;
+  void setCacheMode(const QString& mode);
+  int threads() const;
+  void setThreads(int value);
+  int gpuLayers() const;
+  void setGpuLayers(int value);
+  QStringList cacheModes() const;
+  int cacheModeIndex() const { return int(cacheModes().indexOf(cacheMode())); }
+
+  Q_INVOKABLE void resetSampling();
+
+  alap::LoadParams loadParams() const;
+  alap::SamplerParams samplerParams() const;
+  // {"temperature":..,"top_k":..,...,"cache_mode":".."}: what produced an answer, for the store.
+  QString settingsJson() const;
+
+ signals:
+  void modelsFolderChanged();
+  void lastModelPathChanged();
+  void samplingChanged();
+  void loadSettingsChanged();
+
+ private:
+  QVariant value(const char* key, const QVariant& fallback) const;
+  void store(const char* key, const QVariant& value);
+
+  QSettings* m_settings;
+};
+
+}  // namespace alap::app

@@ -1,0 +1,468 @@
+// ChatController: every history write goes through StoreWorker::post; every engine call through
+// EngineController. The GUI thread only updates models in the completions.
+#include "controllers/chat_controller.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <array>
+#include <optional>
+#include <utility>
+
+#include "controllers/app_settings.h"
+#include "controllers/memory_meter.h"
+#include "engine/engine_controller.h"
+#include "store/store_worker.h"
+
+namespace alap::app {
+
+namespace st = alap::store;
+
+namespace {
+
+st::MessageStatus statusOf(const QString& s) {
+  return st::parse_message_status(s.toStdString()).value_or(st::MessageStatus::complete);
+}
+
+st::NewMessage userMessage(const std::string& content) {
+  st::NewMessage m;
+  m.role = "user";
+  m.content = content;
+  return m;
+}
+
+// The empty answer row an answer streams into; it ends complete, stopped or error.
+st::NewMessage answerPlaceholder(const std::string& model, const std::string& settings) {
+  st::NewMessage m;
+  m.role = "assistant";
+  m.status = st::MessageStatus::streaming;
+  m.model = model;
+  m.settings_json = settings;
+  return m;
+}
+
+QString titleFrom(const QString& text) {
+  QString line = text.section(QLatin1Char('\n'), 0, 0).simplified();
+  if (line.size() > 48) line = line.left(47) + QChar(0x2026);
+  return line;
+}
+
+}  // namespace
+
+ChatController::ChatController(EngineController* engine, StoreWorker* store, AppSettings* settings, MemoryMeter* meter,
+                               CopyFunction copy, QObject* parent)
+    : QObject(parent), m_engine(engine), m_store(store), m_settings(settings), m_meter(meter), m_copy(std::move(copy)) {
+  connect(m_engine, &EngineController::statusChanged, this, &ChatController::canSendChanged);
+  connect(m_engine, &EngineController::tokensReady, this, &ChatController::onTokens);
+  connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
+  connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
+
+  connect(m_store, &StoreWorker::opened, this, [this](bool readOnly, const QString& message) {
+    m_readOnly = readOnly;
+    m_historyMessage = message;
+    emit historyStateChanged();
+    emit canSendChanged();
+    if (!readOnly) {
+      // Conversations deleted more than a week ago are gone for good.
+      const qint64 before = QDateTime::currentMSecsSinceEpoch() - qint64(7) * 24 * 3600 * 1000;
+      m_store->post([before](st::Store& s) { s.purge_deleted_before(before); });
+    }
+    refreshConversations();
+  });
+  connect(m_store, &StoreWorker::failed, this, [this](const QString& message) {
+    if (m_sendPending) {
+      m_sendPending = false;
+      emit canSendChanged();
+    }
+    setNotice(tr("The history could not be saved: %1").arg(message));
+  });
+  connect(m_store, &StoreWorker::backedUp, this,
+          [this](const QString& path) { setNotice(tr("A copy of the history was saved to %1").arg(path)); });
+
+  m_checkpoint.setInterval(kCheckpointMs);
+  connect(&m_checkpoint, &QTimer::timeout, this, [this] {
+    if (m_genMessageId == 0 || m_readOnly) return;
+    const qint64 id = m_genMessageId;
+    const std::string text = m_genText.toStdString();
+    m_store->post([id, text](st::Store& s) { s.update_message(id, text, st::MessageStatus::streaming); });
+  });
+  m_searchTimer.setSingleShot(true);
+  m_searchTimer.setInterval(kSearchDelayMs);
+  connect(&m_searchTimer, &QTimer::timeout, this, &ChatController::runSearch);
+  m_undoTimer.setSingleShot(true);
+  m_undoTimer.setInterval(kUndoMs);
+  connect(&m_undoTimer, &QTimer::timeout, this, [this] {
+    m_undoId = 0;
+    m_undoText.clear();
+    emit undoChanged();
+  });
+}
+
+QString ChatController::currentTitle() const {
+  if (m_currentId == 0) return tr("New chat");
+  const QString t = m_conversations.titleOf(m_currentId);
+  return t.isEmpty() ? tr("Untitled chat") : t;
+}
+
+void ChatController::setSystemPrompt(const QString& prompt) {
+  if (prompt == m_systemPrompt) return;
+  m_systemPrompt = prompt;
+  emit systemPromptChanged();
+  if (m_currentId != 0 && !m_readOnly) {
+    const qint64 id = m_currentId;
+    const std::string p = prompt.toStdString();
+    m_store->post([id, p](st::Store& s) { s.set_system_prompt(id, p); });
+  }
+}
+
+bool ChatController::canSend() const {
+  return m_engine->modelLoaded() && m_genJob == 0 && !m_sendPending && !m_readOnly;
+}
+
+QString ChatController::composerHint() const {
+  if (m_readOnly) return tr("The history is read-only, so new messages cannot be saved.");
+  if (m_engine->status() == EngineController::Loading) return tr("Loading the model…");
+  if (!m_engine->modelLoaded()) return tr("Load a model to start chatting: choose one under Models.");
+  if (m_genJob != 0 || m_sendPending) return tr("Answering… press Esc to stop.");
+  return tr("Message Alap (Enter sends, Shift+Enter adds a line)");
+}
+
+bool ChatController::canRegenerate() const {
+  const int n = m_messages.count();
+  return canSend() && n >= 2 && m_messages.at(n - 1).role == QLatin1String("assistant") &&
+         m_messages.at(n - 1).id != 0 && m_messages.at(n - 2).role == QLatin1String("user") &&
+         m_messages.at(n - 2).id != 0;
+}
+
+void ChatController::setSearchQuery(const QString& query) {
+  if (query == m_searchQuery) return;
+  m_searchQuery = query;
+  emit searchQueryChanged();
+  m_searchTimer.start();
+}
+
+void ChatController::refreshConversations() {
+  m_store->post([](st::Store& s) { return s.list_conversations(); }, this,
+                [this](std::vector<st::Conversation> rows) {
+                  m_conversations.setConversations(std::move(rows));
+                  emit currentConversationChanged();
+                });
+}
+
+void ChatController::setCurrent(qint64 id, const QString& systemPrompt) {
+  m_currentId = id;
+  m_systemPrompt = systemPrompt;
+  emit currentConversationChanged();
+  emit systemPromptChanged();
+  emit canSendChanged();
+}
+
+void ChatController::newConversation() {
+  if (m_sendPending) return;
+  setCurrent(0, QString());
+  m_messages.clear();
+  emit canSendChanged();
+}
+
+void ChatController::selectConversation(qint64 id) {
+  if (id == m_currentId || m_sendPending) return;
+  loadMessages(id);
+}
+
+void ChatController::loadMessages(qint64 id, qint64 scrollToMessageId) {
+  m_store->post(
+      [id](st::Store& s) { return std::make_pair(s.get_conversation(id), s.list_messages(id)); }, this,
+      [this, id, scrollToMessageId](std::pair<std::optional<st::Conversation>, std::vector<st::Message>> r) {
+        if (!r.first) return;
+        setCurrent(id, QString::fromStdString(r.first->system_prompt));
+        m_messages.setMessages(r.second);
+        for (int row = 0; row < m_messages.count(); ++row) {
+          const MessageRow& m = m_messages.at(row);
+          if (m.status != QLatin1String("streaming")) continue;
+          if (m.id == m_genMessageId) {
+            m_messages.setContent(row, m_genText);
+          } else {
+            // Left streaming by a crash: what was saved is kept, marked stopped.
+            m_messages.setStatus(row, QStringLiteral("stopped"));
+            if (!m_readOnly) {
+              const qint64 mid = m.id;
+              const std::string content = m.content.toStdString();
+              m_store->post([mid, content](st::Store& s) { s.update_message(mid, content, st::MessageStatus::stopped); });
+            }
+          }
+        }
+        emit canSendChanged();
+        const int row = scrollToMessageId ? m_messages.rowOfId(scrollToMessageId) : m_messages.count() - 1;
+        if (row >= 0) emit scrollToRow(row);
+      });
+}
+
+bool ChatController::send(const QString& text) {
+  const QString t = text.trimmed();
+  if (t.isEmpty() || !canSend()) return false;
+  m_sendPending = true;
+  emit canSendChanged();
+
+  const qint64 conversation = m_currentId;
+  const std::string title = titleFrom(t).toStdString();
+  const std::string system = m_systemPrompt.toStdString();
+  const std::string model = m_engine->modelPath().toStdString();
+  const std::string modelName = m_engine->modelName().toStdString();
+  const std::string settings = m_settings->settingsJson().toStdString();
+  const std::string content = t.toStdString();
+
+  const int userRow = m_messages.append({0, QStringLiteral("user"), t, QStringLiteral("complete"), {}, {}, {}});
+  const int answerRow = m_messages.append({0, QStringLiteral("assistant"), {}, QStringLiteral("streaming"), {}, {}, {}});
+  emit scrollToRow(answerRow);
+
+  m_store->post(
+      [=](st::Store& s) {
+        const st::Id c = conversation != 0 ? conversation : s.create_conversation(title, system, model, settings);
+        const st::Id u = s.append_message(c, userMessage(content));  // committed first
+        const st::Id a = s.append_message(c, answerPlaceholder(modelName, settings));
+        return std::array<st::Id, 3>{c, u, a};
+      },
+      this, [this, conversation, userRow, answerRow](std::array<st::Id, 3> ids) {
+        if (conversation == 0 && m_currentId == 0) setCurrent(ids[0], m_systemPrompt);
+        if (m_currentId == ids[0]) {
+          m_messages.setId(userRow, ids[1]);
+          m_messages.setId(answerRow, ids[2]);
+        }
+        refreshConversations();
+        startAnswer(ids[0], ids[2]);
+      });
+  return true;
+}
+
+void ChatController::startAnswer(qint64 conversationId, qint64 assistantId) {
+  alap::GenerateRequest request;
+  for (int row = 0; row < m_messages.count(); ++row) {
+    const MessageRow& m = m_messages.at(row);
+    if (m.id == assistantId) break;
+    if (m.status == QLatin1String("error") || m.content.isEmpty()) continue;
+    request.messages.push_back({m.role.toStdString(), m.content.toStdString(), {}});
+  }
+  request.system_prompt = m_systemPrompt.toStdString();
+  request.sampling = m_settings->samplerParams();
+  request.sampling.seed = QRandomGenerator::system()->generate64();
+  request.max_tokens = m_settings->maxTokens();
+
+  m_genConversationId = conversationId;
+  m_genMessageId = assistantId;
+  m_genText.clear();
+  m_meter->resetPlot();
+  m_genJob = m_engine->generate(request);
+  if (m_stopRequested) m_engine->stop();  // Esc came while the user's message was being saved
+  m_stopRequested = false;
+  m_sendPending = false;
+  m_checkpoint.start();
+  emit generatingChanged();
+  emit canSendChanged();
+}
+
+int ChatController::streamingRow() const {
+  if (m_currentId != m_genConversationId || m_genMessageId == 0) return -1;
+  return m_messages.rowOfId(m_genMessageId);
+}
+
+void ChatController::onTokens(quint64 job, const QString& text, const QList<MemorySample>& samples) {
+  if (job != m_genJob) return;
+  m_genText += text;
+  m_messages.appendText(streamingRow(), text);
+  m_meter->addSamples(samples);
+}
+
+void ChatController::onFinished(quint64 job, const QString& text, const AnswerStats& stats) {
+  if (job != m_genJob) return;
+  m_genText = text;
+  QJsonObject o;
+  o[QStringLiteral("tokens")] = stats.generatedTokens;
+  o[QStringLiteral("prompt_tokens")] = stats.promptTokens;
+  o[QStringLiteral("tokens_per_s")] = stats.tokensPerSecond;
+  o[QStringLiteral("ttft_ms")] = stats.timeToFirstTokenMs;
+  o[QStringLiteral("total_ms")] = stats.totalMs;
+  o[QStringLiteral("cache_mode")] = stats.cacheMode;
+  o[QStringLiteral("stop_reason")] = stats.stopReason;
+  m_meter->setContextUse(stats.promptTokens + stats.generatedTokens, 0);
+  if (!stats.message.isEmpty()) setNotice(stats.message);
+  const QString status = stats.stopReason == QLatin1String("cancelled") ? QStringLiteral("stopped") : QStringLiteral("complete");
+  commitAnswer(status, QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)), {});
+}
+
+void ChatController::onFailed(quint64 job, const QString& message, const QString& partial) {
+  if (job != m_genJob) return;
+  m_genText = partial;
+  QJsonObject o;
+  o[QStringLiteral("error")] = message;
+  commitAnswer(QStringLiteral("error"), QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)), message);
+}
+
+void ChatController::commitAnswer(const QString& status, const QString& statsJson, const QString& errorText) {
+  const qint64 id = m_genMessageId;
+  const std::string content = m_genText.toStdString();
+  const std::string stats = statsJson.toStdString();
+  const int row = streamingRow();
+  if (row >= 0) {
+    m_messages.setContent(row, m_genText);
+    m_messages.setStatus(row, status, MessageListModel::formatStats(statsJson), errorText);
+  }
+  m_checkpoint.stop();
+  m_genJob = 0;
+  m_genMessageId = 0;
+  m_genConversationId = 0;
+  m_genText.clear();
+  emit generatingChanged();
+  emit canSendChanged();
+  if (m_readOnly) return;
+  const st::MessageStatus s = statusOf(status);
+  m_store->post(
+      [id, content, stats, s](st::Store& store) {
+        store.update_message(id, content, s);
+        store.set_message_stats(id, stats);
+      },
+      this, [this, id, status] {
+        emit answerCommitted(id, status);
+        refreshConversations();
+      });
+}
+
+void ChatController::stop() {
+  if (m_sendPending) m_stopRequested = true;
+  if (m_genJob != 0) m_engine->stop();
+}
+
+void ChatController::regenerate() {
+  if (!canRegenerate()) return;
+  const int answerRow = m_messages.count() - 1;
+  const int userRow = answerRow - 1;
+  const qint64 userId = m_messages.at(userRow).id;
+  const qint64 conversation = m_currentId;
+  const std::string modelName = m_engine->modelName().toStdString();
+  const std::string settings = m_settings->settingsJson().toStdString();
+  m_sendPending = true;
+  emit canSendChanged();
+  m_messages.truncateAfter(userRow);
+  const int newRow = m_messages.append({0, QStringLiteral("assistant"), {}, QStringLiteral("streaming"), {}, {}, {}});
+  m_store->post(
+      [=](st::Store& s) {
+        s.delete_messages_after(userId);
+        return s.append_message(conversation, answerPlaceholder(modelName, settings));
+      },
+      this, [this, conversation, newRow](st::Id answerId) {
+        if (m_currentId == conversation) m_messages.setId(newRow, answerId);
+        startAnswer(conversation, answerId);
+      });
+}
+
+bool ChatController::editAndResend(int row, const QString& text) {
+  const QString t = text.trimmed();
+  if (t.isEmpty() || !canSend() || row < 0 || row >= m_messages.count()) return false;
+  const MessageRow& m = m_messages.at(row);
+  if (m.role != QLatin1String("user") || m.id == 0) return false;
+  const qint64 userId = m.id;
+  const qint64 conversation = m_currentId;
+  const std::string content = t.toStdString();
+  const std::string modelName = m_engine->modelName().toStdString();
+  const std::string settings = m_settings->settingsJson().toStdString();
+  m_sendPending = true;
+  emit canSendChanged();
+  m_messages.setContent(row, t);
+  m_messages.truncateAfter(row);
+  const int newRow = m_messages.append({0, QStringLiteral("assistant"), {}, QStringLiteral("streaming"), {}, {}, {}});
+  m_store->post(
+      [=](st::Store& s) {
+        s.update_message(userId, content, st::MessageStatus::complete);
+        s.delete_messages_after(userId);
+        return s.append_message(conversation, answerPlaceholder(modelName, settings));
+      },
+      this, [this, conversation, newRow](st::Id answerId) {
+        if (m_currentId == conversation) m_messages.setId(newRow, answerId);
+        startAnswer(conversation, answerId);
+      });
+  return true;
+}
+
+void ChatController::copyMessage(int row) {
+  if (row >= 0 && row < m_messages.count()) copyText(m_messages.at(row).content);
+}
+
+void ChatController::copyText(const QString& text) {
+  if (m_copy) m_copy(text);
+  setNotice(tr("Copied"));
+}
+
+void ChatController::renameConversation(qint64 id, const QString& title) {
+  const QString t = title.simplified();
+  if (t.isEmpty() || m_readOnly) return;
+  const std::string s8 = t.toStdString();
+  m_store->post([id, s8](st::Store& s) { s.rename_conversation(id, s8); }, this, [this] { refreshConversations(); });
+}
+
+void ChatController::setPinned(qint64 id, bool pinned) {
+  if (m_readOnly) return;
+  m_store->post([id, pinned](st::Store& s) { s.set_pinned(id, pinned); }, this, [this] { refreshConversations(); });
+}
+
+void ChatController::deleteConversation(qint64 id) {
+  if (m_readOnly || id == 0) return;
+  if (m_genJob != 0 && m_genConversationId == id) stop();
+  const QString title = m_conversations.titleOf(id);
+  m_store->post([id](st::Store& s) { s.soft_delete_conversation(id); }, this, [this, id, title] {
+    m_undoId = id;
+    m_undoText = tr("Deleted “%1”").arg(title);
+    m_undoTimer.start();
+    emit undoChanged();
+    if (m_currentId == id) newConversation();
+    refreshConversations();
+    runSearch();
+  });
+}
+
+void ChatController::undoDelete() {
+  if (m_undoId == 0) return;
+  const qint64 id = m_undoId;
+  m_undoId = 0;
+  m_undoText.clear();
+  m_undoTimer.stop();
+  emit undoChanged();
+  m_store->post([id](st::Store& s) { s.restore_conversation(id); }, this, [this] {
+    refreshConversations();
+    runSearch();
+  });
+}
+
+void ChatController::openSearchHit(qint64 conversationId, qint64 messageId) {
+  if (m_sendPending) return;
+  loadMessages(conversationId, messageId);
+}
+
+void ChatController::runSearch() {
+  const quint64 generation = ++m_searchGeneration;
+  const std::string query = m_searchQuery.trimmed().toStdString();
+  if (query.empty()) {
+    m_searchResults.setHits({});
+    return;
+  }
+  m_store->post(
+      [query](st::Store& s) {
+        st::SearchOptions options;
+        options.open_mark = SearchResultModel::kOpenMark;
+        options.close_mark = SearchResultModel::kCloseMark;
+        return s.search(query, options);
+      },
+      this, [this, generation](std::vector<st::SearchHit> hits) {
+        if (generation == m_searchGeneration) m_searchResults.setHits(std::move(hits));
+      });
+}
+
+void ChatController::backupHistory() { m_store->backup(); }
+
+void ChatController::setNotice(const QString& text) {
+  m_notice = text;
+  emit noticeChanged();
+}
+
+void ChatController::clearNotice() { setNotice({}); }
+
+}  // namespace alap::app
