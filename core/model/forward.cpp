@@ -1,6 +1,7 @@
 // The run-time forward pass: the math of forward_ref.cpp, with matmuls through kernels::matmul
-// split over the thread pool, attention parallel over (token, head) with int8 scores for packed
-// K, a RoPE table per batch, and scratch held across calls so decode allocates nothing.
+// split over the thread pool (activations quantised once per matmul group), attention parallel
+// over (token, head) through the kernels' score and V loops (int8 dot4 scores for packed K), a
+// RoPE table per batch, and scratch held across calls so decode allocates nothing.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "alap/kernels/fp16.h"
+#include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "core/model/forward.h"
 
@@ -31,24 +32,62 @@ namespace {
 // One matrix product of a fused group: y [n][ldy] = W·x for W's rows.
 struct MatJob {
   const kernels::WeightView& w;
-  const float* x;
   float* y;
   size_t ldy;
 };
 
-// Runs several matmuls over the same tokens as one parallel_for over their concatenated rows.
-void matmuls(ThreadPool& pool, std::initializer_list<MatJob> jobs, size_t n_tok) {
+// The int8 blocks of one activation matrix, quantised once per matmul group and shared by every
+// thread and every matrix of the group (kernels::quantize_activations).
+struct ActScratch {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> s, s4;
+  void reserve(size_t n_tok, size_t n_cols) {
+    q.resize(std::max(q.size(), n_tok * n_cols));
+    d.resize(std::max(d.size(), n_tok * n_cols / 32));
+    s.resize(std::max(s.size(), n_tok * n_cols / 32));
+    s4.resize(std::max(s4.size(), n_tok * n_cols / 4));
+  }
+};
+
+// Runs several matmuls over the same activations x [n_tok][n_cols] as one parallel_for over their
+// concatenated rows. x is quantised first (tokens split over the pool) when a weight type of the
+// group multiplies int8 activations.
+void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
   size_t total = 0;
-  for (const MatJob& j : jobs) total += j.w.n_rows;
-  auto body = [&](size_t begin, size_t end) {
+  bool int8_acts = false;
+  const size_t n_cols = jobs.begin()->w.n_cols;
+  for (const MatJob& j : jobs) {
+    total += j.w.n_rows;
+    int8_acts = int8_acts || kernels::dtype_info(static_cast<uint32_t>(j.w.type))->block_elems != 1;
+  }
+  kernels::QuantizedActs a{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
+  if (int8_acts && n_cols % 32 == 0) {
+    const size_t nb = n_cols / 32;
+    auto quantise = [&](size_t begin, size_t end, size_t) {
+      kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
+                                    act.d.data() + begin * nb, act.s.data() + begin * nb,
+                                    act.s4.data() + begin * n_cols / 4);
+    };
+    if (n_tok > 1) {
+      pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
+    } else {
+      quantise(0, 1, 0);
+    }
+    a = kernels::QuantizedActs{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
+  }
+  auto body = [&](size_t begin, size_t end, size_t) {
     size_t off = 0;
     for (const MatJob& j : jobs) {
       const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
-      if (lo < hi) kernels::matmul(j.w, j.x, n_tok, j.y, j.ldy, lo - off, hi - off);
+      if (lo < hi) kernels::matmul(j.w, a, j.y, j.ldy, lo - off, hi - off);
       off += j.w.n_rows;
     }
   };
-  pool.parallel_for(total, std::ref(body));  // std::ref: the std::function holds no heap copy
+  // Chunks, not one range per thread: on a busy machine a worker the OS has not scheduled yet
+  // leaves its rows to the threads that run (each row's result is the same whoever computes it).
+  const size_t grain = std::max<size_t>(64, (total / (8 * pool.n_threads()) + 3) / 4 * 4);
+  pool.parallel_for_chunked(total, grain, std::ref(body));  // std::ref: no heap copy of the closure
 }
 
 // out = w ⊙ x / sqrt(mean(x²) + eps); sum of squares in double. out may alias x.
@@ -70,26 +109,6 @@ void rope_apply(float* v, const float* cs, const float* sn, size_t half, RopeTyp
   }
 }
 
-// fp16 → f32 for all 65536 bit patterns (256 KiB, filled once with kernels::fp16_to_f32): the
-// f16 cache's K/V rows are read through it. Against converting each row with fp16_to_f32_row
-// first (alap-eval-30m, 1 thread, loaded 2-core Xeon): prefill 256 tokens 398 → 667 tok/s,
-// decode 332 → 455 tok/s.
-const float* fp16_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) t[h] = kernels::fp16_to_f32(static_cast<uint16_t>(h));
-    return t;
-  }();
-  return table.data();
-}
-
-// Σ a[i]·fp16(b[i])
-float dot_f16(const float* a, const uint16_t* b, size_t n, const float* tab) {
-  float acc = 0.0f;
-  for (size_t i = 0; i < n; ++i) acc += a[i] * tab[b[i]];
-  return acc;
-}
-
 }  // namespace
 
 struct Forward::Impl {
@@ -109,6 +128,7 @@ struct Forward::Impl {
   std::vector<float> rope_cos; // [B][n_rot/2]
   std::vector<float> rope_sin; // [B][n_rot/2]
   std::vector<float> logits;   // [n_out][V]
+  ActScratch act;              // int8 blocks of the activations of one matmul group [B][max(E, F, H·Dv)]
   // Per-thread attention scratch (grown to the pool size and cache capacity on first use).
   struct ThreadScratch {
     std::vector<float> scores;  // [capacity]
@@ -157,6 +177,7 @@ Forward::Forward(const Model& model, size_t max_batch) : impl_(std::make_unique<
     s.inv_freq[i] = hp.rope_freq_scale * std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * double(i) / hp.n_rot) / f;
   }
   s.logits.resize(static_cast<size_t>(hp.n_vocab));
+  s.act.reserve(B, std::max({E, F, H * Dv}));
 }
 
 Forward::~Forward() = default;
@@ -172,6 +193,7 @@ size_t Forward::scratch_bytes() const {
                           &s.rope_sin, &s.logits}) {
     b += vec->capacity() * sizeof(float);
   }
+  b += s.act.q.capacity() + (s.act.d.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4;
   for (const auto& ts : s.threads) {
     b += ts.scores.capacity() * sizeof(float) + ts.qq.capacity() +
          ts.qd.capacity() * sizeof(uint16_t);
@@ -236,8 +258,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   for (size_t l = 0; l < static_cast<size_t>(hp.n_layer); ++l) {
     const LayerWeights& L = w.layers[l];
     for (size_t t = 0; t < n; ++t) rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]);
-    matmuls(pool, {{L.wq, a.data(), q.data(), H * Dk}, {L.wk, a.data(), k.data(), Hk * Dk}, {L.wv, a.data(), v.data(), Hk * Dv}},
-            n);
+    matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
     for (size_t t = 0; t < n; ++t) {
       float* qt = &q[t * H * Dk];
       float* kt = &k[t * Hk * Dk];
@@ -262,7 +283,6 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     auto attention = [&](size_t begin, size_t end, size_t thread) {
       ThreadScratch& ts = threads[thread];
       float* scores = ts.scores.data();
-      const float* tab = fp16_table();
       for (size_t item = begin; item < end; ++item) {
         const size_t t = item / H, h = item % H, g = h / gqa, n_keys = pos0 + t + 1;
         const float* qh = &q[(t * H + h) * Dk];
@@ -270,51 +290,28 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
           kernels::k8_quantize(qh, Dk, ts.qq.data(), ts.qd.data());
           kernels::k8_scores(ts.qq.data(), ts.qd.data(), cache.k_q8(l, g), cache.k_scales(l, g), Dk, n_keys, scale, scores);
         } else {
-          const uint16_t* kh = cache.k_f16(l, g);
-          for (size_t j = 0; j < n_keys; ++j) scores[j] = dot_f16(qh, kh + j * Dk, Dk, tab) * scale;
+          kernels::f16_scores(qh, cache.k_f16(l, g), Dk, n_keys, scale, scores);
         }
-        float mx = scores[0];
-        for (size_t j = 1; j < n_keys; ++j) mx = std::max(mx, scores[j]);
-        float sum = 0.0f;
-        for (size_t j = 0; j < n_keys; ++j) {
-          scores[j] = std::exp(scores[j] - mx);
-          sum += scores[j];
-        }
-        const float inv_sum = 1.0f / sum;
+        kernels::softmax(scores, n_keys);
         float* oh = &o[(t * H + h) * Dv];
         std::fill(oh, oh + Dv, 0.0f);
         if (cache.v_packed()) {
-          const size_t blk = cache.block_v(), nb = Dv / blk;
-          const int8_t* vq = cache.v_q8(l, g);
-          const uint16_t* vd = cache.v_scales(l, g);
-          for (size_t j = 0; j < n_keys; ++j) {
-            const float alpha = scores[j] * inv_sum;
-            const int8_t* vj = vq + j * Dv;
-            for (size_t b = 0; b < nb; ++b) {
-              const float coef = alpha * tab[vd[j * nb + b]];
-              for (size_t i = b * blk; i < (b + 1) * blk; ++i) oh[i] += coef * static_cast<float>(vj[i]);
-            }
-          }
+          kernels::k8_accum_v(scores, cache.v_q8(l, g), cache.v_scales(l, g), Dv, cache.block_v(), n_keys, oh);
         } else {
-          const uint16_t* vh = cache.v_f16(l, g);
-          for (size_t j = 0; j < n_keys; ++j) {
-            const float alpha = scores[j] * inv_sum;
-            const uint16_t* vj = vh + j * Dv;
-            for (size_t i = 0; i < Dv; ++i) oh[i] += alpha * tab[vj[i]];
-          }
+          kernels::f16_accum_v(scores, cache.v_f16(l, g), Dv, n_keys, oh);
         }
       }
     };
-    pool.parallel_for_indexed(n * H, std::ref(attention));  // no heap copy of the closure per layer
+    pool.parallel_for_chunked(n * H, std::max<size_t>(1, n * H / (4 * pool.n_threads())), std::ref(attention));
 
-    matmuls(pool, {{L.wo, o.data(), proj.data(), E}}, n);
+    matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
     for (size_t t = 0; t < n; ++t) {
       for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
     }
     for (size_t t = 0; t < n; ++t) rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
-    matmuls(pool, {{L.w_gate, a.data(), gate.data(), F}, {L.w_up, a.data(), up.data(), F}}, n);
+    matmuls(pool, act, a.data(), {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}}, n);
     for (size_t i = 0; i < n * F; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    matmuls(pool, {{L.w_down, gate.data(), proj.data(), E}}, n);
+    matmuls(pool, act, gate.data(), {{L.w_down, proj.data(), E}}, n);
     for (size_t i = 0; i < n * E; ++i) x[i] += proj[i];
   }
   cache.set_n_tokens(pos0 + n);
@@ -323,7 +320,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   // Output head for the asked-for tokens: z [n_out][E] (in a), logits [n_out][V].
   const size_t first = all_logits ? 0 : n - 1, n_out = n - first;
   for (size_t t = 0; t < n_out; ++t) rmsnorm(&x[(first + t) * E], w.output_norm.data(), E, eps, &a[t * E]);
-  matmuls(pool, {{w.output, a.data(), logits_out, V}}, n_out);
+  matmuls(pool, act, a.data(), {{w.output, logits_out, V}}, n_out);
   if (!w.output_bias.empty()) {
     for (size_t t = 0; t < n_out; ++t) {
       for (size_t i = 0; i < V; ++i) logits_out[t * V + i] += w.output_bias[i];

@@ -1,5 +1,6 @@
 // A fixed pool of worker threads for the forward pass: parallel_for splits [0, n) into one
-// contiguous range per thread, the calling thread runs the first range. Not a task queue.
+// contiguous range per thread, the calling thread runs the first range; parallel_for_chunked
+// hands out chunks to whichever thread is free. Not a task queue.
 //
 //   alap::ThreadPool pool(4);                      // 4 threads in all: the caller + 3 workers
 //   pool.parallel_for(n_rows, [&](size_t begin, size_t end) { /* rows [begin, end) */ });
@@ -32,10 +33,23 @@ class ThreadPool {
   // so fn can use per-thread scratch without locking.
   void parallel_for_indexed(size_t n, const std::function<void(size_t begin, size_t end, size_t thread)>& fn);
 
+  // Dynamic split: [0, n) in chunks of `grain` (>= 1) claimed by whichever thread is free first,
+  // the caller included, so a worker the OS has not scheduled (a busy machine) does not hold the
+  // call up: the caller waits only for workers that took part. fn may run several chunks on one
+  // thread; `thread` (< n_threads()) names the running thread, for per-thread scratch. Use it when
+  // the result does not depend on which thread runs which chunk.
+  void parallel_for_chunked(size_t n, size_t grain,
+                            const std::function<void(size_t begin, size_t end, size_t thread)>& fn);
+
  private:
   struct Impl;
   size_t n_threads_ = 1;
   std::unique_ptr<Impl> impl_;
 };
+
+// This machine's memory read bandwidth in GB/s (1e9 bytes) with n_threads threads (0 = all),
+// measured now (kernels::measure_read_bandwidth: best of a few passes over 512 MiB). For
+// benchmarks that print the decode floor beside the measured decode time (alap-cli bench).
+double measure_read_bandwidth_gbps(size_t n_threads = 0);
 
 }  // namespace alap

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "alap/kernels/attn.h"
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/quant.h"
@@ -17,17 +18,30 @@ namespace alap::kernels {
 // One ISA variant. A variant that does not accelerate a type forwards to the scalar twin.
 struct CpuVariant {
   const char* name;
-  void (*matmul)(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+  void (*matmul)(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                  size_t row_end);
+  void (*quantize_acts)(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
   float (*k8_dot)(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
   void (*k8_scores)(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                     size_t n, float scale, float* scores);
+  void (*f16_scores)(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
+  void (*f16_accum_v)(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
+  void (*softmax)(float* x, size_t n);
+  void (*k8_accum_v)(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                     float* out);
 };
 
 namespace scalar {
 extern const CpuVariant kVariant;
 void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
             size_t row_end);
+void matmul_q(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
+void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
+void softmax(float* x, size_t n);
+void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                float* out);
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
@@ -35,12 +49,30 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 
 namespace avx2 {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C
-void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
-            size_t row_end);
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
+void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
+void softmax(float* x, size_t n);
+void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                float* out);
+float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
 }  // namespace avx2
+
+namespace avxvnni {
+extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-VNNI (256-bit vpdpbusd, VEX)
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
+}
 
 namespace avx512vnni {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/VNNI
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
 }
 
 // "Q4_K (id 12)" for messages; ids unknown to the table are spelled by number.

@@ -1,7 +1,9 @@
 // Run-time selection of the CPU kernel variant (cpuid, once) and the public entry points that
 // forward to it. Not the kernels themselves: those live in scalar/, avx2/ and avx512_vnni/.
 #include <cstring>
+#include <vector>
 
+#include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
 #include "cpu_variants.h"
@@ -19,9 +21,12 @@ bool cpu_has_avx512vnni() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
 
+bool cpu_has_avxvnni() { return cpu_has_avx2() && __builtin_cpu_supports("avxvnni"); }
+
 // The best variant this CPU runs, decided once.
 const CpuVariant& best_variant() {
   static const CpuVariant& best = cpu_has_avx512vnni() ? avx512vnni::kVariant
+                                  : cpu_has_avxvnni()  ? avxvnni::kVariant
                                   : cpu_has_avx2()     ? avx2::kVariant
                                                        : scalar::kVariant;
   return best;
@@ -31,10 +36,7 @@ const CpuVariant* g_override = nullptr;  // set by force_scalar_kernels / set_cp
 
 const CpuVariant& active() { return g_override ? *g_override : best_variant(); }
 
-}  // namespace
-
-void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
-            size_t row_end) {
+void check_matmul(const WeightView& w, size_t row_begin, size_t row_end) {
   if (row_begin > row_end || row_end > w.n_rows) {
     throw std::invalid_argument("matmul: rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
                                 ") outside a matrix of " + std::to_string(w.n_rows) + " rows");
@@ -44,8 +46,45 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
     throw std::invalid_argument("matmul: " + std::to_string(w.n_cols) + " columns is not a multiple of the " +
                                 dtype_label(w.type) + " block");
   }
+}
+
+}  // namespace
+
+void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
+  if (n_cols % 32 != 0) {
+    throw std::invalid_argument("quantize_activations: " + std::to_string(n_cols) + " columns is not a multiple of 32");
+  }
+  active().quantize_acts(x, n_tok, n_cols, q, d, s, s4);
+}
+
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
+  check_matmul(w, row_begin, row_end);
+  if (x.n_cols != w.n_cols) {
+    throw std::invalid_argument("matmul: activations of " + std::to_string(x.n_cols) + " columns for a matrix of " +
+                                std::to_string(w.n_cols));
+  }
+  if (x.n_tok == 0 || row_begin == row_end) return;
+  active().matmul(w, x, y, ldy, row_begin, row_end);
+}
+
+void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+            size_t row_end) {
+  check_matmul(w, row_begin, row_end);
   if (n_tok == 0 || row_begin == row_end) return;
-  active().matmul(w, x, n_tok, y, ldy, row_begin, row_end);
+  QuantizedActs a{x, nullptr, nullptr, nullptr, nullptr, n_tok, w.n_cols};
+  const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(w.type));
+  if (info.block_elems != 1 && w.n_cols % 32 == 0) {  // integer paths: quantise here, for this call
+    thread_local std::vector<int8_t> q;
+    thread_local std::vector<float> d;
+    thread_local std::vector<int32_t> s, s4;
+    q.resize(n_tok * w.n_cols);
+    d.resize(n_tok * w.n_cols / 32);
+    s.resize(d.size());
+    s4.resize(n_tok * w.n_cols / 4);
+    active().quantize_acts(x, n_tok, w.n_cols, q.data(), d.data(), s.data(), s4.data());
+    a = QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, w.n_cols};
+  }
+  active().matmul(w, a, y, ldy, row_begin, row_end);
 }
 
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim) {
@@ -55,6 +94,21 @@ float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores) {
   active().k8_scores(q, dq, k, dk, head_dim, n, scale, scores);
+}
+
+void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores) {
+  active().f16_scores(q, k, head_dim, n, scale, scores);
+}
+
+void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out) {
+  active().f16_accum_v(p, v, head_dim, n, out);
+}
+
+void softmax(float* x, size_t n) { active().softmax(x, n); }
+
+void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                float* out) {
+  active().k8_accum_v(p, q, d, head_dim, block, n, out);
 }
 
 const char* cpu_variant_name() { return active().name; }
@@ -69,7 +123,8 @@ bool set_cpu_variant(const char* name) {
   const struct {
     const CpuVariant* v;
     bool ok;
-  } all[] = {{&scalar::kVariant, true}, {&avx2::kVariant, cpu_has_avx2()}, {&avx512vnni::kVariant, cpu_has_avx512vnni()}};
+  } all[] = {{&scalar::kVariant, true}, {&avx2::kVariant, cpu_has_avx2()},
+                 {&avxvnni::kVariant, cpu_has_avxvnni()},        {&avx512vnni::kVariant, cpu_has_avx512vnni()}};
   for (const auto& e : all) {
     if (std::strcmp(e.v->name, name) == 0) {
       if (!e.ok) return false;

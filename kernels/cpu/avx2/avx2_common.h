@@ -18,9 +18,9 @@ struct ActRow {
 // dot of one weight row (n_cols / 32 blocks of 32 activations) with one token.
 using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
 
-// y[t][r] = row_dot(W[r], x[t]) for r in [row_begin, row_end), t in [0, n_tok): x quantised once,
-// each weight row then dotted with every token while it is in L1.
-void matmul_act_q8(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+// y[t][r] = row_dot(W[r], x[t]) for r in [row_begin, row_end), t in [0, n_tok) on activations
+// quantised once per call (QuantizedActs), each weight row dotted with every token while in L1.
+void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end, RowDot row_dot);
 
 inline float hsum_ps(__m256 v) {

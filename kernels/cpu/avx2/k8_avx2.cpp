@@ -50,6 +50,8 @@ float dot32(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t
   return acc;
 }
 
+}  // namespace
+
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim) {
   if (k8_block_size(head_dim) != 32) return scalar::k8_dot(a, da, b, db, head_dim);
   return dot32(a, da, b, db, head_dim);
@@ -62,8 +64,7 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
   for (size_t j = 0; j < n; ++j) scores[j] = scale * dot32(q, dq, k + j * head_dim, dk + j * nb, head_dim);
 }
 
-}  // namespace
-
-const CpuVariant kVariant = {"avx2", &matmul, &k8_dot, &k8_scores};
+const CpuVariant kVariant = {"avx2",      &matmul,     &quantize_acts, &k8_dot,
+                             &k8_scores,  &f16_scores, &f16_accum_v,   &softmax,  &k8_accum_v};
 
 }  // namespace alap::kernels::avx2

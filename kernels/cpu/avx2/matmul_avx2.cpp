@@ -1,7 +1,6 @@
 // AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K as
 // integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32.
 // Other types go to the scalar twin. Built only with -mavx2 -mfma -mf16c; run only after cpuid.
-#include <cmath>
 #include <vector>
 
 #include "avx2/avx2_common.h"
@@ -200,58 +199,36 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
 
 }  // namespace
 
-void matmul_act_q8(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end, RowDot row_dot) {
   const size_t n = w.n_cols, nb = n / 32;
-  thread_local std::vector<int8_t> xq;
-  thread_local std::vector<float> xd;
-  thread_local std::vector<int32_t> xs;
-  xq.resize(n_tok * n);
-  xd.resize(n_tok * nb);
-  xs.resize(n_tok * nb);
-  for (size_t i = 0; i < n_tok * nb; ++i) {  // x[t][c] ≈ xd·xq, round to nearest, |xq| <= 127
-    const float* src = x + 32 * i;
-    float amax = 0.0f;
-    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(src[l]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    int32_t sum = 0;
-    for (int l = 0; l < 32; ++l) {
-      const int q = static_cast<int>(std::nearbyint(src[l] * id));
-      const int qc = q > 127 ? 127 : (q < -127 ? -127 : q);
-      xq[32 * i + l] = static_cast<int8_t>(qc);
-      sum += qc;
-    }
-    xd[i] = d;
-    xs[i] = sum;
-  }
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (size_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = base + r * row_bytes;
-    for (size_t t = 0; t < n_tok; ++t) {
-      const ActRow a{xq.data() + t * n, xd.data() + t * nb, xs.data() + t * nb};
+    for (size_t t = 0; t < x.n_tok; ++t) {
+      const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb};
       y[t * ldy + r] = row_dot(row, a, n);
     }
   }
 }
 
-void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
-            size_t row_end) {
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
   RowDot dot = nullptr;
   switch (w.type) {
     case DType::f32:
     case DType::f16:
-    case DType::bf16: return matmul_plain(w, x, n_tok, y, ldy, row_begin, row_end);
+    case DType::bf16: return matmul_plain(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
     case DType::q8_0: dot = dot_q8_0; break;
     case DType::q4_0: dot = dot_q4_0; break;
     case DType::q5_0: dot = dot_q5_0; break;
     case DType::q4_k: dot = dot_q45_k<false>; break;
     case DType::q5_k: dot = dot_q45_k<true>; break;
     case DType::q6_k: dot = dot_q6_k; break;
-    default: return scalar::matmul(w, x, n_tok, y, ldy, row_begin, row_end);
+    default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
-  matmul_act_q8(w, x, n_tok, y, ldy, row_begin, row_end, dot);
+  if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
+  matmul_act_q8(w, x, y, ldy, row_begin, row_end, dot);
 }
 
 }  // namespace alap::kernels::avx2

@@ -71,7 +71,8 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
   }
 }
 
-const CpuVariant kVariant = {"scalar", &matmul, &k8_dot, &k8_scores};
+const CpuVariant kVariant = {"scalar",     &matmul_q,    &quantize_acts, &k8_dot,
+                             &k8_scores,   &f16_scores,  &f16_accum_v,   &softmax,  &k8_accum_v};
 
 }  // namespace scalar
 

@@ -1,5 +1,7 @@
-// The scalar matmul oracle: dequantise one weight row, then an f32 dot with each token.
-// Plain loops by design; the fast variants in avx2/ and avx512_vnni/ are tested against it.
+// The scalar matmul oracle: dequantise one weight row, then an f32 dot with each token; and the
+// scalar rule for quantising activations to int8 blocks (which every variant reproduces byte for
+// byte). Plain loops by design; the fast variants in avx2/ and *vnni/ are tested against it.
+#include <cmath>
 #include <vector>
 
 #include "cpu_variants.h"
@@ -21,6 +23,34 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
       for (size_t c = 0; c < w.n_cols; ++c) acc += row[c] * xt[c];
       y[t * ldy + r] = acc;
     }
+  }
+}
+
+// The oracle multiplies the f32 activations: it is the reference the int8 paths are held to.
+void matmul_q(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
+  scalar::matmul(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
+}
+
+void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
+  for (size_t i = 0; i < n_tok * (n_cols / 32); ++i) {
+    const float* src = x + 32 * i;
+    float amax = 0.0f;
+    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(src[l]));
+    const float db = amax / 127.0f;
+    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    int32_t sum = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int v = static_cast<int>(std::nearbyint(src[l] * id));
+      const int qc = v > 127 ? 127 : (v < -127 ? -127 : v);
+      q[32 * i + l] = static_cast<int8_t>(qc);
+      sum += qc;
+    }
+    for (int g = 0; g < 8; ++g) {
+      const int8_t* qg = q + 32 * i + 4 * g;
+      s4[8 * i + g] = int32_t{qg[0]} + qg[1] + qg[2] + qg[3];
+    }
+    d[i] = db;
+    s[i] = sum;
   }
 }
 

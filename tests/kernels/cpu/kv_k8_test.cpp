@@ -134,7 +134,7 @@ TEST(K8, MaxMapsToPlusMinus127AndRoundTrips) {
 
 TEST(K8, DotMatchesReferenceInEveryVariant) {
   std::mt19937 rng(3);
-  for (const char* v : {"scalar", "avx2", "avx512vnni"}) {
+  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     for (size_t head_dim : {size_t{16}, size_t{32}, size_t{64}, size_t{96}, size_t{128}, size_t{256}}) {
       const size_t block = k8_block_size(head_dim);
@@ -166,10 +166,10 @@ TEST(K8, DotMatchesReferenceInEveryVariant) {
 
 TEST(K8, ScoresAreScaledDotsInEveryVariant) {
   std::mt19937 rng(4);
-  for (const char* v : {"scalar", "avx2", "avx512vnni"}) {
+  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     for (size_t head_dim : {size_t{16}, size_t{64}, size_t{128}}) {
-      const size_t n = 7, nb = head_dim / k8_block_size(head_dim);
+      const size_t n = 19, nb = head_dim / k8_block_size(head_dim);  // two groups of 8 keys and a tail
       const Packed q = pack(random_vec(head_dim, rng));
       std::vector<int8_t> k(n * head_dim);
       std::vector<uint16_t> dk(n * nb);

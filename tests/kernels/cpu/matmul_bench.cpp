@@ -60,7 +60,7 @@ void bm_matmul(benchmark::State& state, DType t, const char* variant, size_t n_t
 const int kRegistered = [] {
   const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0,
                          DType::q5_1, DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k};
-  for (const char* v : {"scalar", "avx2", "avx512vnni"}) {
+  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
     for (DType t : types) {
       for (size_t n_tok : {size_t{1}, size_t{8}}) {
         const std::string name = std::string("matmul_4096/") + dtype_info(static_cast<uint32_t>(t))->name + "/" +

@@ -32,13 +32,36 @@ struct WeightView {
 void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
             size_t row_end);
 
+// Activations of one matrix product quantised once (per call, shared by every thread) to int8
+// blocks of 32: x[t][c] ≈ d[t][c/32]·q[t][c]; s = Σ q of a block, s4 = Σ q of each 4 consecutive
+// values (the lanes of a dot4). q, d, s, s4 are nullptr when n_cols is not a multiple of 32; the
+// plain types (f32/f16/bf16) and the scalar oracle read x.
+struct QuantizedActs {
+  const float* x;      // [n_tok][n_cols] f32
+  const int8_t* q;     // [n_tok][n_cols]
+  const float* d;      // [n_tok][n_cols / 32]
+  const int32_t* s;    // [n_tok][n_cols / 32]
+  const int32_t* s4;   // [n_tok][n_cols / 4]
+  size_t n_tok;
+  size_t n_cols;
+};
+
+// Fills q, d, s, s4 for tokens [0, n_tok) of x (n_cols a multiple of 32): d = max|x|/127,
+// q = round-to-nearest-even(x / d) clamped to ±127 (d = 0 gives q = 0). Every variant gives the
+// same bytes. Callers may split tokens across threads (each token is independent).
+void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+
+// The same product as matmul() on activations already quantised by quantize_activations; the
+// result for a (token, row) does not depend on n_tok, the row range or the thread that runs it.
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+
 // The variant the dispatcher chose for this CPU ("scalar", "avx2", "avx512vnni", ...).
 const char* cpu_variant_name();
 
 // Forces the scalar oracle (tests compare variants). Not thread-safe; call before use.
 void force_scalar_kernels(bool on);
 
-// Selects a variant by name ("scalar", "avx2", "avx512vnni"; "best" or nullptr restores the
+// Selects a variant by name ("scalar", "avx2", "avxvnni", "avx512vnni"; "best" or nullptr restores the
 // dispatcher's choice). Returns false, changing nothing, when this CPU cannot run it. For tests
 // and benchmarks; not thread-safe.
 bool set_cpu_variant(const char* name);

@@ -1,0 +1,194 @@
+// Memory read-bandwidth and int8 dot-peak probes (alap/kernels/probe.h). The vector loops carry
+// target attributes and run only after cpuid says the CPU has them. Measurement code, not kernels.
+#include "alap/kernels/probe.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace alap::kernels {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+__attribute__((target("avx2"))) uint64_t read_sum_avx2(const uint8_t* p, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
+  }
+  alignas(32) uint64_t o[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(o), _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  return o[0] + o[1] + o[2] + o[3];
+}
+
+uint64_t read_sum_scalar(const uint8_t* p, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    s += v;
+  }
+  return s;
+}
+
+// Runs fn(thread) on n threads at once (the caller is thread 0) and returns the wall seconds.
+template <class Fn>
+double run_threads(size_t n, Fn fn) {
+  std::atomic<size_t> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> ts;
+  for (size_t t = 1; t < n; ++t) {
+    ts.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      fn(t);
+    });
+  }
+  while (ready.load() != n - 1) std::this_thread::yield();
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  fn(0);
+  for (auto& th : ts) th.join();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+size_t threads_or_all(size_t n) { return n ? n : std::max(1u, std::thread::hardware_concurrency()); }
+
+// 12 independent accumulator chains, `iters` rounds; returns a value so nothing is optimised away.
+__attribute__((target("avx2,avx512f,avx512vnni"))) int32_t dot_loop_512(uint64_t iters) {
+  __m512i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (uint64_t k = 0; k < iters; ++k) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[6]));
+  }
+  __m512i s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, acc[i]);
+  alignas(64) int32_t o[16];
+  _mm512_store_si512(o, s);
+  return o[0];
+}
+
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) int32_t dot_loop_256_evex(uint64_t iters) {
+  __m256i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  for (uint64_t k = 0; k < iters; ++k) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_dpbusd_epi32(acc[i], a, b);
+    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[6]));
+  }
+  __m256i s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_epi32(s, acc[i]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+__attribute__((target("avx2,avxvnni"))) int32_t dot_loop_256_vex(uint64_t iters) {
+  __m256i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  for (uint64_t k = 0; k < iters; ++k) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_dpbusd_avx_epi32(acc[i], a, b);
+    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[6]));
+  }
+  __m256i s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_epi32(s, acc[i]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+__attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // maddubs + madd per 32 bytes
+  __m256i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), one = _mm256_set1_epi16(1);
+  for (uint64_t k = 0; k < iters; ++k) {
+    for (int i = 0; i < 12; ++i) {
+      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), one));
+    }
+    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[6]));
+  }
+  __m256i s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_epi32(s, acc[i]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+}  // namespace
+
+BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes, int repeats) {
+  n_threads = threads_or_all(n_threads);
+  bytes = std::max<size_t>(bytes / (128 * n_threads) * (128 * n_threads), 128 * n_threads);
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+  if (raw == nullptr) throw std::bad_alloc();
+  std::unique_ptr<uint8_t, decltype(&std::free)> buf(raw, &std::free);
+  const size_t slice = bytes / n_threads;
+  // First touch by the thread that reads the slice (NUMA-friendly), with non-zero bytes.
+  run_threads(n_threads, [&](size_t t) { std::memset(raw + t * slice, static_cast<int>(t + 1), slice); });
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  std::vector<uint64_t> sink(n_threads);
+  double best = 0;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const double s = run_threads(n_threads, [&](size_t t) {
+      sink[t] += avx2 ? read_sum_avx2(raw + t * slice, slice) : read_sum_scalar(raw + t * slice, slice);
+    });
+    best = std::max(best, static_cast<double>(bytes) / s / 1e9);
+  }
+  volatile uint64_t keep = 0;
+  for (uint64_t v : sink) keep = keep + v;
+  (void)keep;
+  return BandwidthProbe{best, bytes, n_threads};
+}
+
+DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double seconds) {
+  n_threads = threads_or_all(n_threads);
+  const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512vnni");
+  const bool hasvex = __builtin_cpu_supports("avxvnni");
+  DotPeakProbe p;
+  p.n_threads = n_threads;
+  int32_t (*loop)(uint64_t) = nullptr;
+  if (has512 && lanes != 32) {
+    loop = dot_loop_512, p.lanes = 64, p.isa = "avx512vnni-512";
+  } else if (has512) {
+    loop = dot_loop_256_evex, p.lanes = 32, p.isa = "avx512vnni-256";
+  } else if (hasvex) {
+    loop = dot_loop_256_vex, p.lanes = 32, p.isa = "avxvnni";
+  } else if (__builtin_cpu_supports("avx2")) {
+    loop = dot_loop_avx2, p.lanes = 32, p.isa = "avx2";
+  } else {
+    return p;
+  }
+  // Calibrate the iteration count on one thread, then time all threads together.
+  uint64_t iters = 1 << 16;
+  volatile int32_t sink = 0;
+  for (;;) {
+    const auto t0 = Clock::now();
+    sink = sink + loop(iters);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s > seconds / 4 || iters > (uint64_t{1} << 40)) {
+      iters = static_cast<uint64_t>(static_cast<double>(iters) * seconds / std::max(s, 1e-6));
+      break;
+    }
+    iters *= 4;
+  }
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    const double s = run_threads(n_threads, [&](size_t) { sink = sink + loop(iters); });
+    const double macs = static_cast<double>(iters) * 12.0 * static_cast<double>(p.lanes) * static_cast<double>(n_threads);
+    best = std::max(best, macs / s / 1e9);
+  }
+  p.gmacs = best;
+  return p;
+}
+
+}  // namespace alap::kernels

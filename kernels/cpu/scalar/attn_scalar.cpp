@@ -1,0 +1,69 @@
+// Scalar twins of the attention inner loops of alap/kernels/attn.h: plain loops over keys and
+// lanes with the scalar fp16 conversion. The oracle the AVX2 versions are tested against.
+#include <algorithm>
+#include <cmath>
+
+#include "cpu_variants.h"
+
+namespace alap::kernels::scalar {
+
+namespace {
+float group_sum(const float* t, size_t g) {
+  if (g == 4) return (t[0] + t[1]) + (t[2] + t[3]);
+  if (g == 3) return (t[0] + t[1]) + t[2];
+  if (g == 2) return t[0] + t[1];
+  return t[0];
+}
+}  // namespace
+
+void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores) {
+  for (size_t j = 0; j < n; ++j) {
+    float acc = 0.0f;
+    for (size_t i = 0; i < head_dim; ++i) acc += q[i] * fp16_to_f32(k[j * head_dim + i]);
+    scores[j] = acc * scale;
+  }
+}
+
+// Keys in groups of 4: out[i] += ((t0 + t1) + (t2 + t3)) with t = p[j]·v[j][i]; a last group of
+// 1-3 keys adds its terms the same way ((t0 + t1) + t2, t0 + t1, t0). The fast variants keep this
+// order, so they agree bit for bit (grouping shortens the add chain the SIMD loop waits on).
+void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out) {
+  for (size_t j = 0; j < n; j += 4) {
+    const size_t g = std::min<size_t>(4, n - j);
+    for (size_t i = 0; i < head_dim; ++i) {
+      float t[4] = {0, 0, 0, 0};
+      for (size_t u = 0; u < g; ++u) t[u] = p[j + u] * fp16_to_f32(v[(j + u) * head_dim + i]);
+      out[i] += group_sum(t, g);
+    }
+  }
+}
+
+void softmax(float* x, size_t n) {
+  float mx = x[0];
+  for (size_t j = 1; j < n; ++j) mx = std::max(mx, x[j]);
+  float sum = 0.0f;
+  for (size_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - mx);
+    sum += x[j];
+  }
+  const float inv = 1.0f / sum;
+  for (size_t j = 0; j < n; ++j) x[j] *= inv;
+}
+
+void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                float* out) {
+  const size_t nb = head_dim / block;
+  for (size_t j = 0; j < n; j += 4) {
+    const size_t g = std::min<size_t>(4, n - j);
+    for (size_t i = 0; i < head_dim; ++i) {
+      float t[4] = {0, 0, 0, 0};
+      for (size_t u = 0; u < g; ++u) {
+        const float coef = p[j + u] * fp16_to_f32(d[(j + u) * nb + i / block]);
+        t[u] = coef * static_cast<float>(q[(j + u) * head_dim + i]);
+      }
+      out[i] += group_sum(t, g);
+    }
+  }
+}
+
+}  // namespace alap::kernels::scalar

@@ -1,0 +1,31 @@
+// Physical limits of this machine measured in-process: memory read bandwidth with all threads,
+// and the peak int8 dot-product rate (vpdpbusd in registers). For benchmarks that print how far
+// decode and prefill are from the floor; not used by the forward pass.
+#pragma once
+
+#include <cstddef>
+
+namespace alap::kernels {
+
+struct BandwidthProbe {
+  double gbps = 0;        // best of the repeats: bytes read / seconds, 1e9 bytes per GB
+  size_t bytes = 0;       // buffer size read per repeat
+  size_t n_threads = 0;
+};
+
+// Each of n_threads threads (0 = hardware_concurrency) sums its slice of a `bytes` buffer with
+// 256-bit loads; the buffer is written once first (so pages are real). Best of `repeats`.
+BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes = size_t{512} << 20, int repeats = 5);
+
+struct DotPeakProbe {
+  double gmacs = 0;       // int8 multiply-accumulates per second / 1e9, all threads
+  size_t lanes = 0;       // bytes per vpdpbusd: 64 (AVX-512 VNNI), 32 (AVX-VNNI/AVX512VL), 32 (AVX2 maddubs)
+  const char* isa = "";   // "avx512vnni-512", "avx512vnni-256", "avxvnni", "avx2"
+  size_t n_threads = 0;
+};
+
+// Runs independent dot4 chains in registers for about `seconds` on each thread. lanes 0 = the
+// widest this CPU has; 32 forces the 256-bit form (what the matmul kernels use).
+DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double seconds = 0.2);
+
+}  // namespace alap::kernels

@@ -1,0 +1,249 @@
+// cpu_bench: decode and prefill tokens/s of the CPU forward pass at a context depth, beside the
+// physical limits measured in the same process (memory read bandwidth → the decode floor; VNNI
+// int8 dot peak → the prefill ceiling), and attention alone. A measurement tool, not a test.
+//
+//   cpu_bench -m MODEL [--cache f16|k8|k8v8] [--threads N] [--depth D] [-p N] [-n N]
+//             [--fill random|model] [--attn-only] [--json]
+//
+// --fill random (default) writes random K/V for positions [0, D) straight into the cache (decode
+// cost depends on the depth, not on what the cache holds); --fill model runs the model over D
+// random tokens. Prefill is timed at depth D, then the cache is cut back to D and decode is timed
+// there, so both are "at depth D". Decode floor = bytes read per token (every matrix the token
+// multiplies, the whole output matrix, K and V of every layer up to the depth) ÷ bandwidth.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alap/kernels/attn.h"
+#include "alap/kernels/kv_k8.h"
+#include "alap/kernels/probe.h"
+#include "alap/kernels/quant.h"
+#include "core/model/forward.h"
+#include "core/model/model.h"
+
+using namespace alap;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+size_t view_bytes(const kernels::WeightView& w) {
+  return kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
+}
+
+// Bytes of weights one token reads, and multiply-accumulates it does in matmuls.
+void weight_traffic(const Model& m, double& bytes, double& macs) {
+  bytes = 0;
+  macs = 0;
+  auto add = [&](const kernels::WeightView& w) {
+    bytes += static_cast<double>(view_bytes(w));
+    macs += static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols);
+  };
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*w);
+  }
+  add(m.weights().output);
+}
+
+// K and V bytes one decode token reads at context length ctx.
+double kv_traffic(const KvCache& c, size_t ctx) {
+  const double dk = static_cast<double>(c.head_dim_k()), dv = static_cast<double>(c.head_dim_v());
+  const double k_row = c.k_packed() ? dk + dk / 32 * 2 : 2 * dk;
+  const double v_row = c.v_packed() ? dv + dv / 32 * 2 : 2 * dv;
+  return static_cast<double>(c.n_layer() * c.n_head_kv() * ctx) * (k_row + v_row);
+}
+
+void fill_random(KvCache& cache, size_t depth) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> k(cache.n_head_kv() * cache.head_dim_k()), v(cache.n_head_kv() * cache.head_dim_v());
+  for (size_t pos = 0; pos < depth; ++pos) {
+    for (size_t l = 0; l < cache.n_layer(); ++l) {
+      for (auto& x : k) x = nd(rng);
+      for (auto& x : v) x = nd(rng);
+      cache.store(l, pos, k.data(), v.data());
+    }
+  }
+  cache.set_n_tokens(depth);
+}
+
+// Attention alone for one decode token at the cache's depth: every layer, every query head,
+// scores + softmax + V sum, heads split over the pool (as the forward pass does).
+double attention_once(const KvCache& cache, ThreadPool& pool, size_t n_head, std::vector<std::vector<float>>& scr) {
+  const size_t Hk = cache.n_head_kv(), Dk = cache.head_dim_k(), Dv = cache.head_dim_v(), n = cache.n_tokens();
+  const size_t gqa = n_head / Hk;
+  std::vector<float> q(n_head * Dk, 0.1f), o(n_head * Dv);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dk));
+  const auto t0 = Clock::now();
+  for (size_t l = 0; l < cache.n_layer(); ++l) {
+    auto body = [&](size_t begin, size_t end, size_t thread) {
+      std::vector<float>& s = scr[thread];
+      std::vector<int8_t> qq(Dk);
+      std::vector<uint16_t> qd(Dk);
+      for (size_t h = begin; h < end; ++h) {
+        const size_t g = h / gqa;
+        if (cache.k_packed()) {
+          kernels::k8_quantize(&q[h * Dk], Dk, qq.data(), qd.data());
+          kernels::k8_scores(qq.data(), qd.data(), cache.k_q8(l, g), cache.k_scales(l, g), Dk, n, scale, s.data());
+        } else {
+          kernels::f16_scores(&q[h * Dk], cache.k_f16(l, g), Dk, n, scale, s.data());
+        }
+        kernels::softmax(s.data(), n);
+        float* oh = &o[h * Dv];
+        std::fill(oh, oh + Dv, 0.0f);
+        if (cache.v_packed()) {
+          kernels::k8_accum_v(s.data(), cache.v_q8(l, g), cache.v_scales(l, g), Dv, cache.block_v(), n, oh);
+        } else {
+          kernels::f16_accum_v(s.data(), cache.v_f16(l, g), Dv, n, oh);
+        }
+      }
+    };
+    pool.parallel_for_indexed(n_head, std::ref(body));
+  }
+  return seconds_since(t0);
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: cpu_bench -m MODEL [--cache f16|k8|k8v8] [--threads N] [--depth D] [-p N] [-n N]\n"
+               "                 [--fill random|model] [--attn-only] [--json]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path, cache_name = "k8", fill = "random";
+  size_t threads = 1, depth = 0, n_prompt = 128, n_gen = 32;
+  bool json = false, attn_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "-m" && (v = next())) path = v;
+    else if (a == "--cache" && (v = next())) cache_name = v;
+    else if (a == "--threads" && (v = next())) threads = std::strtoul(v, nullptr, 10);
+    else if (a == "--depth" && (v = next())) depth = std::strtoul(v, nullptr, 10);
+    else if (a == "-p" && (v = next())) n_prompt = std::strtoul(v, nullptr, 10);
+    else if (a == "-n" && (v = next())) n_gen = std::strtoul(v, nullptr, 10);
+    else if (a == "--fill" && (v = next())) fill = v;
+    else if (a == "--attn-only") attn_only = true;
+    else if (a == "--json") json = true;
+    else return usage();
+  }
+  const auto mode = parse_cache_mode(cache_name);
+  if (path.empty() || !mode || (fill != "random" && fill != "model") || threads == 0) return usage();
+  try {
+    ModelOptions opt;
+    opt.prefault = true;
+    const Model model = Model::load(path, opt);
+    const ModelHParams& hp = model.hparams();
+    ThreadPool pool(threads);
+    KvCache cache(kv_cache_config(model, *mode, depth + n_prompt + n_gen + 1));
+    Forward fwd(model, 512);
+    std::mt19937 rng(1234);
+    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(hp.n_vocab - 1));
+    auto tokens = [&](size_t n) {
+      std::vector<int32_t> t(n);
+      for (auto& x : t) x = pick(rng);
+      return t;
+    };
+    if (fill == "random") {
+      fill_random(cache, depth);
+    } else {
+      const std::vector<int32_t> t = tokens(depth);
+      for (size_t pos = 0; pos < depth; pos += 512) {
+        fwd.run(cache, pool, std::span<const int32_t>(t).subspan(pos, std::min<size_t>(512, depth - pos)), pos);
+      }
+    }
+    // Physical limits, measured now (same process, same moment of the shared machine's load).
+    const kernels::BandwidthProbe bw_all = kernels::measure_read_bandwidth(0);
+    const kernels::BandwidthProbe bw_n = kernels::measure_read_bandwidth(threads);
+    const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
+    const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
+    double w_bytes = 0, macs = 0;
+    weight_traffic(model, w_bytes, macs);
+
+    if (attn_only) {
+      std::vector<std::vector<float>> scr(threads, std::vector<float>(depth + 1));
+      attention_once(cache, pool, hp.n_head, scr);  // warm
+      double best = 1e30;
+      for (int r = 0; r < 15; ++r) best = std::min(best, attention_once(cache, pool, hp.n_head, scr));
+      const double bytes = kv_traffic(cache, depth);
+      std::printf(json ? "{\"attn_only\":true,\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"attn_ms\":%.3f,"
+                         "\"kv_bytes\":%.0f,\"gbps\":%.2f,\"bandwidth_gbps\":%.2f}\n"
+                       : "attention cache %s depth %zu threads %zu: %.3f ms/token, %.0f bytes, %.2f GB/s "
+                         "(probe %.2f GB/s)\n",
+                  cache_name.c_str(), depth, threads, best * 1e3, bytes, bytes / best / 1e9, bw_n.gbps);
+      return 0;
+    }
+
+    // Prefill: best of two runs at depth D (the machine is shared: the better run had fewer
+    // interruptions). Decode: per-token times; the median is reported (and the best).
+    double prefill_s = 0;
+    if (n_prompt > 0) {
+      const std::vector<int32_t> p = tokens(n_prompt);
+      for (int rep = 0; rep < 2; ++rep) {
+        const auto t0 = Clock::now();
+        fwd.run(cache, pool, p, depth);
+        const double s = seconds_since(t0);
+        prefill_s = rep == 0 ? s : std::min(prefill_s, s);
+        cache.truncate(depth);
+      }
+    }
+    double decode_s = 0, decode_best_s = 0;
+    int32_t next = pick(rng);
+    if (n_gen > 0) {
+      fwd.run(cache, pool, std::span<const int32_t>(&next, 1), depth);  // warm-up token, not timed
+      std::vector<double> per(n_gen);
+      for (size_t i = 0; i < n_gen; ++i) {
+        const auto t0 = Clock::now();
+        const std::span<const float> logits = fwd.run(cache, pool, std::span<const int32_t>(&next, 1), depth + 1 + i);
+        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        per[i] = seconds_since(t0);
+      }
+      std::sort(per.begin(), per.end());
+      decode_s = per[n_gen / 2] * static_cast<double>(n_gen);
+      decode_best_s = per[0];
+    }
+    const double prefill_tps = prefill_s > 0 ? static_cast<double>(n_prompt) / prefill_s : 0;
+    const double decode_tps = decode_s > 0 ? static_cast<double>(n_gen) / decode_s : 0;
+    const double tok_bytes = w_bytes + kv_traffic(cache, depth + 1 + n_gen / 2);
+    const double floor_ms = tok_bytes / (bw_all.gbps * 1e9) * 1e3;
+    const double decode_ms = decode_tps > 0 ? 1e3 / decode_tps : 0;
+    const double prefill_gmacs = prefill_tps * macs / 1e9;
+    if (json) {
+      std::printf("{\"model\":\"%s\",\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"prefill_tps\":%.2f,"
+                  "\"decode_tps\":%.2f,\"decode_ms_per_token\":%.3f,\"floor_ms_per_token\":%.3f,"
+                  "\"bandwidth_gbps\":%.2f,\"bandwidth_gbps_threads\":%.2f,\"bytes_per_token\":%.0f,"
+                  "\"prefill_gmacs\":%.2f,\"dot_peak_gmacs\":%.2f,\"dot_peak_isa\":\"%s\",\"kernels\":\"%s\","
+                  "\"decode_best_ms\":%.3f,\"dot_peak512_gmacs\":%.2f}\n",
+                  path.c_str(), cache_name.c_str(), depth, threads, prefill_tps, decode_tps, decode_ms, floor_ms,
+                  bw_all.gbps, bw_n.gbps, tok_bytes, prefill_gmacs, peak.gmacs, peak.isa, kernels::cpu_variant_name(),
+                  decode_best_s * 1e3, peak512.gmacs);
+    } else {
+      std::printf("%s | cache %s | %zu threads | depth %zu | kernels %s\n", path.c_str(), cache_name.c_str(), threads,
+                  depth, kernels::cpu_variant_name());
+      std::printf("prefill %zu tokens: %.2f tok/s = %.1f GMAC/s; int8 dot peak (%zu threads) %s %.1f GMAC/s: %.0f%%, "
+                  "%s %.1f GMAC/s: %.0f%%\n",
+                  n_prompt, prefill_tps, prefill_gmacs, threads, peak.isa, peak.gmacs,
+                  100.0 * prefill_gmacs / std::max(peak.gmacs, 1e-9), peak512.isa, peak512.gmacs,
+                  100.0 * prefill_gmacs / std::max(peak512.gmacs, 1e-9));
+      std::printf("decode  %zu tokens: %.2f tok/s = %.3f ms/token median (best %.3f); floor %.3f ms/token (%.1f MB/token at %.2f GB/s, "
+                  "all threads; %.2f GB/s with %zu): %.0f%% of the floor\n",
+                  n_gen, decode_tps, decode_ms, decode_best_s * 1e3, floor_ms, tok_bytes / 1e6, bw_all.gbps, bw_n.gbps, threads,
+                  100.0 * floor_ms / std::max(decode_ms, 1e-9));
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cpu_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,135 @@
+// make_random_model: writes a random-weight llama-family GGUF of a real model's shape, for CPU
+// benchmarks (docs/bench/cpu.md). Not a test and not a usable model: the weights are noise.
+//
+//   make_random_model qwen2.5-0.5b q8_0 /tmp/qwen05-q8_0.gguf
+//   make_random_model llama3.2-1b q4_k /tmp/llama1b-q4_k.gguf
+//
+// Shapes: qwen2.5-0.5b (E 896, 24 layers, H 14, Hk 2, head_dim 64, F 4864, V 151936, tied, qkv
+// bias) and llama3.2-1b (E 2048, 16 layers, H 32, Hk 8, head_dim 64, F 8192, V 128256, tied).
+// Types: q8_0 (every matrix) or q4_k (Q4_K where the row length is a multiple of 256, else Q5_0,
+// the fallback llama.cpp uses; token_embd Q6_K or Q8_0). To keep making a 1B model fast, each
+// matrix's rows are drawn from a pool of 97 distinct random quantised rows (the bytes a forward
+// pass reads are as many as in a real model; only their variety is smaller).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alap/kernels/dtype.h"
+#include "alap/kernels/quant.h"
+#include "core/gguf/gguf.h"
+
+using namespace alap;
+using kernels::DType;
+
+namespace {
+
+struct Shape {
+  std::string arch;
+  int64_t E, n_layer, H, Hk, D, F, V;
+  bool qkv_bias;
+  float rope_base;
+};
+
+std::vector<uint8_t> random_matrix(DType t, int64_t cols, int64_t rows, float sd, std::mt19937& rng) {
+  const auto& info = *kernels::dtype_info(static_cast<uint32_t>(t));
+  const size_t rb = kernels::dtype_row_bytes(info, static_cast<uint64_t>(cols));
+  constexpr size_t kPool = 97;
+  std::normal_distribution<float> nd(0.0f, sd);
+  std::vector<float> src(static_cast<size_t>(cols));
+  std::vector<uint8_t> pool(kPool * rb);
+  for (size_t p = 0; p < kPool; ++p) {
+    for (auto& v : src) v = nd(rng);
+    kernels::quantize_row(t, src.data(), pool.data() + p * rb, src.size());
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(rows) * rb);
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+    std::copy_n(pool.data() + (r * 31 % kPool) * rb, rb, out.data() + r * rb);
+  }
+  return out;
+}
+
+std::vector<uint8_t> random_f32(int64_t n, float center, float spread, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(center - spread, center + spread);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = u(rng);
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b q8_0|q4_k OUT.gguf\n");
+    return 2;
+  }
+  const std::string which = argv[1], type = argv[2];
+  Shape s;
+  if (which == "qwen2.5-0.5b") {
+    s = {"qwen2", 896, 24, 14, 2, 64, 4864, 151936, true, 1000000.0f};
+  } else if (which == "llama3.2-1b") {
+    s = {"llama", 2048, 16, 32, 8, 64, 8192, 128256, false, 500000.0f};
+  } else {
+    std::fprintf(stderr, "make_random_model: unknown shape %s\n", which.c_str());
+    return 2;
+  }
+  if (type != "q8_0" && type != "q4_k") {
+    std::fprintf(stderr, "make_random_model: unknown type %s (q8_0 or q4_k)\n", type.c_str());
+    return 2;
+  }
+  auto mat_type = [&](int64_t cols) {
+    if (type == "q8_0") return DType::q8_0;
+    return cols % 256 == 0 ? DType::q4_k : DType::q5_0;
+  };
+  std::mt19937 rng(42);
+  gguf::Writer w;
+  const std::string A = s.arch + ".";
+  w.set("general.architecture", gguf::Value::string(s.arch));
+  w.set("general.name", gguf::Value::string("random " + which + " " + type));
+  w.set(A + "context_length", gguf::Value::u32(32768));
+  w.set(A + "embedding_length", gguf::Value::u32(static_cast<uint32_t>(s.E)));
+  w.set(A + "block_count", gguf::Value::u32(static_cast<uint32_t>(s.n_layer)));
+  w.set(A + "feed_forward_length", gguf::Value::u32(static_cast<uint32_t>(s.F)));
+  w.set(A + "attention.head_count", gguf::Value::u32(static_cast<uint32_t>(s.H)));
+  w.set(A + "attention.head_count_kv", gguf::Value::u32(static_cast<uint32_t>(s.Hk)));
+  w.set(A + "attention.key_length", gguf::Value::u32(static_cast<uint32_t>(s.D)));
+  w.set(A + "attention.value_length", gguf::Value::u32(static_cast<uint32_t>(s.D)));
+  w.set(A + "attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-6f));
+  w.set(A + "rope.freq_base", gguf::Value::f32(s.rope_base));
+  std::vector<std::string> toks(static_cast<size_t>(s.V));
+  for (size_t i = 0; i < toks.size(); ++i) toks[i] = "t" + std::to_string(i);
+  w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
+
+  const float sd = 1.0f / std::sqrt(static_cast<float>(s.E));
+  const DType embd_type = type == "q8_0" ? DType::q8_0 : (s.E % 256 == 0 ? DType::q6_k : DType::q8_0);
+  auto add = [&](const std::string& name, DType t, int64_t cols, int64_t rows, float sdev) {
+    w.add_tensor(name, t, {cols, rows}, random_matrix(t, cols, rows, sdev, rng));
+  };
+  add("token_embd.weight", embd_type, s.E, s.V, 1.0f);
+  w.add_tensor("output_norm.weight", DType::f32, {s.E}, random_f32(s.E, 1.0f, 0.1f, rng));
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    w.add_tensor(b + "attn_norm.weight", DType::f32, {s.E}, random_f32(s.E, 1.0f, 0.1f, rng));
+    w.add_tensor(b + "ffn_norm.weight", DType::f32, {s.E}, random_f32(s.E, 1.0f, 0.1f, rng));
+    add(b + "attn_q.weight", mat_type(s.E), s.E, s.H * s.D, sd);
+    add(b + "attn_k.weight", mat_type(s.E), s.E, s.Hk * s.D, sd);
+    add(b + "attn_v.weight", mat_type(s.E), s.E, s.Hk * s.D, sd);
+    if (s.qkv_bias) {
+      w.add_tensor(b + "attn_q.bias", DType::f32, {s.H * s.D}, random_f32(s.H * s.D, 0.0f, 0.1f, rng));
+      w.add_tensor(b + "attn_k.bias", DType::f32, {s.Hk * s.D}, random_f32(s.Hk * s.D, 0.0f, 0.1f, rng));
+      w.add_tensor(b + "attn_v.bias", DType::f32, {s.Hk * s.D}, random_f32(s.Hk * s.D, 0.0f, 0.1f, rng));
+    }
+    add(b + "attn_output.weight", mat_type(s.H * s.D), s.H * s.D, s.E, sd);
+    add(b + "ffn_gate.weight", mat_type(s.E), s.E, s.F, sd);
+    add(b + "ffn_up.weight", mat_type(s.E), s.E, s.F, sd);
+    add(b + "ffn_down.weight", mat_type(s.F), s.F, s.E, 1.0f / std::sqrt(static_cast<float>(s.F)));
+  }
+  w.write_file(argv[3]);
+  std::printf("wrote %s\n", argv[3]);
+  return 0;
+}

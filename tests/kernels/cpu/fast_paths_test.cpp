@@ -1,0 +1,223 @@
+// Tests of the fast paths added for speed: activation quantisation (byte-identical in every
+// variant), matmul on pre-quantised activations (identical whatever the token batch or row split),
+// the attention inner loops against their scalar twins, F16C fp16_to_f32_row, and the probes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alap/kernels/attn.h"
+#include "alap/kernels/fp16.h"
+#include "alap/kernels/kv_k8.h"
+#include "alap/kernels/probe.h"
+#include "alap/kernels/quant.h"
+
+using namespace alap::kernels;
+
+namespace {
+
+const char* const kVariants[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
+
+struct Acts {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> s, s4;
+  QuantizedActs view(const float* x, size_t n_tok, size_t n_cols) const {
+    return QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, n_cols};
+  }
+};
+
+Acts quantise(const std::vector<float>& x, size_t n_tok, size_t n_cols) {
+  Acts a;
+  a.q.resize(n_tok * n_cols);
+  a.d.resize(n_tok * n_cols / 32);
+  a.s.resize(a.d.size());
+  a.s4.resize(n_tok * n_cols / 4);
+  quantize_activations(x.data(), n_tok, n_cols, a.q.data(), a.d.data(), a.s.data(), a.s4.data());
+  return a;
+}
+
+std::vector<float> random_x(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = nd(rng);
+  return x;
+}
+
+}  // namespace
+
+TEST(FastPaths, QuantizeActivationsIsTheSameInEveryVariant) {
+  const size_t n_tok = 3, n_cols = 256;
+  std::vector<float> x = random_x(n_tok * n_cols, 5);
+  x[7] = 0.5f / 127.0f * 3.0f;  // halfway cases and an all-zero block
+  for (size_t c = 64; c < 96; ++c) x[c] = 0.0f;
+  x[100] = 2.5f;
+  x[101] = -2.5f;
+  force_scalar_kernels(true);
+  const Acts want = quantise(x, n_tok, n_cols);
+  for (size_t i = 0; i < want.d.size(); ++i) {  // the rule, spelled out
+    int32_t sum = 0;
+    for (int l = 0; l < 32; ++l) sum += want.q[32 * i + l];
+    ASSERT_EQ(want.s[i], sum);
+    ASSERT_EQ(want.s4[8 * i + 3], want.q[32 * i + 12] + want.q[32 * i + 13] + want.q[32 * i + 14] + want.q[32 * i + 15]);
+  }
+  EXPECT_EQ(want.d[2], 0.0f);
+  for (const char* v : kVariants) {
+    if (!set_cpu_variant(v)) continue;
+    const Acts got = quantise(x, n_tok, n_cols);
+    EXPECT_EQ(got.q, want.q) << v;
+    EXPECT_EQ(got.d, want.d) << v;
+    EXPECT_EQ(got.s, want.s) << v;
+    EXPECT_EQ(got.s4, want.s4) << v;
+  }
+  set_cpu_variant("best");
+  std::vector<int8_t> q(40);
+  std::vector<float> d(2);
+  std::vector<int32_t> s(2), s4(10);
+  EXPECT_THROW(quantize_activations(x.data(), 1, 40, q.data(), d.data(), s.data(), s4.data()), std::invalid_argument);
+}
+
+// For each variant and type: one call over all tokens and rows equals, bit for bit, token-by-token
+// calls on row ranges split at odd places, and equals the f32-activation overload.
+TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
+  const DType types[] = {DType::f16, DType::q4_0, DType::q5_0, DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k,
+                         DType::q4_1, DType::q2_k};
+  const size_t n_rows = 11, n_tok = 7;
+  for (const char* v : kVariants) {
+    if (!set_cpu_variant(v)) continue;
+    for (DType t : types) {
+      const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
+      const size_t n_cols = info.block_elems == 256 ? 512 : 96;
+      const size_t rb = dtype_row_bytes(info, n_cols);
+      std::vector<uint8_t> w(n_rows * rb);
+      const std::vector<float> wf = random_x(n_rows * n_cols, 9);
+      for (size_t r = 0; r < n_rows; ++r) quantize_row(t, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
+      const WeightView wv{t, w.data(), n_rows, n_cols};
+      const std::vector<float> x = random_x(n_tok * n_cols, 10);
+      const Acts a = quantise(x, n_tok, n_cols);
+      std::vector<float> all(n_tok * n_rows), split(n_tok * n_rows), plain(n_tok * n_rows);
+      matmul(wv, a.view(x.data(), n_tok, n_cols), all.data(), n_rows, 0, n_rows);
+      matmul(wv, x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
+      for (size_t tok = 0; tok < n_tok; ++tok) {
+        const QuantizedActs one{x.data() + tok * n_cols, a.q.data() + tok * n_cols, a.d.data() + tok * n_cols / 32,
+                                a.s.data() + tok * n_cols / 32, a.s4.data() + tok * n_cols / 4, 1, n_cols};
+        for (auto [lo, hi] : {std::pair<size_t, size_t>{0, 3}, {3, 4}, {4, 9}, {9, 11}}) {
+          matmul(wv, one, split.data() + tok * n_rows, n_rows, lo, hi);
+        }
+      }
+      EXPECT_EQ(all, split) << v << " " << info.name;
+      EXPECT_EQ(all, plain) << v << " " << info.name;
+      double err = 0, mag = 0;  // and it is the product (loose: activations are int8)
+      for (size_t tok = 0; tok < n_tok; ++tok) {
+        for (size_t r = 0; r < n_rows; ++r) {
+          std::vector<float> row(n_cols);
+          dequantize_row(t, w.data() + r * rb, row.data(), n_cols);
+          double ref = 0;
+          for (size_t c = 0; c < n_cols; ++c) ref += double(row[c]) * x[tok * n_cols + c];
+          err = std::max(err, std::fabs(ref - all[tok * n_rows + r]));
+          mag = std::max(mag, std::fabs(ref));
+        }
+      }
+      EXPECT_LT(err, 0.03 * mag) << v << " " << info.name;
+    }
+  }
+  set_cpu_variant("best");
+}
+
+TEST(FastPaths, AttentionLoopsMatchScalarTwins) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t head_dim : {size_t{64}, size_t{128}, size_t{16}}) {
+    const size_t n = 37, block = k8_block_size(head_dim), nb = head_dim / block;
+    std::vector<float> q(head_dim), p(n);
+    std::vector<uint16_t> k(n * head_dim), vd(n * nb);
+    std::vector<int8_t> vq(n * head_dim);
+    for (auto& e : q) e = nd(rng);
+    for (auto& e : p) e = std::fabs(nd(rng)) / float(n);
+    for (auto& e : k) e = f32_to_fp16(nd(rng));
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<float> row(head_dim);
+      for (auto& e : row) e = nd(rng);
+      k8_quantize(row.data(), head_dim, vq.data() + j * head_dim, vd.data() + j * nb);
+    }
+    force_scalar_kernels(true);
+    std::vector<float> s_want(n), o_want(head_dim, 0.25f), o8_want(head_dim, -0.5f);
+    f16_scores(q.data(), k.data(), head_dim, n, 0.125f, s_want.data());
+    f16_accum_v(p.data(), k.data(), head_dim, n, o_want.data());
+    k8_accum_v(p.data(), vq.data(), vd.data(), head_dim, block, n, o8_want.data());
+    for (size_t j = 0; j < n; ++j) {  // the scalar twin is the dot
+      double ref = 0;
+      for (size_t i = 0; i < head_dim; ++i) ref += double(q[i]) * fp16_to_f32(k[j * head_dim + i]);
+      ASSERT_NEAR(s_want[j], 0.125 * ref, 1e-4);
+    }
+    for (const char* v : kVariants) {
+      if (!set_cpu_variant(v)) continue;
+      std::vector<float> s(n + 1, 9.0f), o(head_dim, 0.25f), o8(head_dim, -0.5f);
+      f16_scores(q.data(), k.data(), head_dim, n, 0.125f, s.data());
+      f16_accum_v(p.data(), k.data(), head_dim, n, o.data());
+      k8_accum_v(p.data(), vq.data(), vd.data(), head_dim, block, n, o8.data());
+      for (size_t j = 0; j < n; ++j) EXPECT_NEAR(s[j], s_want[j], 1e-5f * (1.0f + std::fabs(s_want[j]))) << v;
+      EXPECT_EQ(s[n], 9.0f) << v;
+      EXPECT_EQ(o, o_want) << v << " head_dim " << head_dim;  // same order of adds: bit for bit
+      EXPECT_EQ(o8, o8_want) << v << " head_dim " << head_dim;
+    }
+  }
+  set_cpu_variant("best");
+}
+
+TEST(FastPaths, SoftmaxMatchesScalarTwin) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0.0f, 6.0f);
+  for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{33}, size_t{1000}}) {
+    std::vector<float> x(n);
+    for (auto& e : x) e = nd(rng);
+    if (n > 2) x[1] = -200.0f;  // underflows to 0
+    force_scalar_kernels(true);
+    std::vector<float> want = x;
+    softmax(want.data(), n);
+    double total = 0;
+    for (float e : want) total += e;
+    ASSERT_NEAR(total, 1.0, 1e-5);
+    for (const char* v : kVariants) {
+      if (!set_cpu_variant(v)) continue;
+      std::vector<float> got = x;
+      softmax(got.data(), n);
+      for (size_t j = 0; j < n; ++j) ASSERT_NEAR(got[j], want[j], 2e-6f * want[j] + 1e-30f) << v << " n " << n << " j " << j;
+      if (n > 2) {
+        EXPECT_EQ(got[1], 0.0f) << v;
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
+TEST(FastPaths, Fp16RowMatchesScalarForEveryPattern) {
+  std::vector<uint16_t> src(65536 + 5);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i);
+  std::vector<float> a(src.size()), b(src.size());
+  fp16_to_f32_row(src.data(), a.data(), src.size());
+  fp16_to_f32_row_scalar(src.data(), b.data(), src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (std::isnan(b[i])) {  // F16C quiets signalling NaNs; a NaN stays a NaN
+      ASSERT_TRUE(std::isnan(a[i])) << "pattern " << i;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0) << "pattern " << i;
+  }
+  EXPECT_EQ(a[0x3C00], 1.0f);
+}
+
+TEST(FastPaths, ProbesMeasureSomething) {
+  const BandwidthProbe bw = measure_read_bandwidth(1, size_t{8} << 20, 2);
+  EXPECT_EQ(bw.n_threads, 1u);
+  EXPECT_GT(bw.gbps, 0.1);
+  EXPECT_LT(bw.gbps, 10000.0);
+  const DotPeakProbe dp = measure_int8_dot_peak(1, 0, 0.02);
+  if (dp.lanes == 0) GTEST_SKIP() << "no SIMD int8 dot on this CPU";
+  EXPECT_GT(dp.gmacs, 1.0);
+  EXPECT_LT(dp.gmacs, 1e5);
+}
