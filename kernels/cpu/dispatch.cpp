@@ -6,22 +6,16 @@
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
+#include "cpu_features.h"
 #include "cpu_variants.h"
 
 namespace alap::kernels {
 
 namespace {
 
-bool cpu_has_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-
-bool cpu_has_avx512vnni() {
-  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
-
-bool cpu_has_avxvnni() { return cpu_has_avx2() && __builtin_cpu_supports("avxvnni"); }
+bool cpu_has_avx2() { return cpu_features().avx2_set(); }
+bool cpu_has_avx512vnni() { return cpu_features().avx512vnni_set(); }
+bool cpu_has_avxvnni() { return cpu_features().avxvnni_set(); }
 
 // The best variant this CPU runs, decided once.
 const CpuVariant& best_variant() {

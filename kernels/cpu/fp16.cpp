@@ -2,6 +2,8 @@
 // conversions are tested against), and fp16_to_f32_row with an F16C path chosen by cpuid.
 #include "alap/kernels/fp16.h"
 
+#include "cpu_features.h"
+
 #include <immintrin.h>
 
 #include <bit>
@@ -88,7 +90,7 @@ void fp16_to_f32_row_scalar(const uint16_t* src, float* dst, size_t n) {
 }
 
 void fp16_to_f32_row(const uint16_t* src, float* dst, size_t n) {
-  static const bool f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool f16c = cpu_features().f16c;
   if (f16c) return fp16_to_f32_row_f16c(src, dst, n);
   fp16_to_f32_row_scalar(src, dst, n);
 }

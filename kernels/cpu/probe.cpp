@@ -2,6 +2,8 @@
 // target attributes and run only after cpuid says the CPU has them. Measurement code, not kernels.
 #include "alap/kernels/probe.h"
 
+#include "cpu_features.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -134,7 +136,7 @@ BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes, int repeat
   const size_t slice = bytes / n_threads;
   // First touch by the thread that reads the slice (NUMA-friendly), with non-zero bytes.
   run_threads(n_threads, [&](size_t t) { std::memset(raw + t * slice, static_cast<int>(t + 1), slice); });
-  const bool avx2 = __builtin_cpu_supports("avx2");
+  const bool avx2 = cpu_features().avx2_set();
   std::vector<uint64_t> sink(n_threads);
   double best = 0;
   for (int r = 0; r < std::max(1, repeats); ++r) {
@@ -151,9 +153,8 @@ BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes, int repeat
 
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double seconds) {
   n_threads = threads_or_all(n_threads);
-  const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512vnni");
-  const bool hasvex = __builtin_cpu_supports("avxvnni");
+  const bool has512 = cpu_features().avx512vnni_set();
+  const bool hasvex = cpu_features().avxvnni_set();
   DotPeakProbe p;
   p.n_threads = n_threads;
   int32_t (*loop)(uint64_t) = nullptr;
@@ -163,7 +164,7 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
     loop = dot_loop_256_evex, p.lanes = 32, p.isa = "avx512vnni-256";
   } else if (hasvex) {
     loop = dot_loop_256_vex, p.lanes = 32, p.isa = "avxvnni";
-  } else if (__builtin_cpu_supports("avx2")) {
+  } else if (cpu_features().avx2_set()) {
     loop = dot_loop_avx2, p.lanes = 32, p.isa = "avx2";
   } else {
     return p;

@@ -1,0 +1,20 @@
+// What this x86 CPU (and the OS, for the wider register state) can run, read once with cpuid
+// and xgetbv. The one place kernels ask; GCC and clang spell __builtin_cpu_supports differently
+// (clang 14 has no "f16c" or "avxvnni"), so the bits are read directly.
+#pragma once
+
+namespace alap::kernels {
+
+struct CpuFeatures {
+  bool avx = false, fma = false, f16c = false, avx2 = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
+  bool avxvnni = false;
+
+  bool avx2_set() const { return avx2 && fma && f16c; }  // what the avx2 variant needs
+  bool avx512vnni_set() const { return avx2_set() && avx512f && avx512bw && avx512vl && avx512vnni; }
+  bool avxvnni_set() const { return avx2_set() && avxvnni; }
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace alap::kernels
