@@ -9,6 +9,25 @@
     </message>
 </context>
 <context>
+    <name>CatalogDelegate</name>
+    <message>
+        <source>বাংলা</source>
+        <translation>বাংলা</translation>
+    </message>
+    <message>
+        <source>Handles Bengali</source>
+        <translation>বাংলা বোঝে</translation>
+    </message>
+    <message>
+        <source>%1 parameters · %2 · %3 · license %4 · languages: %5</source>
+        <translation>%1 প্যারামিটার · %2 · %3 · লাইসেন্স %4 · ভাষা: %5</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>ডাউনলোড করুন</translation>
+    </message>
+</context>
+<context>
     <name>ChatHeader</name>
     <message>
         <source>Loading…</source>
@@ -95,6 +114,18 @@
         <source>Stop the answer (Esc)</source>
         <translation>উত্তর থামান (Esc)</translation>
     </message>
+    <message>
+        <source>Answer in Bengali</source>
+        <translation>বাংলায় উত্তর</translation>
+    </message>
+    <message>
+        <source>Answer in Bengali in this chat</source>
+        <translation>এই চ্যাটে বাংলায় উত্তর</translation>
+    </message>
+    <message>
+        <source>Adds an instruction to this chat to answer in Bengali</source>
+        <translation>এই চ্যাটে বাংলায় উত্তর দেওয়ার নির্দেশ যোগ করে</translation>
+    </message>
 </context>
 <context>
     <name>ConversationDelegate</name>
@@ -179,10 +210,274 @@
     </message>
 </context>
 <context>
+    <name>DownloadDelegate</name>
+    <message>
+        <source>unknown</source>
+        <translation>অজানা</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 সেকেন্ড</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 মিনিট</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 ঘণ্টা %2 মিনিট</translation>
+    </message>
+    <message>
+        <source>The file was not found on the server.</source>
+        <translation>সার্ভারে ফাইলটি পাওয়া যায়নি।</translation>
+    </message>
+    <message>
+        <source>This model is gated: add a Hugging Face access token in the Token tab.</source>
+        <translation>এই মডেলটি সুরক্ষিত: টোকেন ট্যাবে একটি Hugging Face অ্যাক্সেস টোকেন যোগ করুন।</translation>
+    </message>
+    <message>
+        <source>Access denied: accept the model&apos;s terms on its web page, or check the token.</source>
+        <translation>অনুমতি মেলেনি: মডেলের ওয়েব পাতায় তার শর্তগুলো মেনে নিন, অথবা টোকেনটি যাচাই করুন।</translation>
+    </message>
+    <message>
+        <source>No connection to the server: check the network.</source>
+        <translation>সার্ভারের সঙ্গে সংযোগ নেই: নেটওয়ার্ক দেখুন।</translation>
+    </message>
+    <message>
+        <source>The server stopped answering.</source>
+        <translation>সার্ভার সাড়া দেওয়া বন্ধ করেছে।</translation>
+    </message>
+    <message>
+        <source>The server had a problem; try again later.</source>
+        <translation>সার্ভারে সমস্যা হয়েছে; পরে আবার চেষ্টা করুন।</translation>
+    </message>
+    <message>
+        <source>The disk is full: free some space, then resume.</source>
+        <translation>ডিস্ক ভরে গেছে: কিছু জায়গা খালি করে আবার শুরু করুন।</translation>
+    </message>
+    <message>
+        <source>The file could not be written.</source>
+        <translation>ফাইলটি লেখা যায়নি।</translation>
+    </message>
+    <message>
+        <source>The download was damaged (checksum mismatch) and was deleted.</source>
+        <translation>ডাউনলোডটি নষ্ট হয়েছিল (চেকসাম মেলেনি), তাই মুছে ফেলা হয়েছে।</translation>
+    </message>
+    <message>
+        <source>This download is not allowed (bad address or file name).</source>
+        <translation>এই ডাউনলোডের অনুমতি নেই (ভুল ঠিকানা বা ফাইলের নাম)।</translation>
+    </message>
+    <message>
+        <source>Waiting</source>
+        <translation>অপেক্ষায়</translation>
+    </message>
+    <message>
+        <source>Downloading</source>
+        <translation>ডাউনলোড হচ্ছে</translation>
+    </message>
+    <message>
+        <source>Paused</source>
+        <translation>থামানো আছে</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>সম্পন্ন</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>ব্যর্থ</translation>
+    </message>
+    <message>
+        <source>✓ verified</source>
+        <translation>✓ যাচাই করা</translation>
+    </message>
+    <message>
+        <source>Download progress</source>
+        <translation>ডাউনলোডের অগ্রগতি</translation>
+    </message>
+    <message>
+        <source>%1 of %2 · %3/s · %4 left</source>
+        <translation>%2-এর মধ্যে %1 · %3/সেকেন্ড · আর %4 বাকি</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>থামান</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>আবার শুরু করুন</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>বাতিল করুন</translation>
+    </message>
+    <message>
+        <source>Remove from list</source>
+        <translation>তালিকা থেকে সরান</translation>
+    </message>
+</context>
+<context>
+    <name>FitBadge</name>
+    <message>
+        <source>Fits this machine</source>
+        <translation>এই কম্পিউটারে চলবে</translation>
+    </message>
+    <message>
+        <source>Tight fit</source>
+        <translation>টেনেটুনে চলবে</translation>
+    </message>
+    <message>
+        <source>Too large for this machine</source>
+        <translation>এই কম্পিউটারের জন্য খুব বড়</translation>
+    </message>
+    <message>
+        <source>Memory need unknown</source>
+        <translation>কত মেমরি লাগবে জানা নেই</translation>
+    </message>
+</context>
+<context>
+    <name>HfSearchPane</name>
+    <message>
+        <source>Search GGUF models on Hugging Face</source>
+        <translation>Hugging Face-এ GGUF মডেল খুঁজুন</translation>
+    </message>
+    <message>
+        <source>Search Hugging Face</source>
+        <translation>Hugging Face-এ খুঁজুন</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>খুঁজুন</translation>
+    </message>
+    <message>
+        <source>Server: %1</source>
+        <translation>সার্ভার: %1</translation>
+    </message>
+    <message>
+        <source>%1
+%2 downloads · %3 likes</source>
+        <translation>%1
+%2 বার ডাউনলোড · %3টি লাইক</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · %3</source>
+        <translation>%1 · %2 · %3</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>অন্যান্য</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>ডাউনলোড করুন</translation>
+    </message>
+</context>
+<context>
+    <name>HfTokenPane</name>
+    <message>
+        <source>Hugging Face server: %1 (set HF_ENDPOINT to use a mirror)</source>
+        <translation>Hugging Face সার্ভার: %1 (মিরর ব্যবহার করতে HF_ENDPOINT ঠিক করুন)</translation>
+    </message>
+    <message>
+        <source>An access token is set (from %1).</source>
+        <translation>একটি অ্যাক্সেস টোকেন দেওয়া আছে (%1 থেকে)।</translation>
+    </message>
+    <message>
+        <source>No access token: gated models cannot be downloaded.</source>
+        <translation>কোনো অ্যাক্সেস টোকেন নেই: সুরক্ষিত মডেল ডাউনলোড করা যাবে না।</translation>
+    </message>
+    <message>
+        <source>Access token (hf_…)</source>
+        <translation>অ্যাক্সেস টোকেন (hf_…)</translation>
+    </message>
+    <message>
+        <source>Hugging Face access token</source>
+        <translation>Hugging Face অ্যাক্সেস টোকেন</translation>
+    </message>
+    <message>
+        <source>Save token</source>
+        <translation>টোকেন সংরক্ষণ করুন</translation>
+    </message>
+    <message>
+        <source>Remove token</source>
+        <translation>টোকেন সরান</translation>
+    </message>
+</context>
+<context>
     <name>HistoryBanner</name>
     <message>
         <source>Save a backup copy</source>
         <translation>একটি ব্যাকআপ কপি রাখুন</translation>
+    </message>
+</context>
+<context>
+    <name>InstalledModelDelegate</name>
+    <message>
+        <source>%1 · %2 billion parameters · %3 · trained context %4 · %5</source>
+        <translation>%1 · %2 বিলিয়ন প্যারামিটার · %3 · প্রশিক্ষণের কনটেক্সট %4 · %5</translation>
+    </message>
+    <message>
+        <source>Cache at %1 tokens: f16 %2 · k8 %3 · k8v8 %4 · needs about %5</source>
+        <translation>%1 টোকেনে ক্যাশ: f16 %2 · k8 %3 · k8v8 %4 · মোটামুটি %5 লাগবে</translation>
+    </message>
+    <message>
+        <source>Cannot run: %1</source>
+        <translation>চালানো যাবে না: %1</translation>
+    </message>
+    <message>
+        <source>Loaded</source>
+        <translation>লোড করা আছে</translation>
+    </message>
+    <message>
+        <source>Load</source>
+        <translation>লোড করুন</translation>
+    </message>
+    <message>
+        <source>Show in folder</source>
+        <translation>ফোল্ডারে দেখান</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>মুছুন…</translation>
+    </message>
+</context>
+<context>
+    <name>InstalledPane</name>
+    <message>
+        <source>Choose the models folder</source>
+        <translation>মডেলের ফোল্ডার বেছে নিন</translation>
+    </message>
+    <message>
+        <source>Delete model</source>
+        <translation>মডেল মুছুন</translation>
+    </message>
+    <message>
+        <source>Delete %1 from the disk?</source>
+        <translation>ডিস্ক থেকে %1 মুছে ফেলবেন?</translation>
+    </message>
+    <message>
+        <source>Models folder</source>
+        <translation>মডেলের ফোল্ডার</translation>
+    </message>
+    <message>
+        <source>A folder with .gguf files</source>
+        <translation>.gguf ফাইলসহ একটি ফোল্ডার</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>খুঁজে দেখুন…</translation>
+    </message>
+    <message>
+        <source>No models in %1 yet: download one from the Catalog.</source>
+        <translation>%1-এ এখনো কোনো মডেল নেই: তালিকা থেকে একটি ডাউনলোড করুন।</translation>
+    </message>
+    <message>
+        <source>Loading progress</source>
+        <translation>লোডের অগ্রগতি</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>বাতিল</translation>
     </message>
 </context>
 <context>
@@ -437,6 +732,150 @@
     </message>
 </context>
 <context>
+    <name>ModelsPage</name>
+    <message>
+        <source>Models</source>
+        <translation>মডেল</translation>
+    </message>
+    <message>
+        <source>Installed</source>
+        <translation>ইনস্টল করা</translation>
+    </message>
+    <message>
+        <source>Catalog</source>
+        <translation>তালিকা</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>খোঁজ</translation>
+    </message>
+    <message>
+        <source>Downloads (%1)</source>
+        <translation>ডাউনলোড (%1)</translation>
+    </message>
+    <message>
+        <source>Token</source>
+        <translation>টোকেন</translation>
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>ব্যাকএন্ড</translation>
+    </message>
+    <message>
+        <source>No downloads.</source>
+        <translation>কোনো ডাউনলোড নেই।</translation>
+    </message>
+    <message>
+        <source>This computer: %1 of memory, %2 free now · estimates for a context of %3 tokens in %4 mode</source>
+        <translation>এই কম্পিউটার: মোট মেমরি %1, এখন খালি %2 · হিসাবগুলো %3 টোকেনের কনটেক্সট আর %4 মোড ধরে</translation>
+    </message>
+</context>
+<context>
+    <name>QPlatformTheme</name>
+    <message>
+        <source>OK</source>
+        <translation>ঠিক আছে</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>বাতিল করুন</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>বন্ধ করুন</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>খুলুন</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>সংরক্ষণ করুন</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>প্রয়োগ করুন</translation>
+    </message>
+    <message>
+        <source>Reset</source>
+        <translation>আগের মতো করুন</translation>
+    </message>
+    <message>
+        <source>Help</source>
+        <translation>সাহায্য</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>বাদ দিন</translation>
+    </message>
+    <message>
+        <source>&amp;Yes</source>
+        <translation>হ্যাঁ</translation>
+    </message>
+    <message>
+        <source>&amp;No</source>
+        <translation>না</translation>
+    </message>
+</context>
+<context>
+    <name>RemoteBackendPane</name>
+    <message>
+        <source>Run models on this computer</source>
+        <translation>এই কম্পিউটারেই মডেল চালান</translation>
+    </message>
+    <message>
+        <source>Use a remote server (OpenAI-compatible)</source>
+        <translation>দূরের একটি সার্ভার ব্যবহার করুন (OpenAI-সামঞ্জস্যপূর্ণ)</translation>
+    </message>
+    <message>
+        <source>Server address</source>
+        <translation>সার্ভারের ঠিকানা</translation>
+    </message>
+    <message>
+        <source>Model name</source>
+        <translation>মডেলের নাম</translation>
+    </message>
+    <message>
+        <source>empty: the server&apos;s first model</source>
+        <translation>ফাঁকা রাখলে: সার্ভারের প্রথম মডেল</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API কী</translation>
+    </message>
+    <message>
+        <source>saved (type to replace)</source>
+        <translation>সংরক্ষিত আছে (বদলাতে নতুনটি লিখুন)</translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation>ঐচ্ছিক</translation>
+    </message>
+    <message>
+        <source>Save key</source>
+        <translation>কী সংরক্ষণ করুন</translation>
+    </message>
+    <message>
+        <source>Remove key</source>
+        <translation>কী সরান</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>সংযোগ করুন</translation>
+    </message>
+    <message>
+        <source>Connected: %1</source>
+        <translation>সংযুক্ত: %1</translation>
+    </message>
+</context>
+<context>
+    <name>RemoteMemoryNote</name>
+    <message>
+        <source>The memory is on the remote server: this computer keeps no model and no cache.</source>
+        <translation>মেমরি দূরের সার্ভারে: এই কম্পিউটারে কোনো মডেল বা ক্যাশ রাখা হয় না।</translation>
+    </message>
+</context>
+<context>
     <name>SettingsPage</name>
     <message>
         <source>Settings</source>
@@ -509,6 +948,22 @@
     <message>
         <source>GPU layers</source>
         <translation>GPU লেয়ার</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>ভাষা</translation>
+    </message>
+    <message>
+        <source>Interface language</source>
+        <translation>ইন্টারফেসের ভাষা</translation>
+    </message>
+    <message>
+        <source>Answer in Bengali in new chats</source>
+        <translation>নতুন চ্যাটে বাংলায় উত্তর</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>বন্ধ করুন</translation>
     </message>
 </context>
 <context>
@@ -603,6 +1058,25 @@
     <message>
         <source>Allocating the cache</source>
         <translation>ক্যাশের জায়গা নেওয়া হচ্ছে</translation>
+    </message>
+</context>
+<context>
+    <name>alap::app::ModelsController</name>
+    <message>
+        <source>Could not start the download: %1</source>
+        <translation>ডাউনলোড শুরু করা যায়নি: %1</translation>
+    </message>
+    <message>
+        <source>Could not delete the model: %1</source>
+        <translation>মডেলটি মোছা যায়নি: %1</translation>
+    </message>
+    <message>
+        <source>%1 is no longer in the repository %2.</source>
+        <translation>%1 আর %2 রিপোজিটরিতে নেই।</translation>
+    </message>
+    <message>
+        <source>Could not list the files: %1</source>
+        <translation>ফাইলের তালিকা আনা যায়নি: %1</translation>
     </message>
 </context>
 <context>

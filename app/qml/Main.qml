@@ -13,6 +13,8 @@ ApplicationWindow {
     required property AppSettings settings
     required property MemoryMeter meter
     required property ModelFileListModel modelFiles
+    required property ModelsController models
+    required property BackendController backend
 
     width: 1280
     height: 800
@@ -22,7 +24,7 @@ ApplicationWindow {
     title: "Alap"
 
     function openModels() {
-        modelPicker.open();
+        modelsPage.open();
     }
 
     Shortcut {
@@ -107,6 +109,11 @@ ApplicationWindow {
             Layout.fillHeight: true
             meter: root.meter
             engine: root.engine
+
+            RemoteMemoryNote {
+                anchors.fill: parent
+                visible: root.backend.remoteActive
+            }
         }
     }
 
@@ -116,6 +123,16 @@ ApplicationWindow {
         engine: root.engine
         settings: root.settings
         modelFiles: root.modelFiles
+    }
+
+    ModelsPage {
+        id: modelsPage
+        objectName: "modelsPage"
+        anchors.centerIn: parent
+        models: root.models
+        engine: root.engine
+        settings: root.settings
+        backend: root.backend
     }
 
     SettingsPage {

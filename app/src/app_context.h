@@ -17,8 +17,12 @@ class QQmlApplicationEngine;
 namespace alap::app {
 
 class AppSettings;
+class BackendController;
+class ModelsController;
+class RemoteEngine;
 class ChatController;
 class EngineController;
+class Localizer;
 class MemoryMeter;
 class ModelFileListModel;
 class StoreWorker;
@@ -41,14 +45,22 @@ class AppContext : public QObject {
   ChatController* chat() const { return m_chat.get(); }
   MemoryMeter* meter() const { return m_meter.get(); }
   ModelFileListModel* modelFiles() const { return m_modelFiles.get(); }
+  // Applies AppSettings::language now and whenever it changes (no restart).
+  Localizer* localizer() const { return m_localizer.get(); }
+  ModelsController* models() const { return m_models.get(); }
+  BackendController* backend() const { return m_backend.get(); }
 
  private:
   std::unique_ptr<AppSettings> m_settings;
+  std::unique_ptr<Localizer> m_localizer;
   std::unique_ptr<MemoryMeter> m_meter;
   std::unique_ptr<StoreWorker> m_store;
+  std::shared_ptr<RemoteEngine> m_remote;  // shared with the engine thread's RoutingEngine
   std::unique_ptr<EngineController> m_engine;
   std::unique_ptr<ModelFileListModel> m_modelFiles;
   std::unique_ptr<ChatController> m_chat;
+  std::unique_ptr<ModelsController> m_models;
+  std::unique_ptr<BackendController> m_backend;
 };
 
 }  // namespace alap::app

@@ -11,7 +11,6 @@
 #include <QStandardPaths>
 #include <QTextStream>
 #include <QTimer>
-#include <QTranslator>
 #include <QtQml/QQmlExtensionPlugin>
 
 #include "alap/version.h"
@@ -43,12 +42,9 @@ int main(int argc, char* argv[]) {
   QGuiApplication::setApplicationVersion(QStringLiteral(ALAP_VERSION_STRING));
   QGuiApplication::setDesktopFileName(QStringLiteral("org.alap.Alap"));
 
-  const QLocale locale = options.language.isEmpty() ? QLocale() : QLocale(options.language);
-  QLocale::setDefault(locale);
-  QTranslator translator;
-  if (translator.load(locale, QStringLiteral("alap"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
-    QCoreApplication::installTranslator(&translator);
-  }
+  // The system locale picks the language on first start; AppContext's Localizer installs the
+  // translation and switches it at run time. --lang overrides it for this run only.
+  const QLocale locale;
 
   QString database = options.databasePath;
   if (database.isEmpty()) {
@@ -59,6 +55,7 @@ int main(int argc, char* argv[]) {
 
   QSettings settings;
   alap::app::AppContext context(std::make_unique<alap::Engine>(), &settings, database, locale);
+  if (!options.language.isEmpty()) context.settings()->overrideLanguage(alap::app::AppSettings::languageOf(QLocale(options.language)));
 
   QQmlApplicationEngine engine;
   engine.addImportPath(QStringLiteral("qrc:/"));

@@ -22,8 +22,8 @@ ListView {
     onContentHeightChanged: if (root.following) root.positionViewAtEnd()
 
     delegate: MessageDelegate {
-        width: root.width
-        chat: root.chat
+        width: ListView.view.width
+        chat: (ListView.view as ChatView).chat
     }
 
     Connections {

@@ -56,6 +56,15 @@ Pane {
             }
         }
 
+        CheckBox {
+            objectName: "answerInBengaliBox"
+            text: qsTr("Answer in Bengali")
+            checked: root.chat.answerInBengali
+            Accessible.name: qsTr("Answer in Bengali in this chat")
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Adds an instruction to this chat to answer in Bengali")
+            onToggled: root.chat.answerInBengali = checked
+        }
         Button {
             objectName: "sendButton"
             visible: !root.chat.generating

@@ -11,7 +11,7 @@ ItemDelegate {
     required property string title
     required property bool pinned
     required property string updated
-    property bool current: false
+    required property bool current  // the open conversation
 
     signal selected()
     signal renameRequested(string title)

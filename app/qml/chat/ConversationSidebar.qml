@@ -45,8 +45,9 @@ Pane {
             }
         }
 
-        ListView {
+        ChatListView {
             id: conversationList
+            chat: root.chat
             objectName: "conversationList"
             Layout.fillWidth: true
             Layout.fillHeight: true
@@ -58,12 +59,11 @@ Pane {
             Accessible.role: Accessible.List
             delegate: ConversationDelegate {
                 id: conversationDelegate
-                width: conversationList.width
-                current: conversationDelegate.conversationId === root.chat.currentConversationId
-                onSelected: root.chat.selectConversation(conversationDelegate.conversationId)
-                onRenameRequested: function(title) { root.chat.renameConversation(conversationDelegate.conversationId, title) }
-                onPinRequested: function(pin) { root.chat.setPinned(conversationDelegate.conversationId, pin) }
-                onDeleteRequested: root.chat.deleteConversation(conversationDelegate.conversationId)
+                width: ListView.view.width
+                onSelected: (ListView.view as ChatListView).chat.selectConversation(conversationDelegate.conversationId)
+                onRenameRequested: function(title) { (conversationDelegate.ListView.view as ChatListView).chat.renameConversation(conversationDelegate.conversationId, title) }
+                onPinRequested: function(pin) { (conversationDelegate.ListView.view as ChatListView).chat.setPinned(conversationDelegate.conversationId, pin) }
+                onDeleteRequested: (ListView.view as ChatListView).chat.deleteConversation(conversationDelegate.conversationId)
             }
             Label {
                 anchors.centerIn: parent
@@ -76,8 +76,9 @@ Pane {
             }
         }
 
-        ListView {
+        ChatListView {
             id: searchList
+            chat: root.chat
             objectName: "searchResults"
             Layout.fillWidth: true
             Layout.fillHeight: true
@@ -88,8 +89,8 @@ Pane {
             Accessible.role: Accessible.List
             delegate: SearchResultDelegate {
                 id: hitDelegate
-                width: searchList.width
-                onOpened: root.chat.openSearchHit(hitDelegate.conversationId, hitDelegate.messageId)
+                width: ListView.view.width
+                onOpened: (ListView.view as ChatListView).chat.openSearchHit(hitDelegate.conversationId, hitDelegate.messageId)
             }
             Label {
                 anchors.centerIn: parent

@@ -52,8 +52,9 @@ Dialog {
             }
         }
 
-        ListView {
+        EngineListView {
             id: list
+            engine: root.engine
             objectName: "modelFileList"
             Layout.fillWidth: true
             Layout.fillHeight: true
@@ -64,9 +65,10 @@ Dialog {
             Accessible.role: Accessible.List
             delegate: ModelFileDelegate {
                 id: fileDelegate
-                width: list.width
-                loaded: fileDelegate.path === root.engine.modelPath && root.engine.modelLoaded
-                onLoadRequested: root.engine.loadModel(fileDelegate.path)
+                width: ListView.view.width
+                loaded: fileDelegate.path === (ListView.view as EngineListView).engine.modelPath
+                        && (ListView.view as EngineListView).engine.modelLoaded
+                onLoadRequested: (ListView.view as EngineListView).engine.loadModel(fileDelegate.path)
             }
             Label {
                 anchors.centerIn: parent

@@ -2,6 +2,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Alap
 
 RowLayout {
     id: root
@@ -12,6 +13,8 @@ RowLayout {
     property real stepSize: 0.01
     property int decimals: 2
     property real value
+    // Formats the shown value in the interface's locale (C++ decides the digits).
+    property AppSettings settings: null
     signal moved(real value)
 
     Layout.fillWidth: true
@@ -34,6 +37,7 @@ RowLayout {
     Label {
         Layout.preferredWidth: 64
         horizontalAlignment: Text.AlignRight
-        text: Number(slider.value).toLocaleString(Qt.locale(), "f", root.decimals)
+        text: root.settings ? root.settings.formatNumber(slider.value, root.decimals, root.settings.language)
+                            : Number(slider.value).toFixed(root.decimals)
     }
 }

@@ -16,7 +16,13 @@ Dialog {
     modal: true
     width: Math.min(parent ? parent.width - 80 : 640, 640)
     height: Math.min(parent ? parent.height - 60 : 700, 720)
-    standardButtons: Dialog.Close
+    // Our own button (not standardButtons) so that its text follows a language switch.
+    footer: DialogButtonBox {
+        Button {
+            text: qsTr("Close")
+            onClicked: root.close()
+        }
+    }
 
     ScrollView {
         anchors.fill: parent
@@ -27,6 +33,34 @@ Dialog {
             spacing: 8
 
             Label {
+                text: qsTr("Language")
+                font.bold: true
+            }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    text: qsTr("Interface language")
+                    wrapMode: Text.WordWrap
+                }
+                ComboBox {
+                    objectName: "languageBox"
+                    model: root.settings.languageNames
+                    currentIndex: root.settings.languageIndex
+                    Accessible.name: qsTr("Interface language")
+                    onActivated: function(i) { root.settings.language = root.settings.languages[i] }
+                }
+            }
+            CheckBox {
+                objectName: "answerInBengaliDefault"
+                text: qsTr("Answer in Bengali in new chats")
+                checked: root.settings.answerInBengali
+                Accessible.name: text
+                onToggled: root.settings.answerInBengali = checked
+            }
+
+            Label {
+                Layout.topMargin: 8
                 text: qsTr("System prompt for this chat")
                 font.bold: true
             }
@@ -47,6 +81,7 @@ Dialog {
                 font.bold: true
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Temperature")
                 from: 0
                 to: 2
@@ -55,6 +90,7 @@ Dialog {
                 onMoved: function(v) { root.settings.temperature = v }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Top-k")
                 from: 0
                 to: 200
@@ -64,6 +100,7 @@ Dialog {
                 onMoved: function(v) { root.settings.topK = Math.round(v) }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Top-p")
                 from: 0
                 to: 1
@@ -72,6 +109,7 @@ Dialog {
                 onMoved: function(v) { root.settings.topP = v }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Min-p")
                 from: 0
                 to: 1
@@ -80,6 +118,7 @@ Dialog {
                 onMoved: function(v) { root.settings.minP = v }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Repeat penalty")
                 from: 1
                 to: 2
@@ -88,6 +127,7 @@ Dialog {
                 onMoved: function(v) { root.settings.repeatPenalty = v }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Longest answer (tokens)")
                 from: 16
                 to: 8192
@@ -108,6 +148,7 @@ Dialog {
                 font.bold: true
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Context length")
                 from: 256
                 to: 32768
@@ -131,6 +172,7 @@ Dialog {
                 }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("Threads (0: all cores)")
                 from: 0
                 to: 64
@@ -140,6 +182,7 @@ Dialog {
                 onMoved: function(v) { root.settings.threads = Math.round(v) }
             }
             SettingSlider {
+                settings: root.settings
                 label: qsTr("GPU layers")
                 from: 0
                 to: 200

@@ -132,6 +132,64 @@ void AppSettings::resetSampling() {
   emit samplingChanged();
 }
 
+QString AppSettings::languageOf(const QLocale& locale) {
+  return locale.language() == QLocale::Bengali ? QStringLiteral("bn") : QStringLiteral("en");
+}
+
+QString AppSettings::language() const {
+  if (!m_overrideLanguage.isEmpty()) return m_overrideLanguage;
+  const QString stored = value("ui/language", QString()).toString();
+  return languages().contains(stored) ? stored : m_systemLanguage;
+}
+
+void AppSettings::setLanguage(const QString& language) {
+  if (!languages().contains(language)) return;
+  const QString before = this->language();
+  m_overrideLanguage.clear();
+  store("ui/language", language);
+  if (language != before) emit languageChanged();
+}
+
+void AppSettings::setSystemLanguage(const QString& language) {
+  if (!languages().contains(language)) return;
+  const QString before = this->language();
+  m_systemLanguage = language;
+  if (this->language() != before) emit languageChanged();
+}
+
+void AppSettings::overrideLanguage(const QString& language) {
+  if (!languages().contains(language)) return;
+  const QString before = this->language();
+  m_overrideLanguage = language;
+  if (language != before) emit languageChanged();
+}
+
+QStringList AppSettings::languageNames() const {
+  return {QStringLiteral("English"), QString::fromUtf8("\u09AC\u09BE\u0982\u09B2\u09BE")};
+}
+
+bool AppSettings::answerInBengali() const { return value("chat/answerInBengali", false).toBool(); }
+void AppSettings::setAnswerInBengali(bool on) {
+  if (on == answerInBengali()) return;
+  store("chat/answerInBengali", on);
+  emit answerInBengaliChanged();
+}
+
+std::optional<bool> AppSettings::conversationAnswerInBengali(qint64 conversationId) const {
+  const QVariant v = m_settings->value(QStringLiteral("conversations/%1/answerInBengali").arg(conversationId));
+  if (!v.isValid()) return std::nullopt;
+  return v.toBool();
+}
+
+void AppSettings::setConversationAnswerInBengali(qint64 conversationId, bool on) {
+  if (conversationId == 0) return;
+  m_settings->setValue(QStringLiteral("conversations/%1/answerInBengali").arg(conversationId), on);
+}
+
+QString AppSettings::formatNumber(double value, int decimals, const QString&) const {
+  return QLocale().toString(value, 'f', qBound(0, decimals, 6));
+}
+
 alap::LoadParams AppSettings::loadParams() const {
   alap::LoadParams p;
   p.n_ctx = size_t(contextLength());

@@ -4,10 +4,12 @@
 // the system prompt lives with the conversation in the history store.
 #pragma once
 
+#include <QLocale>
 #include <QObject>
 #include <QString>
 #include <QStringList>
 #include <QtQml/qqmlregistration.h>
+#include <optional>
 
 #include "core/engine/engine.h"
 
@@ -34,6 +36,13 @@ class AppSettings : public QObject {
   Q_PROPERTY(int gpuLayers READ gpuLayers WRITE setGpuLayers NOTIFY loadSettingsChanged)
   Q_PROPERTY(QStringList cacheModes READ cacheModes CONSTANT)
   Q_PROPERTY(int cacheModeIndex READ cacheModeIndex NOTIFY loadSettingsChanged)
+  // The interface language ("en" or "bn"), applied at run time by Localizer; persisted.
+  Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY languageChanged)
+  Q_PROPERTY(QStringList languages READ languages CONSTANT)
+  Q_PROPERTY(QStringList languageNames READ languageNames CONSTANT)
+  Q_PROPERTY(int languageIndex READ languageIndex NOTIFY languageChanged)
+  // The default of "answer in Bengali" for new conversations (each conversation can override it).
+  Q_PROPERTY(bool answerInBengali READ answerInBengali WRITE setAnswerInBengali NOTIFY answerInBengaliChanged)
 
  public:
   explicit AppSettings(QSettings* settings, QObject* parent = nullptr);
@@ -67,6 +76,26 @@ class AppSettings : public QObject {
 
   Q_INVOKABLE void resetSampling();
 
+  // Language: the persisted choice, else the one given by setSystemLanguage (first start), unless
+  // overrideLanguage (--lang) set one for this run only.
+  QString language() const;
+  void setLanguage(const QString& language);
+  void setSystemLanguage(const QString& language);
+  void overrideLanguage(const QString& language);
+  QStringList languages() const { return {QStringLiteral("en"), QStringLiteral("bn")}; }
+  QStringList languageNames() const;  // each language in its own script
+  int languageIndex() const { return int(languages().indexOf(language())); }
+  static QString languageOf(const QLocale& locale);  // "bn" for Bengali locales, else "en"
+
+  bool answerInBengali() const;
+  void setAnswerInBengali(bool on);
+  std::optional<bool> conversationAnswerInBengali(qint64 conversationId) const;
+  void setConversationAnswerInBengali(qint64 conversationId, bool on);
+
+  // A number in the interface's locale ('f' format). `language` is only there so that a QML
+  // binding that passes settings.language is re-evaluated when the language changes.
+  Q_INVOKABLE QString formatNumber(double value, int decimals, const QString& language = {}) const;
+
   alap::LoadParams loadParams() const;
   alap::SamplerParams samplerParams() const;
   // {"temperature":..,"top_k":..,...,"cache_mode":".."}: what produced an answer, for the store.
@@ -77,12 +106,16 @@ class AppSettings : public QObject {
   void lastModelPathChanged();
   void samplingChanged();
   void loadSettingsChanged();
+  void languageChanged();
+  void answerInBengaliChanged();
 
  private:
   QVariant value(const char* key, const QVariant& fallback) const;
   void store(const char* key, const QVariant& value);
 
   QSettings* m_settings;
+  QString m_systemLanguage = QStringLiteral("en");
+  QString m_overrideLanguage;
 };
 
 }  // namespace alap::app

@@ -152,7 +152,13 @@ void ChatController::refreshConversations() {
 
 void ChatController::setCurrent(qint64 id, const QString& systemPrompt) {
   m_currentId = id;
+  m_conversations.setCurrentId(id);
   m_systemPrompt = systemPrompt;
+  const bool bengali = m_settings->conversationAnswerInBengali(id).value_or(m_settings->answerInBengali());
+  if (bengali != m_answerInBengali) {
+    m_answerInBengali = bengali;
+    emit answerInBengaliChanged();
+  }
   emit currentConversationChanged();
   emit systemPromptChanged();
   emit canSendChanged();
@@ -181,7 +187,8 @@ void ChatController::loadMessages(qint64 id, qint64 scrollToMessageId) {
           const MessageRow& m = m_messages.at(row);
           if (m.status != QLatin1String("streaming")) continue;
           if (m.id == m_genMessageId) {
-            m_messages.setContent(row, m_genText);
+            m_messages.setContent(row, QString());
+            m_messages.appendStreamText(row, m_genText);
           } else {
             // Left streaming by a crash: what was saved is kept, marked stopped.
             m_messages.setStatus(row, QStringLiteral("stopped"));
@@ -224,7 +231,10 @@ bool ChatController::send(const QString& text) {
         return std::array<st::Id, 3>{c, u, a};
       },
       this, [this, conversation, userRow, answerRow](std::array<st::Id, 3> ids) {
-        if (conversation == 0 && m_currentId == 0) setCurrent(ids[0], m_systemPrompt);
+        if (conversation == 0 && m_currentId == 0) {
+          m_settings->setConversationAnswerInBengali(ids[0], m_answerInBengali);
+          setCurrent(ids[0], m_systemPrompt);
+        }
         if (m_currentId == ids[0]) {
           m_messages.setId(userRow, ids[1]);
           m_messages.setId(answerRow, ids[2]);
@@ -243,7 +253,9 @@ void ChatController::startAnswer(qint64 conversationId, qint64 assistantId) {
     if (m.status == QLatin1String("error") || m.content.isEmpty()) continue;
     request.messages.push_back({m.role.toStdString(), m.content.toStdString(), {}});
   }
-  request.system_prompt = m_systemPrompt.toStdString();
+  QString system = m_systemPrompt;
+  if (m_answerInBengali) system = system.isEmpty() ? bengaliInstruction() : system + QStringLiteral("\n\n") + bengaliInstruction();
+  request.system_prompt = system.toStdString();
   request.sampling = m_settings->samplerParams();
   request.sampling.seed = QRandomGenerator::system()->generate64();
   request.max_tokens = m_settings->maxTokens();
@@ -269,7 +281,7 @@ int ChatController::streamingRow() const {
 void ChatController::onTokens(quint64 job, const QString& text, const QList<MemorySample>& samples) {
   if (job != m_genJob) return;
   m_genText += text;
-  m_messages.appendText(streamingRow(), text);
+  m_messages.appendStreamText(streamingRow(), text);
   m_meter->addSamples(samples);
 }
 
@@ -464,5 +476,25 @@ void ChatController::setNotice(const QString& text) {
 }
 
 void ChatController::clearNotice() { setNotice({}); }
+
+QString ChatController::bengaliInstruction() {
+  return QStringLiteral(u"\u09B8\u09AC \u0989\u09A4\u09CD\u09A4\u09B0 \u09AC\u09BE\u0982\u09B2\u09BE\u09AF\u09BC \u09A6\u09BF\u09A8\u0964");
+}
+
+void ChatController::setAnswerInBengali(bool on) {
+  if (on == m_answerInBengali) return;
+  m_answerInBengali = on;
+  m_settings->setConversationAnswerInBengali(m_currentId, on);
+  emit answerInBengaliChanged();
+}
+
+void ChatController::relocalize() {
+  emit currentConversationChanged();
+  emit canSendChanged();
+  refreshConversations();
+  runSearch();
+  // The stats lines were formatted when the rows were made: format them again.
+  if (m_currentId != 0 && !m_sendPending) loadMessages(m_currentId);
+}
 
 }  // namespace alap::app

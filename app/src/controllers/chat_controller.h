@@ -45,11 +45,15 @@ class ChatController : public QObject {
   Q_PROPERTY(bool historyReadOnly READ historyReadOnly NOTIFY historyStateChanged)
   Q_PROPERTY(QString historyMessage READ historyMessage NOTIFY historyStateChanged)
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+  // "Answer in Bengali" for the open conversation (new ones start from AppSettings::answerInBengali).
+  Q_PROPERTY(bool answerInBengali READ answerInBengali WRITE setAnswerInBengali NOTIFY answerInBengaliChanged)
 
  public:
   static constexpr int kUndoMs = 8000;
   static constexpr int kCheckpointMs = 2000;  // a streaming answer is saved this often
   static constexpr int kSearchDelayMs = 150;
+  // Added to the system prompt when "answer in Bengali" is on ("Give every answer in Bengali.").
+  static QString bengaliInstruction();
 
   using CopyFunction = std::function<void(const QString&)>;
 
@@ -74,6 +78,10 @@ class ChatController : public QObject {
   bool historyReadOnly() const { return m_readOnly; }
   QString historyMessage() const { return m_historyMessage; }
   QString notice() const { return m_notice; }
+  bool answerInBengali() const { return m_answerInBengali; }
+  void setAnswerInBengali(bool on);
+  // After a language switch: every text formatted here or in the models, again.
+  void relocalize();
 
   Q_INVOKABLE void refreshConversations();
   Q_INVOKABLE void newConversation();
@@ -101,6 +109,7 @@ class ChatController : public QObject {
   void undoChanged();
   void historyStateChanged();
   void noticeChanged();
+  void answerInBengaliChanged();
   void scrollToRow(int row);
   // The answer was committed to the store with its final status (tests and screenshots wait on it).
   void answerCommitted(qint64 messageId, const QString& status);
@@ -150,6 +159,7 @@ class ChatController : public QObject {
   bool m_readOnly = false;
   QString m_historyMessage;
   QString m_notice;
+  bool m_answerInBengali = false;
 };
 
 }  // namespace alap::app

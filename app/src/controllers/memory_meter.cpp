@@ -11,6 +11,13 @@ namespace alap::app {
 
 MemoryMeter::MemoryMeter(const QLocale& locale, QObject* parent) : QObject(parent), m_locale(locale) {}
 
+void MemoryMeter::setLocale(const QLocale& locale) {
+  m_locale = locale;
+  emit changed();
+  emit contextChanged();
+  emit plotChanged();
+}
+
 void MemoryMeter::setModel(const alap::ModelInfo& info) {
   m_info = info;
   m_hasModel = true;

@@ -86,6 +86,7 @@ class MemoryMeter : public QObject {
   QString bytes(quint64 value) const;
   static QVariantList toVariant(const QList<QPointF>& points);
   const QLocale& locale() const { return m_locale; }
+  void setLocale(const QLocale& locale);  // every text again in `locale` (language switch)
 
  signals:
   void changed();

@@ -5,6 +5,8 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include "i18n/localizer.h"
+
 namespace alap::app {
 
 ConversationListModel::ConversationListModel(QObject* parent) : QAbstractListModel(parent) {}
@@ -19,14 +21,15 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case TitleRole: return QString::fromStdString(c.title);
     case IdRole: return qint64(c.id);
     case PinnedRole: return c.pinned;
+    case CurrentRole: return c.id == m_currentId;
     case UpdatedRole:
-      return QLocale().toString(QDateTime::fromMSecsSinceEpoch(c.updated_at).toLocalTime(), QLocale::ShortFormat);
+      return formatDateTime(QDateTime::fromMSecsSinceEpoch(c.updated_at).toLocalTime());
     default: return {};
   }
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {
-  return {{IdRole, "conversationId"}, {TitleRole, "title"}, {PinnedRole, "pinned"}, {UpdatedRole, "updated"}};
+  return {{IdRole, "conversationId"}, {TitleRole, "title"}, {PinnedRole, "pinned"}, {UpdatedRole, "updated"}, {CurrentRole, "current"}};
 }
 
 void ConversationListModel::setConversations(std::vector<alap::store::Conversation> rows) {
@@ -51,6 +54,15 @@ int ConversationListModel::rowOfId(qint64 id) const {
 
 qint64 ConversationListModel::idAt(int row) const {
   return row >= 0 && row < count() ? m_rows[size_t(row)].id : 0;
+}
+
+void ConversationListModel::setCurrentId(qint64 id) {
+  if (id == m_currentId) return;
+  const int before = rowOfId(m_currentId);
+  m_currentId = id;
+  const int after = rowOfId(id);
+  for (int row : {before, after})
+    if (row >= 0) emit dataChanged(index(row), index(row), {CurrentRole});
 }
 
 QString ConversationListModel::titleOf(qint64 id) const {

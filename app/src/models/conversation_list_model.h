@@ -17,7 +17,7 @@ class ConversationListModel : public QAbstractListModel {
   Q_PROPERTY(int count READ count NOTIFY countChanged)
 
  public:
-  enum Role { IdRole = Qt::UserRole + 1, TitleRole, PinnedRole, UpdatedRole };
+  enum Role { IdRole = Qt::UserRole + 1, TitleRole, PinnedRole, UpdatedRole, CurrentRole };
   Q_ENUM(Role)
 
   explicit ConversationListModel(QObject* parent = nullptr);
@@ -31,12 +31,15 @@ class ConversationListModel : public QAbstractListModel {
   Q_INVOKABLE int rowOfId(qint64 id) const;
   Q_INVOKABLE qint64 idAt(int row) const;
   QString titleOf(qint64 id) const;
+  // The open conversation: its row has the "current" role true (the view highlights it).
+  void setCurrentId(qint64 id);
 
  signals:
   void countChanged();
 
  private:
   std::vector<alap::store::Conversation> m_rows;
+  qint64 m_currentId = 0;
 };
 
 }  // namespace alap::app

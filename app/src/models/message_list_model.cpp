@@ -64,6 +64,8 @@ QString MessageListModel::formatStats(const QString& statsJson) {
 }
 
 void MessageListModel::setMessages(const std::vector<alap::store::Message>& messages) {
+  m_holdback.clear();
+  m_holdRow = -1;
   beginResetModel();
   m_rows.clear();
   m_rows.reserve(messages.size());
@@ -76,6 +78,8 @@ void MessageListModel::setMessages(const std::vector<alap::store::Message>& mess
 }
 
 void MessageListModel::clear() {
+  m_holdback.clear();
+  m_holdRow = -1;
   if (m_rows.empty()) return;
   beginResetModel();
   m_rows.clear();
@@ -97,11 +101,40 @@ int MessageListModel::append(const MessageRow& row) {
 
 void MessageListModel::appendText(int row, const QString& text) {
   if (row < 0 || row >= count() || text.isEmpty()) return;
-  setContent(row, m_rows[size_t(row)].content + text);
+  replaceContent(row, m_rows[size_t(row)].content + text);
+}
+
+void MessageListModel::appendStreamText(int row, const QString& text) {
+  if (row < 0 || row >= count()) return;
+  if (row != m_holdRow) {
+    m_holdback.clear();
+    m_holdRow = row;
+  }
+  appendText(row, m_holdback.push(text));
+}
+
+void MessageListModel::endStream(int row) {
+  if (row != m_holdRow) return;
+  m_holdRow = -1;
+  appendText(row, m_holdback.flush());
+}
+
+void MessageListModel::setStatsText(int row, const QString& statsText) {
+  if (row < 0 || row >= count()) return;
+  m_rows[size_t(row)].statsText = statsText;
+  changed(row, {StatsRole});
 }
 
 void MessageListModel::setContent(int row, const QString& content) {
   if (row < 0 || row >= count()) return;
+  if (row == m_holdRow) {
+    m_holdback.clear();
+    m_holdRow = -1;
+  }
+  replaceContent(row, content);
+}
+
+void MessageListModel::replaceContent(int row, const QString& content) {
   MessageRow& r = m_rows[size_t(row)];
   r.content = content;
   r.blocks = markdownBlocksToVariant(splitMarkdown(content));
@@ -125,6 +158,10 @@ void MessageListModel::setId(int row, qint64 id) {
 
 void MessageListModel::truncateAfter(int row) {
   if (row < -1 || row >= count() - 1) return;
+  if (m_holdRow > row) {
+    m_holdback.clear();
+    m_holdRow = -1;
+  }
   beginRemoveRows({}, row + 1, count() - 1);
   m_rows.resize(size_t(row + 1));
   endRemoveRows();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/store/store.h"
+#include "models/grapheme_holdback.h"
 #include "models/markdown_blocks.h"
 
 namespace alap::app {
@@ -53,6 +54,14 @@ class MessageListModel : public QAbstractListModel {
   void clear();
   int append(const MessageRow& row);  // returns the new row
   void appendText(int row, const QString& text);
+  // Streaming: appends only whole grapheme clusters (the trailing one, and one ending in a
+  // virama, wait in a GraphemeHoldback) so the view never shows a broken character. endStream
+  // shows what was held back. setContent, setMessages and clear drop the held-back text.
+  void appendStreamText(int row, const QString& text);
+  void endStream(int row);
+  QString heldBackText() const { return m_holdback.pending(); }
+  // Formatted texts (stats) again in the current default locale, after a language switch.
+  void setStatsText(int row, const QString& statsText);
   void setContent(int row, const QString& content);
   void setStatus(int row, const QString& status, const QString& statsText = {}, const QString& errorText = {});
   void setId(int row, qint64 id);
@@ -69,8 +78,11 @@ class MessageListModel : public QAbstractListModel {
 
  private:
   void changed(int row, const QList<int>& roles);
+  void replaceContent(int row, const QString& content);  // keeps the held-back text
 
   std::vector<MessageRow> m_rows;
+  GraphemeHoldback m_holdback;
+  int m_holdRow = -1;
 };
 
 }  // namespace alap::app

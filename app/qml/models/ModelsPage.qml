@@ -1,0 +1,112 @@
+// The Models page: installed models, the catalog, Hugging Face search, downloads, the access
+// token and the backend (local or remote), one tab each.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Alap
+
+Dialog {
+    id: root
+
+    required property ModelsController models
+    required property EngineController engine
+    required property AppSettings settings
+    required property BackendController backend
+
+    title: qsTr("Models")
+    modal: true
+    width: Math.min(parent ? parent.width - 60 : 900, 960)
+    height: Math.min(parent ? parent.height - 60 : 640, 720)
+    standardButtons: Dialog.Close
+    onAboutToShow: {
+        root.models.installed.refresh();
+        root.models.catalog.refreshMemory();
+    }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 6
+
+        TabBar {
+            id: tabs
+            objectName: "modelsTabs"
+            Layout.fillWidth: true
+            TabButton { text: qsTr("Installed") }
+            TabButton { text: qsTr("Catalog") }
+            TabButton { text: qsTr("Search") }
+            TabButton { text: qsTr("Downloads (%1)").arg(root.models.downloads.count) }
+            TabButton { text: qsTr("Token") }
+            TabButton { text: qsTr("Backend") }
+        }
+        Label {
+            objectName: "machineMemory"
+            Layout.fillWidth: true
+            opacity: 0.8
+            text: qsTr("This computer: %1 of memory, %2 free now · estimates for a context of %3 tokens in %4 mode")
+                  .arg(Qt.locale().formattedDataSize(root.models.catalog.totalMemory, 1))
+                  .arg(Qt.locale().formattedDataSize(root.models.catalog.availableMemory, 1))
+                  .arg(root.settings.contextLength.toLocaleString(Qt.locale(), "f", 0))
+                  .arg(root.settings.cacheMode)
+        }
+        Label {
+            Layout.fillWidth: true
+            visible: root.models.notice !== ""
+            wrapMode: Text.WordWrap
+            color: "#c62828"
+            text: root.models.notice
+        }
+        StackLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            currentIndex: tabs.currentIndex
+
+            InstalledPane {
+                models: root.models
+                engine: root.engine
+                settings: root.settings
+            }
+            ListView {
+                id: catalog
+                objectName: "catalogList"
+                clip: true
+                model: root.models.catalog
+                delegate: CatalogDelegate {
+                    id: catalogRow
+                    onDownloadRequested: {
+                        root.models.downloadCatalog(catalogRow.index);
+                        tabs.currentIndex = 3;
+                    }
+                }
+            }
+            HfSearchPane {
+                models: root.models
+            }
+            ListView {
+                id: downloads
+                objectName: "downloadList"
+                clip: true
+                model: root.models.downloads
+                delegate: DownloadDelegate {
+                    id: downloadRow
+                    onPauseRequested: root.models.downloads.pause(downloadRow.downloadId)
+                    onResumeRequested: root.models.downloads.resume(downloadRow.downloadId)
+                    onCancelRequested: root.models.downloads.cancel(downloadRow.downloadId)
+                    onForgetRequested: root.models.downloads.forget(downloadRow.downloadId)
+                }
+                Label {
+                    anchors.centerIn: parent
+                    visible: downloads.count === 0
+                    opacity: 0.7
+                    text: qsTr("No downloads.")
+                }
+            }
+            HfTokenPane {
+                models: root.models
+            }
+            RemoteBackendPane {
+                backend: root.backend
+                engine: root.engine
+            }
+        }
+    }
+}
