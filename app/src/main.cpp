@@ -16,6 +16,7 @@
 #include "alap/version.h"
 #include "app_context.h"
 #include "app_options.h"
+#include "remote/backend_controller.h"
 #include "controllers/app_settings.h"
 #include "core/engine/engine.h"
 #include "engine/engine_controller.h"
@@ -74,9 +75,11 @@ int main(int argc, char* argv[]) {
     });
   }
 
-  // Start usefully: the model named on the command line, else the last one, when it still exists.
+  // Start usefully: the model named on the command line, else the last one, when it still exists —
+  // unless the remote backend was chosen, which reconnects by itself (a local load would replace it).
+  const bool remoteChosen = options.modelPath.isEmpty() && context.backend()->remote();
   const QString model = !options.modelPath.isEmpty() ? options.modelPath : context.settings()->lastModelPath();
-  if (!model.isEmpty() && QFileInfo::exists(model)) context.engine()->loadModel(model);
+  if (!remoteChosen && !model.isEmpty() && QFileInfo::exists(model)) context.engine()->loadModel(model);
 
   if (options.quitAfterMs > 0) QTimer::singleShot(options.quitAfterMs, &app, &QCoreApplication::quit);
   return app.exec();

@@ -1,0 +1,201 @@
+// Shared option reading, JSON writing and Ctrl-C handling for the engine subcommands of
+// alap-cli (cli_common.h). Registers no subcommand.
+#include "cli_common.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace alap::cli {
+
+namespace {
+
+std::atomic<bool>* g_interrupt_flag = nullptr;
+
+extern "C" void on_sigint(int) {
+  if (g_interrupt_flag != nullptr && !g_interrupt_flag->load()) {
+    g_interrupt_flag->store(true);
+    return;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::raise(SIGINT);
+}
+
+void set_error(std::string& error, const std::string& message) {
+  if (error.empty()) error = message;
+}
+
+}  // namespace
+
+LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_mode) {
+  LoadOptions o;
+  o.params.cache_mode = default_mode;
+  if (auto m = args.value("-m", "--model")) o.model = *m;
+  if (auto c = args.value("--cache")) {
+    if (auto mode = parse_cache_mode(*c)) {
+      o.params.cache_mode = *mode;
+    } else {
+      set_error(error, "--cache must be f16, k8 or k8v8, not '" + *c + "'");
+    }
+  }
+  if (auto n = args.integer("--ctx")) {
+    if (*n < 1) set_error(error, "--ctx must be at least 1");
+    else o.params.n_ctx = static_cast<size_t>(*n);
+  }
+  if (auto n = args.integer("--threads", "-t")) {
+    if (*n < 1) set_error(error, "--threads must be at least 1");
+    else o.params.n_threads = static_cast<size_t>(*n);
+  }
+  if (auto n = args.integer("--gpu-layers", "-ngl")) {
+    if (*n < 0) set_error(error, "--gpu-layers must not be negative");
+    else o.params.gpu_layers = static_cast<int32_t>(*n);
+  }
+  return o;
+}
+
+GenerateRequest read_generate_options(Args& args, std::string& error) {
+  GenerateRequest r;
+  SamplerParams& s = r.sampling;
+  s.temperature = 0.8f;
+  s.top_k = 40;
+  s.top_p = 0.95f;
+  s.min_p = 0.05f;
+  s.repeat_penalty = 1.0f;
+  if (auto v = args.number("--temp")) {
+    if (*v < 0.0) set_error(error, "--temp must not be negative");
+    s.temperature = static_cast<float>(*v);
+  }
+  if (auto v = args.integer("--top-k")) s.top_k = static_cast<int32_t>(*v);
+  if (auto v = args.number("--top-p")) {
+    if (*v <= 0.0 || *v > 1.0) set_error(error, "--top-p must be in (0, 1]");
+    s.top_p = static_cast<float>(*v);
+  }
+  if (auto v = args.number("--min-p")) {
+    if (*v < 0.0 || *v > 1.0) set_error(error, "--min-p must be in [0, 1]");
+    s.min_p = static_cast<float>(*v);
+  }
+  if (auto v = args.number("--repeat-penalty")) {
+    if (*v <= 0.0) set_error(error, "--repeat-penalty must be positive");
+    s.repeat_penalty = static_cast<float>(*v);
+  }
+  if (auto v = args.integer("--repeat-last-n")) {
+    if (*v < -1) set_error(error, "--repeat-last-n must be -1, 0 or positive");
+    s.repeat_last_n = static_cast<int32_t>(*v);
+  }
+  if (auto v = args.integer("--seed")) {
+    s.seed = static_cast<uint64_t>(*v);
+  } else {
+    std::random_device rd;
+    s.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  r.max_tokens = 256;
+  if (auto v = args.integer("-n", "--n-predict")) {
+    if (*v < 0) set_error(error, "-n must not be negative (0: until the model stops)");
+    r.max_tokens = static_cast<int32_t>(*v);
+  }
+  if (auto v = args.value("--system")) r.system_prompt = *v;
+  if (auto v = args.value("--stop")) {
+    if (v->empty()) set_error(error, "--stop needs a non-empty string");
+    else r.stop.push_back(*v);
+  }
+  return r;
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw EngineError(path.string() + ": cannot open the file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw EngineError(path.string() + ": read error");
+  return ss.str();
+}
+
+InterruptGuard::InterruptGuard(std::atomic<bool>& flag) {
+  g_interrupt_flag = &flag;
+  std::signal(SIGINT, on_sigint);
+}
+
+InterruptGuard::~InterruptGuard() {
+  std::signal(SIGINT, SIG_DFL);
+  g_interrupt_flag = nullptr;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o = "\"";
+  for (const unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += static_cast<char>(c);
+        }
+    }
+  }
+  return o + "\"";
+}
+
+void JsonObject::key(const std::string& k) {
+  if (!body_.empty()) body_ += ",";
+  body_ += json_escape(k) + ":";
+}
+
+JsonObject& JsonObject::add(const std::string& k, const std::string& value) {
+  key(k);
+  body_ += json_escape(value);
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& k, double value) {
+  key(k);
+  if (!std::isfinite(value)) {
+    body_ += "null";
+  } else {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", value);
+    body_ += buf;
+  }
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& k, uint64_t value) {
+  key(k);
+  body_ += std::to_string(value);
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& k, int64_t value) {
+  key(k);
+  body_ += std::to_string(value);
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& k, bool value) {
+  key(k);
+  body_ += value ? "true" : "false";
+  return *this;
+}
+
+std::string format_stats(const GenerateStats& st) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "prompt %zu tokens (%zu reused, %zu prefilled in %.1f ms, %.1f tok/s) | generated %zu tokens "
+                "(%.1f tok/s) | first token %.1f ms | stop: %s",
+                st.n_prompt_tokens, st.n_reused_tokens, st.n_prefill_tokens, st.prefill_ms, st.prefill_tps,
+                st.n_generated, st.decode_tps, st.ttft_ms, stop_reason_name(st.stop_reason));
+  std::string s = buf;
+  if (!st.message.empty()) s += "\n" + st.message;
+  return s;
+}
+
+}  // namespace alap::cli

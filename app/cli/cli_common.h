@@ -1,0 +1,63 @@
+// Shared pieces of the engine-driven alap-cli subcommands (generate, chat, perplexity,
+// kv-compare, bench): option reading into engine settings, a tiny JSON object writer, file
+// reading and Ctrl-C → cancel flag. Not a subcommand itself (registers nothing).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "command.h"
+#include "core/engine/engine.h"
+
+namespace alap::cli {
+
+// -m/--model (required), --cache, --ctx, --threads, --gpu-layers. Problems are collected in
+// `error` (first one wins); the rest of the options stay for the caller to read.
+struct LoadOptions {
+  std::string model;
+  LoadParams params;
+};
+LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_mode = CacheMode::f16);
+
+// The sampling and request options of generate and chat: --temp --top-k --top-p --min-p
+// --repeat-penalty --repeat-last-n --seed -n --system --stop (one stop string).
+// Defaults: temp 0.8, top-k 40, top-p 0.95, min-p 0.05, repeat-penalty 1.0, n 256, random seed.
+GenerateRequest read_generate_options(Args& args, std::string& error);
+
+// Whole file as bytes; throws EngineError naming the file when it cannot be read.
+std::string read_text_file(const std::filesystem::path& path);
+
+// While alive, SIGINT sets `flag` instead of killing the process (a second Ctrl-C kills).
+class InterruptGuard {
+ public:
+  explicit InterruptGuard(std::atomic<bool>& flag);
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+};
+
+// {"key":value,...} built in order.
+class JsonObject {
+ public:
+  JsonObject& add(const std::string& key, const std::string& value);
+  JsonObject& add(const std::string& key, const char* value) { return add(key, std::string(value)); }
+  JsonObject& add(const std::string& key, double value);
+  JsonObject& add(const std::string& key, uint64_t value);
+  JsonObject& add(const std::string& key, int64_t value);
+  JsonObject& add(const std::string& key, int value) { return add(key, static_cast<int64_t>(value)); }
+  JsonObject& add(const std::string& key, bool value);
+  std::string str() const { return "{" + body_ + "}"; }
+
+ private:
+  void key(const std::string& k);
+  std::string body_;
+};
+std::string json_escape(const std::string& s);
+
+// One-line human summaries for stderr.
+std::string format_stats(const GenerateStats& stats);
+
+}  // namespace alap::cli

@@ -1,0 +1,386 @@
+// Engine: the facade of engine.h over core/model (Forward), core/runtime (KvCache, ThreadPool),
+// core/sample (Sampler) and core/text (Tokenizer, ChatTemplate, StreamingDetokenizer).
+// Not the perplexity tool (perplexity.cpp) and not a test double (fake_engine.cpp).
+#include "core/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "core/engine/stop_strings.h"
+#include "core/gguf/gguf.h"
+#include "core/model/forward.h"
+#include "core/model/model.h"
+#include "core/runtime/kv_cache.h"
+#include "core/runtime/thread_pool.h"
+#include "core/text/detokenizer.h"
+#include "core/text/tokenizer.h"
+
+namespace alap {
+
+namespace {
+
+constexpr size_t kDefaultMaxCtx = 4096;
+constexpr size_t kPrefillChunk = 128;  // prefill batch; cancel is checked between chunks
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+bool is_set(const std::atomic<bool>* flag) { return flag != nullptr && flag->load(std::memory_order_relaxed); }
+
+}  // namespace
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::eog: return "eog";
+    case StopReason::stop_string: return "stop_string";
+    case StopReason::max_tokens: return "max_tokens";
+    case StopReason::cancelled: return "cancelled";
+    case StopReason::context_full: return "context_full";
+  }
+  return "unknown";
+}
+
+struct Engine::State {
+  ModelInfo info;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<ChatTemplate> chat_template;
+  std::unique_ptr<KvCache> cache;
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<Forward> forward;
+  std::vector<int32_t> cached;  // ids whose K/V the cache holds: cached.size() == cache->n_tokens()
+};
+
+Engine::Engine() = default;
+Engine::~Engine() = default;
+
+Engine::State& Engine::state() const {
+  if (!s_) throw EngineError("engine: no model is loaded");
+  return *s_;
+}
+
+bool Engine::is_loaded() const { return s_ != nullptr; }
+
+void Engine::unload() { s_.reset(); }
+
+void Engine::load(const std::filesystem::path& path, const LoadParams& params, const LoadProgress& progress,
+                  const std::atomic<bool>* cancel) {
+  s_.reset();
+  const std::string where = path.string();
+  auto step = [&](float fraction, std::string_view stage) {
+    if (is_set(cancel)) throw EngineError(where + ": loading cancelled");
+    if (progress) progress(fraction, stage);
+  };
+  auto st = std::make_unique<State>();
+  try {
+    step(0.0f, "reading model");
+    if (!std::filesystem::exists(path)) throw EngineError(where + ": no such file");
+    ModelOptions mo;
+    mo.prefault = params.prefault;
+    st->model = std::make_unique<Model>(Model::load(path, mo));
+    const Model& m = *st->model;
+    const ModelHParams& hp = m.hparams();
+
+    step(0.6f, "tokenizer");
+    st->tokenizer = std::make_unique<Tokenizer>(vocab_from_gguf(m.file()));
+    if (st->tokenizer->vocab().n_tokens() != hp.n_vocab) {
+      throw EngineError(where + ": the tokenizer has " + std::to_string(st->tokenizer->vocab().n_tokens()) +
+                        " tokens but the model's output has " + std::to_string(hp.n_vocab));
+    }
+
+    ModelInfo& info = st->info;
+    info.path = path;
+    info.name = m.file().opt_string("general.name").value_or(path.filename().string());
+    info.architecture = arch_name(hp.arch);
+    info.n_params = m.n_params();
+    info.weights_bytes = m.weights_bytes();
+    info.n_vocab = hp.n_vocab;
+    info.n_ctx_train = hp.n_ctx_train;
+    info.n_layer = hp.n_layer;
+    info.n_embd = hp.n_embd;
+    info.n_head = hp.n_head;
+    info.n_head_kv = hp.n_head_kv;
+    info.head_dim = hp.head_dim_k;
+    info.cache_mode = params.cache_mode;
+
+    // Chat template: the model's own, else ChatML with a warning.
+    const std::optional<std::string> tpl_text = m.file().opt_string("tokenizer.chat_template");
+    if (tpl_text && !tpl_text->empty()) {
+      try {
+        st->chat_template = ChatTemplate::parse(*tpl_text);
+      } catch (const std::exception& e) {
+        info.warnings.push_back(std::string("the model's chat template cannot be used (") + e.what() +
+                                "); using ChatML instead");
+      }
+    } else {
+      info.warnings.push_back("the model has no chat template; using ChatML");
+    }
+    if (!st->chat_template) {
+      st->chat_template = ChatTemplate::parse(builtin_chatml_template());
+      info.chat_template_builtin = true;
+    }
+    if (params.gpu_layers > 0) {
+      info.warnings.push_back("this build has no GPU backend; --gpu-layers " + std::to_string(params.gpu_layers) +
+                              " ignored, running on the CPU");
+    }
+
+    step(0.8f, "allocating cache");
+    size_t n_ctx = params.n_ctx;
+    if (n_ctx == 0) {
+      n_ctx = hp.n_ctx_train > 0 ? std::min(static_cast<size_t>(hp.n_ctx_train), kDefaultMaxCtx) : kDefaultMaxCtx;
+    }
+    info.n_ctx = n_ctx;
+    std::string why;
+    const KvShape shape{hp.n_layer, hp.n_head_kv, hp.head_dim_k, hp.head_dim_v};
+    if (!packed_mode_supported(shape, params.cache_mode, &why)) {
+      throw EngineError(where + ": cache mode " + cache_mode_name(params.cache_mode) + " is not possible: " + why);
+    }
+    st->cache = std::make_unique<KvCache>(kv_cache_config(m, params.cache_mode, n_ctx));
+    st->pool = std::make_unique<ThreadPool>(params.n_threads);
+    info.n_threads = st->pool->n_threads();
+    st->forward = std::make_unique<Forward>(m, std::min(kPrefillChunk, n_ctx));
+    step(1.0f, "ready");
+  } catch (const EngineError&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    // Lower rooms usually name the file already; add it when they did not.
+    throw EngineError(what.find(where) == std::string::npos ? where + ": " + what : what);
+  }
+  s_ = std::move(st);
+  notify_memory();
+}
+
+ModelInfo Engine::model_info() const { return state().info; }
+
+const Tokenizer& Engine::tokenizer() const { return *state().tokenizer; }
+
+const Model& Engine::model() const { return *state().model; }
+
+const std::vector<int32_t>& Engine::cached_tokens() const { return state().cached; }
+
+void Engine::reset_context() {
+  if (!s_) return;
+  s_->cache->clear();
+  s_->cached.clear();
+  notify_memory();
+}
+
+MemoryReport Engine::memory_report() const {
+  const State& st = state();
+  return make_memory_report(*st.cache, st.model->weights_bytes(), st.forward->scratch_bytes());
+}
+
+void Engine::set_memory_callback(MemoryCallback callback) { on_memory_ = std::move(callback); }
+
+void Engine::notify_memory() const {
+  if (on_memory_ && s_) on_memory_(memory_report());
+}
+
+std::string Engine::render_chat(const std::vector<ChatMessage>& messages, const std::string& system_prompt) const {
+  const State& st = state();
+  const Vocab& v = st.tokenizer->vocab();
+  ChatTemplateInputs in;
+  if (!system_prompt.empty() && (messages.empty() || messages.front().role != "system")) {
+    in.messages.push_back(ChatMessage{"system", system_prompt, {}});
+  }
+  in.messages.insert(in.messages.end(), messages.begin(), messages.end());
+  in.add_generation_prompt = true;
+  if (v.bos != kNoToken) in.bos_token = v.tokens[static_cast<size_t>(v.bos)];
+  if (v.eos != kNoToken) in.eos_token = v.tokens[static_cast<size_t>(v.eos)];
+  try {
+    return st.chat_template->render(in);
+  } catch (const std::exception& e) {
+    throw EngineError(std::string("chat template: ") + e.what());
+  }
+}
+
+std::vector<int32_t> Engine::prompt_tokens(const GenerateRequest& request) const {
+  const State& st = state();
+  const Vocab& v = st.tokenizer->vocab();
+  const bool chat = !request.messages.empty();
+  const std::string text = chat ? render_chat(request.messages, request.system_prompt) : request.prompt;
+  std::vector<int32_t> ids;
+  try {
+    ids = st.tokenizer->encode(text, /*add_special=*/false, chat ? true : request.parse_special);
+  } catch (const std::exception& e) {
+    throw EngineError(std::string("tokenizer: ") + e.what());
+  }
+  // BOS as the vocab asks, unless the text (a template printing bos_token) already starts with it.
+  if (v.add_bos && v.bos != kNoToken && (ids.empty() || ids.front() != v.bos)) ids.insert(ids.begin(), v.bos);
+  return ids;
+}
+
+std::span<const float> Engine::evaluate(std::span<const int32_t> tokens, size_t pos0) {
+  State& st = state();
+  if (pos0 > st.cached.size()) {
+    throw EngineError("engine: evaluate at position " + std::to_string(pos0) + " but the cache holds " +
+                      std::to_string(st.cached.size()) + " tokens");
+  }
+  if (pos0 + tokens.size() > st.cache->capacity()) {
+    throw EngineError("engine: " + std::to_string(pos0 + tokens.size()) + " tokens do not fit the context of " +
+                      std::to_string(st.cache->capacity()));
+  }
+  st.cached.resize(pos0);
+  std::span<const float> logits;
+  try {
+    logits = st.forward->run(*st.cache, *st.pool, tokens, pos0);
+  } catch (const std::exception& e) {
+    st.cached.resize(std::min(st.cached.size(), st.cache->n_tokens()));
+    throw EngineError(std::string("forward pass: ") + e.what());
+  }
+  st.cached.insert(st.cached.end(), tokens.begin(), tokens.end());
+  return logits;
+}
+
+GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallback& on_text,
+                                const std::atomic<bool>& cancel) {
+  State& st = state();
+  const auto t_start = Clock::now();
+  try {
+    sampler_params_validate(request.sampling);
+  } catch (const std::exception& e) {
+    throw EngineError(e.what());
+  }
+  for (const auto& s : request.stop) {
+    if (s.empty()) throw EngineError("generate: a stop string is empty");
+  }
+  const std::vector<int32_t> prompt = prompt_tokens(request);
+  const size_t n_ctx = st.cache->capacity();
+  if (prompt.empty()) throw EngineError("generate: the prompt is empty");
+  if (prompt.size() >= n_ctx) {
+    throw EngineError("generate: the prompt is " + std::to_string(prompt.size()) + " tokens but the context holds " +
+                      std::to_string(n_ctx) + "; start a new conversation, shorten it, or load with a larger context");
+  }
+
+  GenerateResult result;
+  GenerateStats& stats = result.stats;
+  stats.n_prompt_tokens = prompt.size();
+
+  // Prefix reuse: keep the cached tokens that match the prompt, but evaluate at least the last
+  // prompt token so its logits exist.
+  size_t keep = 0;
+  while (keep < st.cached.size() && keep < prompt.size() && st.cached[keep] == prompt[keep]) ++keep;
+  keep = std::min(keep, prompt.size() - 1);
+  stats.n_reused_tokens = keep;
+
+  auto finish = [&](StopReason reason) -> GenerateResult {
+    stats.stop_reason = reason;
+    stats.n_generated = result.tokens.size();
+    stats.n_context_tokens = st.cached.size();
+    return std::move(result);
+  };
+
+  // Prefill [keep, n_prompt) in chunks, cancel checked between them.
+  std::span<const float> logits;
+  size_t pos = keep;
+  const auto t_prefill = Clock::now();
+  while (pos < prompt.size()) {
+    if (cancel.load(std::memory_order_relaxed)) {
+      stats.n_prefill_tokens = pos - keep;
+      stats.prefill_ms = ms_between(t_prefill, Clock::now());
+      notify_memory();
+      return finish(StopReason::cancelled);
+    }
+    const size_t n = std::min(kPrefillChunk, prompt.size() - pos);
+    logits = evaluate(std::span<const int32_t>(prompt).subspan(pos, n), pos);
+    pos += n;
+  }
+  const auto t_prefilled = Clock::now();
+  stats.n_prefill_tokens = prompt.size() - keep;
+  stats.prefill_ms = ms_between(t_prefill, t_prefilled);
+  if (stats.prefill_ms > 0.0) stats.prefill_tps = 1000.0 * static_cast<double>(stats.n_prefill_tokens) / stats.prefill_ms;
+  notify_memory();
+
+  // Decode.
+  Sampler sampler(request.sampling);
+  StreamingDetokenizer detok(*st.tokenizer);
+  std::vector<int32_t> history = prompt;  // for the repetition penalty
+  std::string text;        // everything detokenised so far
+  size_t emitted = 0;      // bytes of text already given to on_text
+  size_t decode_steps = 0;
+  double decode_ms = 0.0;
+
+  auto emit_to = [&](size_t end) {
+    if (end > emitted) {
+      if (on_text) on_text(std::string_view(text).substr(emitted, end - emitted));
+      emitted = end;
+    }
+  };
+  auto end_stream = [&](StopReason reason) -> GenerateResult {
+    text += detok.flush();
+    if (!request.stop.empty()) {
+      const size_t at = stop_strings::find(text, request.stop, emitted);
+      if (at != std::string::npos) {
+        text.resize(at);
+        reason = StopReason::stop_string;
+      }
+    }
+    emit_to(text.size());
+    result.text = text;
+    stats.decode_ms = decode_ms;
+    if (decode_ms > 0.0) stats.decode_tps = 1000.0 * static_cast<double>(decode_steps) / decode_ms;
+    return finish(reason);
+  };
+
+  const bool unlimited = request.max_tokens <= 0;
+  for (;;) {
+    const auto t_step = Clock::now();
+    int32_t id = 0;
+    try {
+      id = sampler.sample(logits, history);
+    } catch (const std::exception& e) {
+      throw EngineError(std::string("sampler: ") + e.what());
+    }
+    if (result.tokens.empty()) stats.ttft_ms = ms_between(t_start, Clock::now());
+    if (st.tokenizer->is_eog(id)) {
+      decode_ms += ms_between(t_step, Clock::now());
+      return end_stream(StopReason::eog);
+    }
+    result.tokens.push_back(id);
+    history.push_back(id);
+
+    text += detok.push(id);
+    if (!request.stop.empty()) {
+      // Held-back text covers every partial stop string, so a match starts at or after `emitted`.
+      const size_t at = stop_strings::find(text, request.stop, emitted);
+      if (at != std::string::npos) {
+        text.resize(at);
+        emit_to(at);
+        result.text = text;
+        stats.decode_ms = decode_ms + ms_between(t_step, Clock::now());
+        if (stats.decode_ms > 0.0) stats.decode_tps = 1000.0 * static_cast<double>(decode_steps) / stats.decode_ms;
+        return finish(StopReason::stop_string);
+      }
+      emit_to(text.size() - stop_strings::holdback(text, request.stop));
+    } else {
+      emit_to(text.size());
+    }
+
+    if (!unlimited && result.tokens.size() >= static_cast<size_t>(request.max_tokens)) {
+      decode_ms += ms_between(t_step, Clock::now());
+      return end_stream(StopReason::max_tokens);
+    }
+    if (cancel.load(std::memory_order_relaxed)) {
+      decode_ms += ms_between(t_step, Clock::now());
+      return end_stream(StopReason::cancelled);
+    }
+    if (st.cached.size() + 1 > n_ctx) {
+      decode_ms += ms_between(t_step, Clock::now());
+      stats.message = "the context of " + std::to_string(n_ctx) +
+                      " tokens is full; start a new conversation or load the model with a larger context";
+      return end_stream(StopReason::context_full);
+    }
+    logits = evaluate(std::span<const int32_t>(&id, 1), st.cached.size());
+    ++decode_steps;
+    decode_ms += ms_between(t_step, Clock::now());
+    notify_memory();
+  }
+}
+
+}  // namespace alap

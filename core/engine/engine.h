@@ -1,0 +1,184 @@
+// The engine facade the app and alap-cli call: load a GGUF model, generate (streamed, cancellable,
+// reusing the cached KV prefix of the previous call), stats and the memory report. Plain C++: no
+// Qt, no threads of its own besides the forward pass's pool; one caller thread at a time.
+//
+//   alap::Engine engine;
+//   alap::LoadParams lp;
+//   lp.n_ctx = 4096;
+//   lp.cache_mode = alap::CacheMode::k8;
+//   engine.load("model.gguf", lp, on_progress, &cancel_load);   // throws alap::EngineError
+//   alap::GenerateRequest req;
+//   req.messages = {{"user", "Hello"}};           // rendered with the model's chat template
+//   req.system_prompt = "Be brief.";
+//   req.sampling.seed = 42;
+//   std::atomic<bool> cancel{false};              // set from any thread to stop within one token
+//   alap::GenerateResult r = engine.generate(req, [](std::string_view text) { std::cout << text; }, cancel);
+//   // r.text, r.stats.decode_tps, r.stats.stop_reason; engine.memory_report().kv_bytes
+//   req.messages.push_back({"assistant", r.text});
+//   req.messages.push_back({"user", "And then?"});   // the next call prefills only the new tokens
+//
+// The app runs on EngineInterface so its tests can use FakeEngine (core/engine/fake_engine.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/engine/engine_error.h"
+#include "core/runtime/memory_plan.h"
+#include "core/runtime/memory_report.h"
+#include "core/sample/sampler.h"
+#include "core/text/chat_template.h"
+
+namespace alap {
+
+class Model;
+class Tokenizer;
+
+struct LoadParams {
+  size_t n_ctx = 0;                       // 0: min(the model's training context, 4096)
+  CacheMode cache_mode = CacheMode::f16;  // the CPU default; the GPU default is k8 (DESIGN.md)
+  size_t n_threads = 0;                   // 0: std::thread::hardware_concurrency()
+  int32_t gpu_layers = 0;                 // no GPU backend yet: > 0 runs on the CPU with a warning
+  bool prefault = false;                  // touch every weight page while loading
+};
+
+// fraction in [0, 1] and what is being done ("reading model", "tokenizer", "allocating cache").
+using LoadProgress = std::function<void(float fraction, std::string_view stage)>;
+
+struct ModelInfo {
+  std::filesystem::path path;
+  std::string name;          // general.name, else the file name
+  std::string architecture;  // "llama", "qwen2", "qwen3"
+  uint64_t n_params = 0;
+  uint64_t weights_bytes = 0;
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0;
+  size_t n_ctx = 0;          // the context this load allocated
+  int64_t n_layer = 0;
+  int64_t n_embd = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  CacheMode cache_mode = CacheMode::f16;
+  size_t n_threads = 0;
+  bool chat_template_builtin = false;  // the model's template was missing or unusable: ChatML is used
+  std::vector<std::string> warnings;   // one line each (template fallback, GPU layers ignored, ...)
+};
+
+struct GenerateRequest {
+  // Chat: when messages is non-empty they are rendered with the model's chat template (with the
+  // generation prompt), system_prompt first as a "system" message when non-empty.
+  std::vector<ChatMessage> messages;
+  std::string system_prompt;
+  // Raw: when messages is empty, prompt is tokenised as-is (BOS as the vocab asks).
+  std::string prompt;
+  bool parse_special = true;  // raw prompts: control-token texts become their ids
+
+  SamplerParams sampling;
+  int32_t max_tokens = 256;          // <= 0: until EOG, a stop string or the context is full
+  std::vector<std::string> stop;     // generation ends before the first occurrence of any of these
+};
+
+enum class StopReason { eog, stop_string, max_tokens, cancelled, context_full };
+const char* stop_reason_name(StopReason r);  // "eog", "stop_string", "max_tokens", "cancelled", "context_full"
+
+struct GenerateStats {
+  size_t n_prompt_tokens = 0;   // the whole rendered prompt
+  size_t n_reused_tokens = 0;   // prompt tokens whose KV was kept from the previous call
+  size_t n_prefill_tokens = 0;  // prompt tokens evaluated by this call (= n_prompt - n_reused)
+  size_t n_generated = 0;       // tokens sampled (EOG not counted)
+  size_t n_context_tokens = 0;  // tokens in the cache at the end
+  double prefill_ms = 0.0;
+  double decode_ms = 0.0;
+  double prefill_tps = 0.0;     // n_prefill_tokens / prefill time
+  double decode_tps = 0.0;      // decode steps / decode time
+  double ttft_ms = 0.0;         // call start to the first sampled token
+  StopReason stop_reason = StopReason::max_tokens;
+  std::string message;          // one human line for context_full (what to do about it)
+};
+
+struct GenerateResult {
+  std::string text;              // what was streamed (stop string excluded)
+  std::vector<int32_t> tokens;   // generated ids (EOG excluded)
+  GenerateStats stats;
+};
+
+// Receives generated text in order; chunks are whole UTF-8 sequences.
+using TokenCallback = std::function<void(std::string_view text)>;
+// Called after prefill and after every decoded token.
+using MemoryCallback = std::function<void(const MemoryReport&)>;
+
+// What the app needs from an engine; Engine is the real one, FakeEngine the test double.
+class EngineInterface {
+ public:
+  virtual ~EngineInterface() = default;
+
+  // Throws EngineError (file, what is wrong) on failure or when *cancel becomes true; the previous
+  // model, if any, is unloaded first.
+  virtual void load(const std::filesystem::path& path, const LoadParams& params, const LoadProgress& progress = {},
+                    const std::atomic<bool>* cancel = nullptr) = 0;
+  virtual void unload() = 0;
+  virtual bool is_loaded() const = 0;
+  virtual ModelInfo model_info() const = 0;  // throws EngineError when nothing is loaded
+
+  // Streams the reply through on_text; returns when it stops (see StopReason). Throws EngineError
+  // when nothing is loaded, the request is invalid, or the prompt does not fit the context.
+  virtual GenerateResult generate(const GenerateRequest& request, const TokenCallback& on_text,
+                                  const std::atomic<bool>& cancel) = 0;
+
+  virtual void reset_context() = 0;  // forget the cached prefix (a new conversation)
+  virtual MemoryReport memory_report() const = 0;
+  virtual void set_memory_callback(MemoryCallback callback) = 0;
+};
+
+class Engine final : public EngineInterface {
+ public:
+  Engine();
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void load(const std::filesystem::path& path, const LoadParams& params, const LoadProgress& progress = {},
+            const std::atomic<bool>* cancel = nullptr) override;
+  void unload() override;
+  bool is_loaded() const override;
+  ModelInfo model_info() const override;
+  GenerateResult generate(const GenerateRequest& request, const TokenCallback& on_text,
+                          const std::atomic<bool>& cancel) override;
+  void reset_context() override;
+  MemoryReport memory_report() const override;
+  void set_memory_callback(MemoryCallback callback) override;
+
+  // Below: for alap-cli and tests (not in EngineInterface). All throw EngineError when unloaded.
+  const Tokenizer& tokenizer() const;
+  const Model& model() const;
+
+  // The prompt tokens generate() would evaluate for this request (template rendered, BOS rule).
+  std::vector<int32_t> prompt_tokens(const GenerateRequest& request) const;
+  // The text the chat template renders for these messages (with the generation prompt).
+  std::string render_chat(const std::vector<ChatMessage>& messages, const std::string& system_prompt) const;
+
+  // Evaluates tokens at positions pos0.. (the cache is cut to pos0 first) and returns the last
+  // token's logits [n_vocab], valid until the next call. For bench and tests.
+  std::span<const float> evaluate(std::span<const int32_t> tokens, size_t pos0);
+  // Token ids whose K/V the cache holds now, in order.
+  const std::vector<int32_t>& cached_tokens() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+  MemoryCallback on_memory_;
+
+  State& state() const;
+  void notify_memory() const;
+};
+
+}  // namespace alap

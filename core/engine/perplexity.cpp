@@ -1,0 +1,184 @@
+// Perplexity and KV-cache comparison (perplexity.h): one Forward with LogitsMode::all per window,
+// NLL and KL in double over the full vocabulary. Not the CLI's printing (app/cli/perplexity.cpp).
+#include "core/engine/perplexity.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "core/engine/engine_error.h"
+#include "core/model/forward.h"
+#include "core/runtime/kv_cache.h"
+#include "core/runtime/thread_pool.h"
+
+namespace alap {
+
+namespace {
+
+// log Σ exp(row) and the index of the largest entry (lowest on ties), in double.
+struct RowStats {
+  double log_z = 0.0;
+  size_t argmax = 0;
+};
+
+RowStats row_stats(const float* row, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (row[i] > row[best]) best = i;
+  }
+  const double m = row[best];
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(row[i]) - m);
+  return RowStats{m + std::log(sum), best};
+}
+
+// KL(p ‖ q) with p = softmax(a), q = softmax(b), both rows [n].
+double kl_divergence(const float* a, const RowStats& sa, const float* b, const RowStats& sb, size_t n) {
+  double kl = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double lp = static_cast<double>(a[i]) - sa.log_z;
+    const double lq = static_cast<double>(b[i]) - sb.log_z;
+    kl += std::exp(lp) * (lp - lq);
+  }
+  return std::max(kl, 0.0);  // rounding can leave -1e-17 on identical rows
+}
+
+void check_params(std::span<const int32_t> tokens, const PerplexityParams& params) {
+  if (params.n_ctx < 4) throw EngineError("perplexity: --ctx must be at least 4, got " + std::to_string(params.n_ctx));
+  if (tokens.size() < params.n_ctx) {
+    throw EngineError("perplexity: the text has " + std::to_string(tokens.size()) + " tokens, fewer than one window of " +
+                      std::to_string(params.n_ctx) + " (use a longer file or a smaller --ctx)");
+  }
+}
+
+// The window of chunk c: tokens [c·n_ctx, (c+1)·n_ctx) with BOS in place of the first one when
+// the vocab adds BOS.
+std::vector<int32_t> window_of(const Vocab& vocab, std::span<const int32_t> tokens, size_t c, size_t n_ctx) {
+  std::vector<int32_t> w(tokens.begin() + static_cast<std::ptrdiff_t>(c * n_ctx),
+                         tokens.begin() + static_cast<std::ptrdiff_t>((c + 1) * n_ctx));
+  if (vocab.add_bos && vocab.bos != kNoToken) w[0] = vocab.bos;
+  return w;
+}
+
+void check_cancel(const PerplexityParams& params) {
+  if (params.cancel != nullptr && params.cancel->load(std::memory_order_relaxed)) {
+    throw EngineError("perplexity: cancelled");
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::vector<int32_t> perplexity_tokens(const Tokenizer& tokenizer, std::string_view text) {
+  return tokenizer.encode(text, /*add_special=*/true, /*parse_special=*/false);
+}
+
+size_t perplexity_n_chunks(size_t n_tokens, const PerplexityParams& params) {
+  if (params.n_ctx == 0) return 0;
+  size_t n = n_tokens / params.n_ctx;
+  if (params.max_chunks > 0) n = std::min(n, params.max_chunks);
+  return n;
+}
+
+size_t perplexity_scored_per_chunk(size_t n_ctx) { return n_ctx < 4 ? 0 : n_ctx - 1 - n_ctx / 2; }
+
+PerplexityResult perplexity(const Model& model, const Vocab& vocab, std::span<const int32_t> tokens,
+                            const PerplexityParams& params, const PerplexityProgress& progress) {
+  check_params(tokens, params);
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t n_ctx = params.n_ctx;
+  const size_t n_vocab = static_cast<size_t>(model.hparams().n_vocab);
+  const size_t n_chunks = perplexity_n_chunks(tokens.size(), params);
+  const size_t first = n_ctx / 2;
+
+  KvCache cache(kv_cache_config(model, params.mode, n_ctx));
+  ThreadPool pool(params.n_threads);
+  Forward fwd(model, n_ctx);
+
+  double nll_sum = 0.0;
+  uint64_t n_scored = 0;
+  for (size_t c = 0; c < n_chunks; ++c) {
+    check_cancel(params);
+    const std::vector<int32_t> w = window_of(vocab, tokens, c, n_ctx);
+    cache.clear();
+    // logits [n_ctx][n_vocab]: row j predicts token j + 1
+    const std::span<const float> logits = fwd.run(cache, pool, w, 0, LogitsMode::all);
+    for (size_t j = first; j + 1 < n_ctx; ++j) {
+      const float* row = logits.data() + j * n_vocab;
+      const RowStats s = row_stats(row, n_vocab);
+      nll_sum += s.log_z - static_cast<double>(row[static_cast<size_t>(w[j + 1])]);
+      ++n_scored;
+    }
+    if (progress) progress(c + 1, n_chunks, std::exp(nll_sum / static_cast<double>(n_scored)));
+  }
+  PerplexityResult r;
+  r.n_chunks = n_chunks;
+  r.n_scored = n_scored;
+  r.nll_mean = nll_sum / static_cast<double>(n_scored);
+  r.ppl = std::exp(r.nll_mean);
+  r.seconds = seconds_since(t0);
+  return r;
+}
+
+KvCompareResult kv_compare(const Model& model, const Vocab& vocab, std::span<const int32_t> tokens,
+                           const PerplexityParams& params, const PerplexityProgress& progress) {
+  check_params(tokens, params);
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t n_ctx = params.n_ctx;
+  const size_t n_vocab = static_cast<size_t>(model.hparams().n_vocab);
+  const size_t n_chunks = perplexity_n_chunks(tokens.size(), params);
+  const size_t first = n_ctx / 2;
+  const size_t n_rows = perplexity_scored_per_chunk(n_ctx);
+
+  KvCache cache_f16(kv_cache_config(model, CacheMode::f16, n_ctx));
+  KvCache cache_mode(kv_cache_config(model, params.mode, n_ctx));
+  ThreadPool pool(params.n_threads);
+  Forward fwd(model, n_ctx);
+  std::vector<float> base(n_rows * n_vocab);  // f16 logits of the scored rows [n_rows][n_vocab]
+
+  double nll_f16 = 0.0, nll_mode = 0.0, kl_sum = 0.0, kl_max = 0.0;
+  uint64_t n_scored = 0, n_agree = 0;
+  for (size_t c = 0; c < n_chunks; ++c) {
+    check_cancel(params);
+    const std::vector<int32_t> w = window_of(vocab, tokens, c, n_ctx);
+    cache_f16.clear();
+    const std::span<const float> lf = fwd.run(cache_f16, pool, w, 0, LogitsMode::all);
+    std::copy(lf.begin() + static_cast<std::ptrdiff_t>(first * n_vocab),
+              lf.begin() + static_cast<std::ptrdiff_t>((first + n_rows) * n_vocab), base.begin());
+    cache_mode.clear();
+    const std::span<const float> lm = fwd.run(cache_mode, pool, w, 0, LogitsMode::all);
+    for (size_t r = 0; r < n_rows; ++r) {
+      const size_t j = first + r;
+      const float* a = base.data() + r * n_vocab;
+      const float* b = lm.data() + j * n_vocab;
+      const RowStats sa = row_stats(a, n_vocab);
+      const RowStats sb = row_stats(b, n_vocab);
+      const size_t next = static_cast<size_t>(w[j + 1]);
+      nll_f16 += sa.log_z - static_cast<double>(a[next]);
+      nll_mode += sb.log_z - static_cast<double>(b[next]);
+      const double kl = kl_divergence(a, sa, b, sb, n_vocab);
+      kl_sum += kl;
+      kl_max = std::max(kl_max, kl);
+      if (sa.argmax == sb.argmax) ++n_agree;
+      ++n_scored;
+    }
+    if (progress) progress(c + 1, n_chunks, std::exp(nll_mode / static_cast<double>(n_scored)));
+  }
+  KvCompareResult r;
+  const double n = static_cast<double>(n_scored);
+  r.ppl_f16 = std::exp(nll_f16 / n);
+  r.ppl_mode = std::exp(nll_mode / n);
+  r.kl_mean = kl_sum / n;
+  r.kl_max = kl_max;
+  r.top1_agreement = static_cast<double>(n_agree) / n;
+  r.n_scored = n_scored;
+  r.n_chunks = n_chunks;
+  r.seconds = seconds_since(t0);
+  return r;
+}
+
+}  // namespace alap

@@ -1,0 +1,457 @@
+// Tests for core/engine/engine.{h,cpp} on a tiny random llama model with a tiny SentencePiece
+// vocab, both written with gguf::Writer here: seeded determinism, every stop reason, cancel,
+// KV prefix reuse, the context limit, the memory report and the chat-template fallback.
+#include "core/engine/engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/gguf/gguf.h"
+#include "core/text/tokenizer.h"
+
+namespace alap {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kEmbd = 64, kHead = 2, kHeadKv = 1, kFf = 64, kLayers = 2;
+
+struct TinyOptions {
+  int64_t head_dim = 32;
+  std::string chat_template;   // empty: no tokenizer.chat_template key
+  float eos_bias = -100.0f;    // output bias of </s> (+100 makes it the only choice)
+  uint32_t seed = 5;
+};
+
+TinyOptions with_head_dim(int64_t d) {
+  TinyOptions o;
+  o.head_dim = d;
+  return o;
+}
+TinyOptions with_template(std::string t) {
+  TinyOptions o;
+  o.chat_template = std::move(t);
+  return o;
+}
+TinyOptions with_eos_bias(float b) {
+  TinyOptions o;
+  o.eos_bias = b;
+  return o;
+}
+
+// Vocab: <unk> <s> </s> <|im_start|> <|im_end|>, 256 byte tokens, then SPM pieces.
+std::vector<std::string> vocab_tokens(std::vector<int32_t>& types, std::vector<float>& scores) {
+  std::vector<std::string> t{"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"};
+  types = {2, 3, 3, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    t.push_back(buf);
+    types.push_back(6);
+  }
+  const std::vector<std::string> pieces{"\xE2\x96\x81", "a",  "b",  "c",  "d",  "e",  "s",  "t",  "u",  "r",
+                                        "n",  "i",  "o",  "m",  "y",  "\xE2\x96\x81" "a", "\xE2\x96\x81" "b",
+                                        "ab", "ba", "st", "ar", "ss", "is", "te", "us", "er", "as", "ys", "em"};
+  for (const auto& p : pieces) {
+    t.push_back(p);
+    types.push_back(1);
+  }
+  scores.assign(t.size(), 0.0f);
+  for (size_t i = 261; i < t.size(); ++i) scores[i] = -static_cast<float>(i);  // earlier pieces merge first
+  return t;
+}
+
+void add_f32(gguf::Writer& w, const std::string& name, std::vector<int64_t> ne, const std::vector<float>& v) {
+  w.add_tensor(name, kernels::DType::f32, std::move(ne),
+               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)));
+}
+
+fs::path write_tiny_model(const fs::path& dir, const std::string& file, const TinyOptions& o) {
+  std::vector<int32_t> types;
+  std::vector<float> scores;
+  const std::vector<std::string> toks = vocab_tokens(types, scores);
+  const int64_t V = static_cast<int64_t>(toks.size());
+  const int64_t Dk = o.head_dim;
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::string("llama"));
+  w.set("general.name", gguf::Value::string("tiny-engine-test"));
+  w.set("llama.context_length", gguf::Value::u32(128));
+  w.set("llama.embedding_length", gguf::Value::u32(kEmbd));
+  w.set("llama.block_count", gguf::Value::u32(kLayers));
+  w.set("llama.feed_forward_length", gguf::Value::u32(kFf));
+  w.set("llama.attention.head_count", gguf::Value::u32(kHead));
+  w.set("llama.attention.head_count_kv", gguf::Value::u32(kHeadKv));
+  w.set("llama.attention.key_length", gguf::Value::u32(static_cast<uint32_t>(Dk)));
+  w.set("llama.attention.value_length", gguf::Value::u32(static_cast<uint32_t>(Dk)));
+  w.set("llama.rope.dimension_count", gguf::Value::u32(static_cast<uint32_t>(Dk)));
+  w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+  w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+  w.set("tokenizer.ggml.model", gguf::Value::string("llama"));
+  w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
+  w.set("tokenizer.ggml.scores", gguf::Value::array_of_f32(scores));
+  w.set("tokenizer.ggml.token_type", gguf::Value::array_of_i32(types));
+  w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
+  w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
+  w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(0));
+  w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(true));
+  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::boolean(true));
+  if (!o.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::string(o.chat_template));
+
+  std::mt19937 rng(o.seed);
+  auto rand = [&](int64_t n, float center, float spread) {
+    std::uniform_real_distribution<float> u(center - spread, center + spread);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = u(rng);
+    return v;
+  };
+  auto mat = [&](const std::string& name, int64_t cols, int64_t rows) {
+    add_f32(w, name, {cols, rows}, rand(cols * rows, 0.0f, 2.5f / std::sqrt(static_cast<float>(cols))));
+  };
+  mat("token_embd.weight", kEmbd, V);
+  add_f32(w, "output_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
+  mat("output.weight", kEmbd, V);
+  // Only the normal pieces can be generated (text stays ASCII and predictable), except </s>.
+  std::vector<float> bias(static_cast<size_t>(V), 0.0f);
+  for (size_t i = 0; i < 261; ++i) bias[i] = -100.0f;
+  bias[2] = o.eos_bias;
+  add_f32(w, "output.bias", {V}, bias);
+  for (int64_t l = 0; l < kLayers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add_f32(w, b + "attn_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
+    mat(b + "attn_q.weight", kEmbd, kHead * Dk);
+    mat(b + "attn_k.weight", kEmbd, kHeadKv * Dk);
+    mat(b + "attn_v.weight", kEmbd, kHeadKv * Dk);
+    mat(b + "attn_output.weight", kHead * Dk, kEmbd);
+    add_f32(w, b + "ffn_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
+    mat(b + "ffn_gate.weight", kEmbd, kFf);
+    mat(b + "ffn_up.weight", kEmbd, kFf);
+    mat(b + "ffn_down.weight", kFf, kEmbd);
+  }
+  const fs::path path = dir / file;
+  w.write_file(path);
+  return path;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("alap_engine_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    model_ = write_tiny_model(dir_, "tiny.gguf", TinyOptions{});
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  static LoadParams params(CacheMode mode = CacheMode::f16, size_t n_ctx = 128) {
+    LoadParams p;
+    p.n_ctx = n_ctx;
+    p.cache_mode = mode;
+    p.n_threads = 2;
+    return p;
+  }
+  static GenerateRequest chat(const std::string& user, int32_t max_tokens, uint64_t seed = 11) {
+    GenerateRequest r;
+    r.messages.push_back(ChatMessage{"user", user, {}});
+    r.max_tokens = max_tokens;
+    r.sampling.seed = seed;
+    return r;
+  }
+
+  static inline fs::path dir_;
+  static inline fs::path model_;
+  std::atomic<bool> no_cancel_{false};
+};
+
+TEST_F(EngineTest, LoadReportsModelInfoAndChatMlFallback) {
+  Engine e;
+  EXPECT_FALSE(e.is_loaded());
+  EXPECT_THROW(e.model_info(), EngineError);
+  std::vector<float> fractions;
+  e.load(model_, params(), [&](float f, std::string_view) { fractions.push_back(f); });
+  ASSERT_TRUE(e.is_loaded());
+  const ModelInfo info = e.model_info();
+  EXPECT_EQ(info.name, "tiny-engine-test");
+  EXPECT_EQ(info.architecture, "llama");
+  EXPECT_EQ(info.n_ctx, 128u);
+  EXPECT_EQ(info.n_layer, kLayers);
+  EXPECT_EQ(info.n_vocab, 5 + 256 + 29);
+  EXPECT_TRUE(info.chat_template_builtin);
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_NE(info.warnings[0].find("ChatML"), std::string::npos);
+  ASSERT_FALSE(fractions.empty());
+  EXPECT_EQ(fractions.front(), 0.0f);
+  EXPECT_EQ(fractions.back(), 1.0f);
+  EXPECT_EQ(e.render_chat({{"user", "ab", {}}}, "sys"),
+            "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\nab<|im_end|>\n<|im_start|>assistant\n");
+  // The rendered control tokens become their ids; BOS first.
+  const std::vector<int32_t> ids = e.prompt_tokens(chat("ab", 1));
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 3);
+}
+
+TEST_F(EngineTest, ModelTemplateIsUsedAndABrokenOneFallsBack) {
+  const fs::path good = write_tiny_model(
+      dir_, "tpl.gguf",
+      with_template("{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
+                    "{% if add_generation_prompt %}[assistant]{% endif %}"));
+  Engine e;
+  e.load(good, params());
+  EXPECT_FALSE(e.model_info().chat_template_builtin);
+  EXPECT_TRUE(e.model_info().warnings.empty());
+  EXPECT_EQ(e.render_chat({{"user", "hi", {}}}, "be"), "[system]be[user]hi[assistant]");
+
+  const fs::path bad = write_tiny_model(dir_, "badtpl.gguf", with_template("{% for m in %}"));
+  e.load(bad, params());
+  EXPECT_TRUE(e.model_info().chat_template_builtin);
+  ASSERT_EQ(e.model_info().warnings.size(), 1u);
+  EXPECT_NE(e.model_info().warnings[0].find("cannot be used"), std::string::npos);
+}
+
+TEST_F(EngineTest, LoadErrorsAreClear) {
+  Engine e;
+  try {
+    e.load(dir_ / "absent.gguf", params());
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    EXPECT_NE(std::string(err.what()).find("absent.gguf"), std::string::npos);
+  }
+  EXPECT_FALSE(e.is_loaded());
+  const fs::path odd = write_tiny_model(dir_, "hd48.gguf", with_head_dim(48));
+  try {
+    e.load(odd, params(CacheMode::k8));
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    EXPECT_NE(std::string(err.what()).find("k8"), std::string::npos) << err.what();
+  }
+  e.load(odd, params(CacheMode::f16));  // f16 takes any head_dim
+  EXPECT_TRUE(e.is_loaded());
+  std::atomic<bool> cancel{true};
+  EXPECT_THROW(e.load(model_, params(), {}, &cancel), EngineError);
+  EXPECT_FALSE(e.is_loaded());
+}
+
+TEST_F(EngineTest, SameSeedSameTextOtherSeedDiffers) {
+  Engine a, b;
+  a.load(model_, params());
+  b.load(model_, params());
+  const GenerateResult ra = a.generate(chat("abc", 24, 7), {}, no_cancel_);
+  const GenerateResult rb = b.generate(chat("abc", 24, 7), {}, no_cancel_);
+  EXPECT_EQ(ra.tokens, rb.tokens);
+  EXPECT_EQ(ra.text, rb.text);
+  EXPECT_EQ(ra.tokens.size(), 24u);
+  b.reset_context();
+  const GenerateResult rc = b.generate(chat("abc", 24, 8), {}, no_cancel_);
+  EXPECT_NE(ra.tokens, rc.tokens);
+  // The result text is the whole-sequence detokenization of the tokens (no leading-space strip).
+  std::string pieces;
+  for (int32_t id : ra.tokens) pieces += a.tokenizer().token_to_piece(id, false);
+  EXPECT_EQ(ra.text, pieces);
+}
+
+TEST_F(EngineTest, StopsAtMaxTokensAndStreamsEverything) {
+  Engine e;
+  e.load(model_, params());
+  std::string streamed;
+  int calls = 0;
+  std::vector<MemoryReport> reports;
+  e.set_memory_callback([&](const MemoryReport& r) { reports.push_back(r); });
+  const GenerateResult r = e.generate(chat("ab", 9), [&](std::string_view t) {
+        streamed += t;
+        ++calls;
+      }, no_cancel_);
+  EXPECT_EQ(r.stats.stop_reason, StopReason::max_tokens);
+  EXPECT_EQ(r.tokens.size(), 9u);
+  EXPECT_EQ(r.stats.n_generated, 9u);
+  EXPECT_EQ(streamed, r.text);
+  EXPECT_EQ(calls, 9);  // ASCII pieces: one chunk per token
+  EXPECT_EQ(r.stats.n_prefill_tokens, r.stats.n_prompt_tokens);
+  EXPECT_EQ(r.stats.n_reused_tokens, 0u);
+  // The last sampled token is not evaluated: the cache holds prompt + 8.
+  EXPECT_EQ(r.stats.n_context_tokens, r.stats.n_prompt_tokens + 8);
+  EXPECT_EQ(e.cached_tokens().size(), r.stats.n_context_tokens);
+  EXPECT_GT(r.stats.prefill_tps, 0.0);
+  EXPECT_GT(r.stats.decode_tps, 0.0);
+  EXPECT_GT(r.stats.ttft_ms, 0.0);
+  // One report after prefill and one after each of the 8 decode steps.
+  ASSERT_EQ(reports.size(), 9u);
+  EXPECT_EQ(reports.back().kv_bytes, e.memory_report().kv_bytes);
+}
+
+TEST_F(EngineTest, StopsOnEndOfGeneration) {
+  const fs::path eos = write_tiny_model(dir_, "eos.gguf", with_eos_bias(100.0f));
+  Engine e;
+  e.load(eos, params());
+  std::string streamed;
+  const GenerateResult r = e.generate(chat("ab", 50), [&](std::string_view t) { streamed += t; }, no_cancel_);
+  EXPECT_EQ(r.stats.stop_reason, StopReason::eog);
+  EXPECT_TRUE(r.tokens.empty());
+  EXPECT_EQ(r.text, "");
+  EXPECT_EQ(streamed, "");
+}
+
+TEST_F(EngineTest, StopStringEndsTheReplyBeforeIt) {
+  Engine e;
+  e.load(model_, params());
+  GenerateRequest req = chat("abc", 30, 3);
+  req.sampling.temperature = 0.0f;
+  const GenerateResult full = e.generate(req, {}, no_cancel_);
+  ASSERT_GE(full.text.size(), 12u);
+  // A stop string from the middle of the reply, spanning tokens.
+  const std::string stop = full.text.substr(6, 4);
+  const size_t at = full.text.find(stop);
+  req.stop = {"not-in-the-text", stop};
+  std::string streamed;
+  const GenerateResult r = e.generate(req, [&](std::string_view t) { streamed += t; }, no_cancel_);
+  EXPECT_EQ(r.stats.stop_reason, StopReason::stop_string);
+  EXPECT_EQ(r.text, full.text.substr(0, at));
+  EXPECT_EQ(streamed, r.text);  // nothing of the stop string was streamed
+  EXPECT_LT(r.tokens.size(), full.tokens.size());
+
+  // A stop string whose head occurs but which never completes: held back, then all streamed.
+  req.stop = {stop + "\x01"};
+  streamed.clear();
+  const GenerateResult r2 = e.generate(req, [&](std::string_view t) { streamed += t; }, no_cancel_);
+  EXPECT_EQ(r2.stats.stop_reason, StopReason::max_tokens);
+  EXPECT_EQ(r2.text, full.text);
+  EXPECT_EQ(streamed, full.text);
+}
+
+TEST_F(EngineTest, CancelIsHonouredWithinOneToken) {
+  Engine e;
+  e.load(model_, params());
+  std::atomic<bool> cancel{false};
+  int calls = 0;
+  const GenerateResult r = e.generate(
+      chat("abc", 50),
+      [&](std::string_view) {
+        ++calls;
+        cancel.store(true);
+      },
+      cancel);
+  EXPECT_EQ(r.stats.stop_reason, StopReason::cancelled);
+  EXPECT_EQ(r.tokens.size(), 1u);
+  EXPECT_EQ(calls, 1);
+
+  // Cancelled before the call: nothing is prefilled or generated.
+  e.reset_context();
+  const GenerateResult r2 = e.generate(chat("abc", 50), {}, cancel);
+  EXPECT_EQ(r2.stats.stop_reason, StopReason::cancelled);
+  EXPECT_TRUE(r2.tokens.empty());
+  EXPECT_EQ(r2.stats.n_prefill_tokens, 0u);
+}
+
+TEST_F(EngineTest, SecondTurnPrefillsOnlyTheNewTokens) {
+  Engine e;
+  e.load(model_, params());
+  GenerateRequest req = chat("abc", 6);
+  req.sampling.temperature = 0.0f;
+  const std::vector<int32_t> prompt1 = e.prompt_tokens(req);
+  const GenerateResult r1 = e.generate(req, {}, no_cancel_);
+  ASSERT_EQ(r1.tokens.size(), 6u);
+  const std::vector<int32_t> cached = e.cached_tokens();
+  ASSERT_EQ(cached.size(), prompt1.size() + 5);
+
+  req.messages.push_back(ChatMessage{"assistant", r1.text, {}});
+  req.messages.push_back(ChatMessage{"user", "bad", {}});
+  const std::vector<int32_t> prompt2 = e.prompt_tokens(req);
+  size_t common = 0;
+  while (common < cached.size() && common < prompt2.size() && cached[common] == prompt2[common]) ++common;
+  ASSERT_GE(common, prompt1.size());
+
+  const GenerateResult r2 = e.generate(req, {}, no_cancel_);
+  EXPECT_EQ(r2.stats.n_prompt_tokens, prompt2.size());
+  EXPECT_EQ(r2.stats.n_reused_tokens, common);
+  EXPECT_EQ(r2.stats.n_prefill_tokens, prompt2.size() - common);
+
+  // Reuse changes nothing in the result: a fresh engine gives the same greedy reply.
+  Engine fresh;
+  fresh.load(model_, params());
+  const GenerateResult r3 = fresh.generate(req, {}, no_cancel_);
+  EXPECT_EQ(r3.stats.n_reused_tokens, 0u);
+  EXPECT_EQ(r3.tokens, r2.tokens);
+
+  // A different conversation keeps only the shared head (BOS, <|im_start|>, "user" ...).
+  const GenerateResult r4 = e.generate(chat("dim", 2), {}, no_cancel_);
+  EXPECT_LT(r4.stats.n_reused_tokens, prompt1.size());
+  EXPECT_EQ(r4.stats.n_prefill_tokens, r4.stats.n_prompt_tokens - r4.stats.n_reused_tokens);
+}
+
+TEST_F(EngineTest, ContextLimit) {
+  Engine e;
+  e.load(model_, params(CacheMode::f16, 16));
+  GenerateRequest long_prompt;
+  long_prompt.prompt = std::string(40, 'm');
+  long_prompt.max_tokens = 4;
+  try {
+    e.generate(long_prompt, {}, no_cancel_);
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    EXPECT_NE(std::string(err.what()).find("context holds 16"), std::string::npos) << err.what();
+  }
+  GenerateRequest req;
+  req.prompt = "ab ab";
+  req.max_tokens = 100;
+  const size_t n_prompt = e.prompt_tokens(req).size();
+  ASSERT_LT(n_prompt, 12u);
+  const GenerateResult r = e.generate(req, {}, no_cancel_);
+  EXPECT_EQ(r.stats.stop_reason, StopReason::context_full);
+  EXPECT_EQ(r.stats.n_context_tokens, 16u);
+  EXPECT_EQ(r.tokens.size(), 16 - n_prompt + 1);
+  EXPECT_NE(r.stats.message.find("full"), std::string::npos);
+}
+
+TEST_F(EngineTest, MemoryReportShowsThePackedSaving) {
+  MemoryReport rep[3];
+  const CacheMode modes[3] = {CacheMode::f16, CacheMode::k8, CacheMode::k8v8};
+  size_t n_tokens = 0;
+  for (int i = 0; i < 3; ++i) {
+    Engine e;
+    e.load(model_, params(modes[i]));
+    const GenerateResult r = e.generate(chat("abc", 5), {}, no_cancel_);
+    n_tokens = r.stats.n_context_tokens;
+    rep[i] = e.memory_report();
+    EXPECT_EQ(rep[i].kv_bytes, rep[i].k_bytes + rep[i].v_bytes);
+    EXPECT_GT(rep[i].kv_capacity_bytes, rep[i].kv_bytes);
+    EXPECT_EQ(rep[i].weights_bytes, e.model_info().weights_bytes);
+  }
+  // f16: 2 bytes a value, K and V, every layer and KV head.
+  const uint64_t f16 = n_tokens * kLayers * kHeadKv * (32 + 32) * 2;
+  EXPECT_EQ(rep[0].kv_bytes, f16);
+  for (const auto& r : rep) EXPECT_EQ(r.kv_fp16_bytes, f16);
+  // Packed: 32 int8 + one fp16 scale per head vector of 32.
+  EXPECT_EQ(rep[1].k_bytes, n_tokens * kLayers * kHeadKv * 34);
+  EXPECT_EQ(rep[1].v_bytes, rep[0].v_bytes);
+  EXPECT_LT(rep[1].kv_bytes, rep[0].kv_bytes);
+  EXPECT_LT(rep[2].kv_bytes, rep[1].kv_bytes);
+  EXPECT_EQ(rep[2].v_bytes, rep[1].k_bytes);
+}
+
+TEST_F(EngineTest, BadRequestsAreRefused) {
+  Engine e;
+  GenerateRequest req = chat("a", 2);
+  EXPECT_THROW(e.generate(req, {}, no_cancel_), EngineError);  // nothing loaded
+  e.load(model_, params());
+  req.stop = {""};
+  EXPECT_THROW(e.generate(req, {}, no_cancel_), EngineError);
+  req.stop.clear();
+  req.sampling.repeat_penalty = -1.0f;
+  EXPECT_THROW(e.generate(req, {}, no_cancel_), EngineError);
+  GenerateRequest empty;
+  empty.parse_special = false;
+  // An empty raw prompt is still BOS (the vocab adds it), so it generates.
+  empty.max_tokens = 1;
+  EXPECT_EQ(e.generate(empty, {}, no_cancel_).tokens.size(), 1u);
+}
+
+}  // namespace
+}  // namespace alap

@@ -1,0 +1,210 @@
+// Tests for core/sample/sampler.{h,cpp}: each filter's exact survivors and probabilities, the
+// penalty arithmetic, seeded determinism, and the draw's frequencies against the distribution.
+#include "core/sample/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+namespace alap {
+namespace {
+
+SamplerParams no_filters(float temperature = 1.0f) {
+  SamplerParams p;
+  p.temperature = temperature;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.repeat_penalty = 1.0f;
+  return p;
+}
+
+std::vector<int32_t> ids_of(const std::vector<TokenProb>& c) {
+  std::vector<int32_t> ids;
+  for (const auto& t : c) ids.push_back(t.id);
+  return ids;
+}
+
+TEST(Sampler, GreedyPicksArgmaxAndLowestIdOnTies) {
+  SamplerParams p = no_filters(0.0f);
+  Sampler s(p);
+  const std::vector<float> logits{0.5f, 3.0f, -1.0f, 3.0f, 2.9f};
+  EXPECT_EQ(s.sample(logits), 1);
+  EXPECT_EQ(sampler_argmax(logits), 1);
+  const std::vector<float> all_equal{7.0f, 7.0f, 7.0f};
+  EXPECT_EQ(s.sample(all_equal), 0);
+  const auto c = sampler_candidates(p, logits, {});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].id, 1);
+  EXPECT_DOUBLE_EQ(c[0].p, 1.0);
+}
+
+TEST(Sampler, TopKOneEqualsGreedyWhateverTheSeed) {
+  const std::vector<float> logits{0.1f, 0.2f, 2.5f, 2.4f, -3.0f, 2.5f};
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    SamplerParams p = no_filters(1.5f);
+    p.top_k = 1;
+    p.seed = seed;
+    Sampler s(p);
+    EXPECT_EQ(s.sample(logits), 2);  // 2 and 5 tie: the lower id wins
+  }
+}
+
+TEST(Sampler, TopKKeepsTheKLargestInOrder) {
+  SamplerParams p = no_filters(1.0f);
+  p.top_k = 3;
+  const std::vector<float> logits{1.0f, 4.0f, 0.0f, 3.0f, 2.0f};
+  const auto c = sampler_candidates(p, logits, {});
+  EXPECT_EQ(ids_of(c), (std::vector<int32_t>{1, 3, 4}));
+  const double z = std::exp(4.0) + std::exp(3.0) + std::exp(2.0);
+  EXPECT_NEAR(c[0].p, std::exp(4.0) / z, 1e-12);
+  EXPECT_NEAR(c[2].p, std::exp(2.0) / z, 1e-12);
+}
+
+TEST(Sampler, TopPKeepsTheSmallestSetReachingP) {
+  // Probabilities 0.5, 0.25, 0.125, 0.125 (logits are their logs).
+  const std::vector<float> logits{std::log(0.125f), std::log(0.5f), std::log(0.125f), std::log(0.25f)};
+  SamplerParams p = no_filters(1.0f);
+  p.top_p = 0.5f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{1}));
+  p.top_p = 0.6f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{1, 3}));
+  p.top_p = 0.74f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{1, 3}));
+  p.top_p = 0.8f;
+  const auto c = sampler_candidates(p, logits, {});
+  EXPECT_EQ(ids_of(c), (std::vector<int32_t>{1, 3, 0}));  // ties at 0.125: lower id first
+  EXPECT_NEAR(c[0].p, 0.5 / 0.875, 1e-6);
+  p.top_p = 0.99f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})).size(), 4u);
+}
+
+TEST(Sampler, MinPKeepsTokensAtLeastMinPTimesTheBest) {
+  // Relative probabilities 1, 0.5, 0.2, 0.05.
+  const std::vector<float> logits{std::log(0.05f), std::log(1.0f), std::log(0.2f), std::log(0.5f)};
+  SamplerParams p = no_filters(1.0f);
+  p.min_p = 0.3f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{1, 3}));
+  p.min_p = 0.1f;
+  const auto c = sampler_candidates(p, logits, {});
+  EXPECT_EQ(ids_of(c), (std::vector<int32_t>{1, 3, 2}));
+  EXPECT_NEAR(c[2].p, 0.2 / 1.7, 1e-6);
+  p.min_p = 1.0f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{1}));
+}
+
+TEST(Sampler, TemperatureSharpensAfterFiltering) {
+  const std::vector<float> logits{2.0f, 1.0f, 0.0f};
+  SamplerParams p = no_filters(0.5f);
+  const auto c = sampler_candidates(p, logits, {});
+  const double z = std::exp(4.0) + std::exp(2.0) + 1.0;
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_NEAR(c[0].p, std::exp(4.0) / z, 1e-12);
+  EXPECT_NEAR(c[1].p, std::exp(2.0) / z, 1e-12);
+  EXPECT_NEAR(c[2].p, 1.0 / z, 1e-12);
+  // top-p is judged at temperature 1: p(0) = e^2/(e^2+e+1) = 0.665 < 0.7, so two survive even
+  // though at T = 0.5 the first alone would hold 0.867.
+  p.top_p = 0.7f;
+  EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), (std::vector<int32_t>{0, 1}));
+}
+
+TEST(Sampler, RepeatPenaltyDividesPositiveAndMultipliesNegative) {
+  std::vector<float> logits{2.0f, -1.0f, 3.0f, 0.5f, 4.0f};
+  const std::vector<int32_t> recent{4, 0, 1, 1, 99, -3};  // 99 and -3 are out of range
+  sampler_apply_repeat_penalty(logits, recent, 2.0f, -1);
+  EXPECT_FLOAT_EQ(logits[0], 1.0f);
+  EXPECT_FLOAT_EQ(logits[1], -2.0f);  // once, although it appears twice
+  EXPECT_FLOAT_EQ(logits[2], 3.0f);
+  EXPECT_FLOAT_EQ(logits[3], 0.5f);
+  EXPECT_FLOAT_EQ(logits[4], 2.0f);
+
+  std::vector<float> window{2.0f, 2.0f, 2.0f};
+  const std::vector<int32_t> hist{0, 1, 2};
+  sampler_apply_repeat_penalty(window, hist, 4.0f, 2);  // only the last two: ids 1 and 2
+  EXPECT_EQ(window, (std::vector<float>{2.0f, 0.5f, 0.5f}));
+}
+
+TEST(Sampler, RepeatPenaltyChangesTheGreedyChoice) {
+  SamplerParams p = no_filters(0.0f);
+  p.repeat_penalty = 1.5f;
+  Sampler s(p);
+  const std::vector<float> logits{3.0f, 2.5f, 1.0f};
+  const std::vector<int32_t> recent{0};
+  EXPECT_EQ(s.sample(logits, recent), 1);  // 3/1.5 = 2 < 2.5
+  EXPECT_EQ(s.sample(logits), 0);
+}
+
+TEST(Sampler, SameSeedSameSequenceDifferentSeedDiffers) {
+  std::vector<float> logits(50);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>(std::sin(static_cast<double>(i)));
+  SamplerParams p = no_filters(1.0f);
+  p.seed = 1234;
+  Sampler a(p), b(p);
+  p.seed = 1235;
+  Sampler c(p);
+  std::vector<int32_t> sa, sb, sc;
+  for (int i = 0; i < 64; ++i) {
+    sa.push_back(a.sample(logits));
+    sb.push_back(b.sample(logits));
+    sc.push_back(c.sample(logits));
+  }
+  EXPECT_EQ(sa, sb);
+  EXPECT_NE(sa, sc);
+  a.reseed(1234);
+  EXPECT_EQ(a.sample(logits), sa[0]);
+}
+
+TEST(Sampler, UniformDrawIsInUnitInterval) {
+  Sampler s(no_filters());
+  for (int i = 0; i < 1000; ++i) {
+    const double u = s.next_uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+TEST(Sampler, DrawFrequenciesFollowTheDistribution) {
+  // p = 0.4, 0.3, 0.2, 0.1; 20000 draws; chi-square with 3 degrees of freedom: 0.999 quantile
+  // is 16.3, so 25 is generous for a fixed seed but would catch a skewed or off-by-one draw.
+  const std::vector<float> logits{std::log(0.3f), std::log(0.1f), std::log(0.4f), std::log(0.2f)};
+  SamplerParams p = no_filters(1.0f);
+  p.seed = 7;
+  Sampler s(p);
+  std::map<int32_t, int> count;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) ++count[s.sample(logits)];
+  const double expect[4] = {0.3, 0.1, 0.4, 0.2};
+  double chi2 = 0.0;
+  for (int32_t id = 0; id < 4; ++id) {
+    const double e = expect[id] * n;
+    chi2 += (count[id] - e) * (count[id] - e) / e;
+  }
+  EXPECT_LT(chi2, 25.0);
+  EXPECT_EQ(count.size(), 4u);
+}
+
+TEST(Sampler, FilteredTokensAreNeverDrawn) {
+  SamplerParams p = no_filters(2.0f);
+  p.top_k = 2;
+  p.seed = 3;
+  Sampler s(p);
+  const std::vector<float> logits{0.0f, 1.0f, 1.1f, 0.9f};
+  for (int i = 0; i < 500; ++i) {
+    const int32_t id = s.sample(logits);
+    ASSERT_TRUE(id == 1 || id == 2) << id;
+  }
+}
+
+TEST(Sampler, BadInputIsRefusedWithAMessage) {
+  SamplerParams p = no_filters();
+  p.repeat_penalty = 0.0f;
+  EXPECT_THROW(Sampler{p}, SamplerError);
+  Sampler s(no_filters());
+  EXPECT_THROW(s.sample(std::vector<float>{}), SamplerError);
+  EXPECT_THROW(s.sample(std::vector<float>{1.0f, std::nanf("")}), SamplerError);
+}
+
+}  // namespace
+}  // namespace alap
