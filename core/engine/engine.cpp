@@ -250,8 +250,32 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
   for (const auto& s : request.stop) {
     if (s.empty()) throw EngineError("generate: a stop string is empty");
   }
-  const std::vector<int32_t> prompt = prompt_tokens(request);
   const size_t n_ctx = st.cache->capacity();
+  // The room kept for the answer: a quarter of the context, or max_tokens when smaller.
+  const size_t reserve = std::max<size_t>(
+      1, request.max_tokens > 0 ? std::min(static_cast<size_t>(request.max_tokens), n_ctx / 4) : n_ctx / 4);
+  std::vector<int32_t> prompt = prompt_tokens(request);
+  size_t n_dropped = 0;
+  if (!request.messages.empty() && prompt.size() + reserve > n_ctx) {
+    // Drop whole turns from the front (a user message and the replies after it), never the
+    // system prompt nor the newest message, until the conversation fits.
+    GenerateRequest trimmed = request;
+    auto first_turn = [&]() -> size_t {
+      size_t i = 0;
+      while (i < trimmed.messages.size() && trimmed.messages[i].role == "system") ++i;
+      return i;
+    };
+    while (prompt.size() + reserve > n_ctx) {
+      const size_t begin = first_turn();
+      if (begin + 1 >= trimmed.messages.size()) break;  // only the newest message is left
+      size_t end = begin + 1;
+      while (end + 1 < trimmed.messages.size() && trimmed.messages[end].role != "user") ++end;
+      n_dropped += end - begin;
+      trimmed.messages.erase(trimmed.messages.begin() + static_cast<std::ptrdiff_t>(begin),
+                             trimmed.messages.begin() + static_cast<std::ptrdiff_t>(end));
+      prompt = prompt_tokens(trimmed);
+    }
+  }
   if (prompt.empty()) throw EngineError("generate: the prompt is empty");
   if (prompt.size() >= n_ctx) {
     throw EngineError("generate: the prompt is " + std::to_string(prompt.size()) + " tokens but the context holds " +
@@ -261,6 +285,11 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
   GenerateResult result;
   GenerateStats& stats = result.stats;
   stats.n_prompt_tokens = prompt.size();
+  stats.n_dropped_messages = n_dropped;
+  if (n_dropped > 0) {
+    stats.message = "left out the " + std::to_string(n_dropped) + " oldest message" + (n_dropped == 1 ? "" : "s") +
+                    " so the conversation fits the context of " + std::to_string(n_ctx) + " tokens";
+  }
 
   // Prefix reuse: keep the cached tokens that match the prompt, but evaluate at least the last
   // prompt token so its logits exist.

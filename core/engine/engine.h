@@ -96,13 +96,14 @@ struct GenerateStats {
   size_t n_prefill_tokens = 0;  // prompt tokens evaluated by this call (= n_prompt - n_reused)
   size_t n_generated = 0;       // tokens sampled (EOG not counted)
   size_t n_context_tokens = 0;  // tokens in the cache at the end
+  size_t n_dropped_messages = 0;  // oldest chat messages left out so the prompt fits (see generate)
   double prefill_ms = 0.0;
   double decode_ms = 0.0;
   double prefill_tps = 0.0;     // n_prefill_tokens / prefill time
   double decode_tps = 0.0;      // decode steps / decode time
   double ttft_ms = 0.0;         // call start to the first sampled token
   StopReason stop_reason = StopReason::max_tokens;
-  std::string message;          // one human line for context_full (what to do about it)
+  std::string message;          // one human line: what was dropped to fit, or why the context is full
 };
 
 struct GenerateResult {
@@ -131,6 +132,10 @@ class EngineInterface {
 
   // Streams the reply through on_text; returns when it stops (see StopReason). Throws EngineError
   // when nothing is loaded, the request is invalid, or the prompt does not fit the context.
+  // Context policy for chat requests: when the rendered conversation leaves less than a quarter
+  // of the context (or max_tokens, if smaller) for the answer, the oldest turns are left out —
+  // the system prompt and the newest user message always stay — and the prompt is prefilled
+  // anew; stats.n_dropped_messages and stats.message say what was dropped.
   virtual GenerateResult generate(const GenerateRequest& request, const TokenCallback& on_text,
                                   const std::atomic<bool>& cancel) = 0;
 

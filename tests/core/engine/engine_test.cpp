@@ -410,6 +410,41 @@ TEST_F(EngineTest, ContextLimit) {
   EXPECT_NE(r.stats.message.find("full"), std::string::npos);
 }
 
+TEST_F(EngineTest, ContextPolicyDropsOldestTurnsAndSaysSo) {
+  // A long chat in a 64-token context: the oldest turns go, the system prompt and the newest
+  // user message stay, and the reply equals one generated from the trimmed conversation.
+  GenerateRequest req;
+  req.system_prompt = "sys";
+  for (int i = 0; i < 8; ++i) {
+    req.messages.push_back(ChatMessage{"user", "ab ab " + std::to_string(i), {}});
+    req.messages.push_back(ChatMessage{"assistant", "dim dim", {}});
+  }
+  req.messages.push_back(ChatMessage{"user", "last ab", {}});
+  req.max_tokens = 4;
+  req.sampling.seed = 5;
+
+  Engine e;
+  e.load(model_, params(CacheMode::f16, 64));
+  ASSERT_GT(e.prompt_tokens(req).size() + 4, 64u) << "the test conversation must overflow the context";
+  const GenerateResult r = e.generate(req, {}, no_cancel_);
+  ASSERT_GT(r.stats.n_dropped_messages, 0u);
+  EXPECT_EQ(r.stats.n_dropped_messages % 2, 0u) << "whole turns (user + reply) are dropped";
+  EXPECT_LE(r.stats.n_prompt_tokens + 4, 64u);
+  EXPECT_NE(r.stats.message.find("left out the " + std::to_string(r.stats.n_dropped_messages) + " oldest messages"),
+            std::string::npos)
+      << r.stats.message;
+
+  GenerateRequest trimmed = req;
+  trimmed.messages.erase(trimmed.messages.begin(),
+                         trimmed.messages.begin() + static_cast<std::ptrdiff_t>(r.stats.n_dropped_messages));
+  Engine fresh;
+  fresh.load(model_, params(CacheMode::f16, 64));
+  EXPECT_EQ(fresh.prompt_tokens(trimmed).size(), r.stats.n_prompt_tokens);
+  const GenerateResult expected = fresh.generate(trimmed, {}, no_cancel_);
+  EXPECT_EQ(expected.stats.n_dropped_messages, 0u);
+  EXPECT_EQ(r.tokens, expected.tokens);
+}
+
 TEST_F(EngineTest, MemoryReportShowsThePackedSaving) {
   MemoryReport rep[3];
   const CacheMode modes[3] = {CacheMode::f16, CacheMode::k8, CacheMode::k8v8};
