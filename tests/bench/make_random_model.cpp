@@ -102,7 +102,11 @@ int main(int argc, char** argv) {
   w.set(A + "attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-6f));
   w.set(A + "rope.freq_base", gguf::Value::f32(s.rope_base));
   std::vector<std::string> toks(static_cast<size_t>(s.V));
-  for (size_t i = 0; i < toks.size(); ++i) toks[i] = "t" + std::to_string(i);
+  for (size_t i = 0; i < toks.size(); ++i) {
+    char name[32];  // snprintf, not "t" + to_string(i): GCC 12 -O3 warns falsely (-Wrestrict) there
+    std::snprintf(name, sizeof name, "t%zu", i);
+    toks[i] = name;
+  }
   w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
 
   const float sd = 1.0f / std::sqrt(static_cast<float>(s.E));
