@@ -81,6 +81,14 @@ GenerateRequest read_generate_options(Args& args, std::string& error) {
     if (*v <= 0.0) set_error(error, "--repeat-penalty must be positive");
     s.repeat_penalty = static_cast<float>(*v);
   }
+  if (auto v = args.number("--presence-penalty")) {
+    if (*v < -2.0 || *v > 2.0) set_error(error, "--presence-penalty must be in [-2, 2]");
+    s.presence_penalty = static_cast<float>(*v);
+  }
+  if (auto v = args.number("--frequency-penalty")) {
+    if (*v < -2.0 || *v > 2.0) set_error(error, "--frequency-penalty must be in [-2, 2]");
+    s.frequency_penalty = static_cast<float>(*v);
+  }
   if (auto v = args.integer("--repeat-last-n")) {
     if (*v < -1) set_error(error, "--repeat-last-n must be -1, 0 or positive");
     s.repeat_last_n = static_cast<int32_t>(*v);

@@ -228,8 +228,12 @@ ChatCompletionRequest parse_chat_request(std::string_view body, uint64_t default
     if (p <= 0.0) bad("repeat_penalty", "'repeat_penalty' must be greater than 0");
     g.sampling.repeat_penalty = static_cast<float>(p);
   }
-  if (const Value* v = get(root, "presence_penalty")) number_in(*v, "presence_penalty", -2.0, 2.0);
-  if (const Value* v = get(root, "frequency_penalty")) number_in(*v, "frequency_penalty", -2.0, 2.0);
+  if (const Value* v = get(root, "presence_penalty")) {
+    g.sampling.presence_penalty = static_cast<float>(number_in(*v, "presence_penalty", -2.0, 2.0));
+  }
+  if (const Value* v = get(root, "frequency_penalty")) {
+    g.sampling.frequency_penalty = static_cast<float>(number_in(*v, "frequency_penalty", -2.0, 2.0));
+  }
   if (const Value* v = get(root, "seed")) {
     if (!v->is_int()) bad("seed", std::string("'seed' must be an integer, not ") + type_word(*v));
     g.sampling.seed = static_cast<uint64_t>(v->as_int());

@@ -57,8 +57,8 @@ struct ChatCompletionRequest {
 //     former wins), stop (string or array of up to 16 strings; empty strings ignored), n (must be 1),
 //     stream (bool), stream_options.include_usage (bool)
 //   extensions as in llama.cpp's server: top_k (>= 0), min_p [0,1], repeat_penalty (> 0)
-//   presence_penalty / frequency_penalty [-2,2]: accepted and IGNORED (the sampler has only the
-//     multiplicative repeat penalty, which is not the same thing); logprobs true → 400 (unsupported)
+//   presence_penalty / frequency_penalty [-2,2]: OpenAI's additive penalties over the recent
+//     tokens (SamplerParams); logprobs true → 400 (unsupported)
 //   unknown fields (user, tools, response_format, logit_bias, ...) are ignored.
 // Sampler defaults are the engine's (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05), not
 // OpenAI's temperature 1 without top-k/min-p; default_seed is used when the body has no seed.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace alap {
@@ -39,6 +40,26 @@ void sampler_params_validate(const SamplerParams& p) {
     throw SamplerError("sampler: repeat_penalty must be a positive number");
   }
   if (p.repeat_last_n < -1) throw SamplerError("sampler: repeat_last_n must be -1, 0 or positive");
+  if (!std::isfinite(p.presence_penalty) || std::abs(p.presence_penalty) > 2.0f) {
+    throw SamplerError("sampler: presence_penalty must be in [-2, 2]");
+  }
+  if (!std::isfinite(p.frequency_penalty) || std::abs(p.frequency_penalty) > 2.0f) {
+    throw SamplerError("sampler: frequency_penalty must be in [-2, 2]");
+  }
+}
+
+void sampler_apply_presence_penalty(std::span<float> logits, std::span<const int32_t> recent, float presence,
+                                    float frequency, int32_t last_n) {
+  if ((presence == 0.0f && frequency == 0.0f) || last_n == 0 || recent.empty()) return;
+  size_t n = recent.size();
+  if (last_n > 0) n = std::min(n, static_cast<size_t>(last_n));
+  std::unordered_map<int32_t, int> counts;
+  for (const int32_t id : recent.subspan(recent.size() - n)) {
+    if (id >= 0 && static_cast<size_t>(id) < logits.size()) ++counts[id];
+  }
+  for (const auto& [id, count] : counts) {
+    logits[static_cast<size_t>(id)] -= presence + frequency * static_cast<float>(count);
+  }
 }
 
 void sampler_apply_repeat_penalty(std::span<float> logits, std::span<const int32_t> recent, float penalty,
@@ -68,6 +89,7 @@ std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span
   check_logits(logits);
   std::vector<float> work(logits.begin(), logits.end());
   sampler_apply_repeat_penalty(work, recent, params.repeat_penalty, params.repeat_last_n);
+  sampler_apply_presence_penalty(work, recent, params.presence_penalty, params.frequency_penalty, params.repeat_last_n);
 
   if (params.temperature <= 0.0f) return {TokenProb{sampler_argmax(work), 1.0}};
 

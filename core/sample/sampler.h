@@ -21,7 +21,9 @@ struct SamplerParams {
   float top_p = 0.95f;         // >= 1: off
   float min_p = 0.05f;         // <= 0: off
   float repeat_penalty = 1.0f; // 1: off; llama.cpp semantics (divide positive logits, multiply negative)
-  int32_t repeat_last_n = 64;  // how many recent tokens the penalty looks at; 0: off, -1: all given
+  int32_t repeat_last_n = 64;  // how many recent tokens the penalties look at; 0: off, -1: all given
+  float presence_penalty = 0.0f;   // OpenAI semantics: subtracted once from every recent token's logit
+  float frequency_penalty = 0.0f;  // OpenAI semantics: subtracted per occurrence in the recent tokens
   uint64_t seed = 0;
 };
 
@@ -44,6 +46,9 @@ void sampler_params_validate(const SamplerParams& params);
 // positive and multiplied by it otherwise.
 void sampler_apply_repeat_penalty(std::span<float> logits, std::span<const int32_t> recent, float penalty,
                                   int32_t last_n);
+// logit[t] -= presence·[t occurs] + frequency·count(t) over the last last_n recent tokens.
+void sampler_apply_presence_penalty(std::span<float> logits, std::span<const int32_t> recent, float presence,
+                                    float frequency, int32_t last_n);
 
 // Index of the largest value; ties go to the lowest index. Throws SamplerError on an empty row.
 int32_t sampler_argmax(std::span<const float> logits);

@@ -48,6 +48,8 @@ TEST(OpenAiParse, MapsEveryField) {
   EXPECT_EQ(g.sampling.top_k, 3);
   EXPECT_FLOAT_EQ(g.sampling.min_p, 0.1f);
   EXPECT_FLOAT_EQ(g.sampling.repeat_penalty, 1.1f);
+  EXPECT_FLOAT_EQ(g.sampling.presence_penalty, 1.5f);
+  EXPECT_FLOAT_EQ(g.sampling.frequency_penalty, -2.0f);
   EXPECT_EQ(g.max_tokens, 9);  // max_completion_tokens wins
   EXPECT_EQ(g.stop, std::vector<std::string>{"END"});
 }

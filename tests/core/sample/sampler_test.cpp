@@ -126,6 +126,29 @@ TEST(Sampler, RepeatPenaltyDividesPositiveAndMultipliesNegative) {
   EXPECT_EQ(window, (std::vector<float>{2.0f, 0.5f, 0.5f}));
 }
 
+TEST(Sampler, PresenceAndFrequencyPenaltiesSubtractPerTokenAndPerOccurrence) {
+  std::vector<float> logits{2.0f, -1.0f, 3.0f, 0.5f};
+  const std::vector<int32_t> recent{2, 0, 2, 2, 7, -1};  // 7 and -1 are out of range
+  sampler_apply_presence_penalty(logits, recent, 0.5f, 0.25f, -1);
+  EXPECT_FLOAT_EQ(logits[0], 2.0f - 0.5f - 0.25f);         // once
+  EXPECT_FLOAT_EQ(logits[1], -1.0f);                       // absent
+  EXPECT_FLOAT_EQ(logits[2], 3.0f - 0.5f - 3 * 0.25f);     // three times
+  EXPECT_FLOAT_EQ(logits[3], 0.5f);
+
+  std::vector<float> window{1.0f, 1.0f, 1.0f};
+  sampler_apply_presence_penalty(window, std::vector<int32_t>{0, 1, 2}, 1.0f, 0.0f, 2);  // last two only
+  EXPECT_EQ(window, (std::vector<float>{1.0f, 0.0f, 0.0f}));
+
+  // A presence penalty moves the greedy choice off a repeated token.
+  SamplerParams p;
+  p.temperature = 0.0f;
+  p.presence_penalty = 1.0f;
+  const std::vector<float> row{1.0f, 1.5f, 0.9f};
+  EXPECT_EQ(Sampler(p).sample(row, std::vector<int32_t>{1}), 0);
+  p.presence_penalty = 2.5f;
+  EXPECT_THROW(sampler_params_validate(p), SamplerError);
+}
+
 TEST(Sampler, RepeatPenaltyChangesTheGreedyChoice) {
   SamplerParams p = no_filters(0.0f);
   p.repeat_penalty = 1.5f;
