@@ -13,15 +13,15 @@ namespace alap::gpu {
 
 // Kernel names say the cache mode and grep well; template axes: head_dim bucket, group bucket.
 template <int HDB, int GB>
-__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_f16_decode_kernel(attn_kernel_args a) {
+__global__ void __launch_bounds__(kThreads, (attn_min_blocks<HDB, GB>)) attn_f16_decode_kernel(attn_kernel_args a) {
   attn_decode_body<kv_mode::f16, HDB, GB>(a);
 }
 template <int HDB, int GB>
-__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_k8_decode_kernel(attn_kernel_args a) {
+__global__ void __launch_bounds__(kThreads, (attn_min_blocks<HDB, GB>)) attn_k8_decode_kernel(attn_kernel_args a) {
   attn_decode_body<kv_mode::k8, HDB, GB>(a);
 }
 template <int HDB, int GB>
-__global__ void __launch_bounds__(kThreads, ALAP_ATTN_MIN_BLOCKS) attn_k8v8_decode_kernel(attn_kernel_args a) {
+__global__ void __launch_bounds__(kThreads, (attn_min_blocks<HDB, GB>)) attn_k8v8_decode_kernel(attn_kernel_args a) {
   attn_decode_body<kv_mode::k8v8, HDB, GB>(a);
 }
 

@@ -3,6 +3,10 @@
 # attn_gpu_test and attn_gpu_bench with a hand-written nvcc/g++ command line (no cmake, no gtest),
 # runs the correctness test, compute-sanitizer memcheck/racecheck on small shapes, and the benchmark.
 # Logs go to $OUT (or ./h200-out). Usage from the repo root: bash tests/kernels/gpu/run_h200.sh [bench args]
+# Environment: ALAP_VARIANT="-Dflags;-Dflags..." builds, tests and benches each variant
+# (ALAP_VARIANT_CTX picks its contexts; ALAP_SAN_VARIANTS=1 runs the sanitizers on them too);
+# ALAP_NCU="k8 k8v8" profiles one launch of each at 32k; ALAP_SKIP_SAN=1 skips the sanitizers;
+# ALAP_SAN_TIMEOUT / ALAP_NCU_TIMEOUT bound each tool run (seconds).
 set -u -o pipefail
 out=${OUT:-h200-out}
 mkdir -p "$out" /tmp/alap
@@ -19,7 +23,9 @@ start=$(date +%s)
 for src in attn_k8 attn_k8_prefill kv_k8_store; do
   $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
 done
-g++ -std=c++20 -O2 -mf16c -Ikernels/include -c kernels/cpu/fp16.cpp -o $b/fp16.o &
+g++ -std=c++20 -O2 -mf16c -I. -Ikernels/include -c kernels/cpu/fp16.cpp -o $b/fp16_a.o &&
+  g++ -std=c++20 -O2 -I. -Ikernels/include -c kernels/cpu/cpu_features.cpp -o $b/cpu_features.o &&
+  ld -r $b/fp16_a.o $b/cpu_features.o -o $b/fp16.o &
 for t in attn_gpu_test attn_gpu_bench; do
   $nvcc $flags -DALAP_GPU_CUDA=1 -x cu -c tests/kernels/gpu/$t.cpp -o $b/$t.o > $b/$t.log 2>&1 &
 done
@@ -38,24 +44,49 @@ echo "build took $(( $(date +%s) - start )) s"
 grep -E "error" "$out/build.log" | head
 cuobjdump --dump-sass $b/attn_k8.o > $b/sass.txt 2>/dev/null &&
   awk '/Function : .*attn_k8_decode_kernelILi128ELi4E/{on=1} on&&/Function : /&&!/attn_k8_decode_kernelILi128ELi4E/{on=0} on' $b/sass.txt |
-  grep -oE "LDG[.A-Z0-9]*|IDP[.A-Z0-9]*|SHFL[.A-Z]*|STL[.A-Z0-9]*|LDL[.A-Z0-9]*" | sort | uniq -c > "$out/sass_k8_128_4.txt"
-cat "$out/sass_k8_128_4.txt"
+  grep -oE "LDG[.A-Z0-9]*|IDP[.A-Z0-9]*|HMMA[.A-Z0-9]*|SHFL[.A-Z]*|STL[.A-Z0-9]*|LDL[.A-Z0-9]*" | sort | uniq -c | tee -a "$out/build.log"
+# Largest error of each kernel against its same-precision reference, from an attn_gpu_test log.
+max_err() {
+  awk 'function mx(a, b) { return (b + 0 > a + 0) ? b + 0 : a + 0 }
+    /\(vs exact/ { for (i = 1; i <= NF; i++) { if ($i == "k8" && $(i + 2) == "(vs") a = mx(a, $(i + 1));
+      if ($i == "f16") b = mx(b, $(i + 1)); if ($i == "k8v8") c = mx(c, $(i + 1)) } next }
+    NF >= 2 && $NF ~ /e-/ { e = mx(e, $NF) }
+    END { printf "max error vs reference: decode k8 %.2e, f16 %.2e, k8v8 %.2e; prefill %.2e\n", a, b, c, e }' "$1"
+}
+# compute-sanitizer memcheck and racecheck of one test binary on small shapes; summary lines only.
+sanitize() {
+  for tool in memcheck racecheck; do
+    timeout ${ALAP_SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$1" --small > $b/san.log 2>&1
+    echo "$2 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $b/san.log | tr '\n' ' ')" | tee -a "$out/sanitizers.txt"
+  done
+}
 
 echo "== attn_gpu_test"
 $b/attn_gpu_test > "$out/test.log" 2>&1; echo "attn_gpu_test rc=$?"
 grep -E "FAIL|PASS|device" "$out/test.log" | head -20
-awk '{for(i=1;i<=NF;i++) if($i ~ /^[0-9.]+e-[0-9]+$/ && $i+0 > m) m=$i+0} END {print "largest error printed:", m}' "$out/test.log"
+max_err "$out/test.log"
 
-echo "== compute-sanitizer"
-for tool in memcheck racecheck; do
-  timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $b/attn_gpu_test --small > "$out/sanitizer_$tool.log" 2>&1
-  echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.log" | tr '\n' ' ')"
+for i in "${!variants[@]}"; do
+  v=$b/attn_k8_var$i.o
+  $nvcc -arch=sm_90 $b/attn_gpu_bench.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/bench_var$i &&
+  $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/test_var$i &&
+  { echo "== variant ${variants[$i]}"; $b/test_var$i > $b/test_var.log 2>&1; tail -1 $b/test_var.log; max_err $b/test_var.log;
+    $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 | tail -24; } 2>&1 | tee -a "$out/bench_variants.log"
 done
+
+echo "== attn_gpu_bench $* (at $(( $(date +%s) - start )) s)"
+$b/attn_gpu_bench "$@" 2>&1 | tee "$out/bench.log"
+
+echo "== compute-sanitizer (at $(( $(date +%s) - start )) s)"
+[ -n "${ALAP_SKIP_SAN:-}" ] || sanitize $b/attn_gpu_test default
+if [ -n "${ALAP_SAN_VARIANTS:-}" ]; then
+  for i in "${!variants[@]}"; do [ -x $b/test_var$i ] && sanitize $b/test_var$i "${variants[$i]}"; done
+fi
 
 if [ -n "${ALAP_NCU:-}" ]; then
   echo "== ncu ($ALAP_NCU)"
   for m in $ALAP_NCU; do
-    timeout 200 ncu --clock-control none -k regex:attn_${m}_decode --launch-skip 12 --launch-count 1 \
+    timeout ${ALAP_NCU_TIMEOUT:-200} ncu --clock-control none -k regex:attn_${m}_decode --launch-skip 12 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
       --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis \
       $b/attn_gpu_bench --ctx 32768 --reps 2 --mode $m --no-prefill >> "$out/ncu.txt" 2>&1
@@ -63,13 +94,3 @@ if [ -n "${ALAP_NCU:-}" ]; then
   grep -E "attn_|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|No Eligible|Warp Cycles Per Issued|Block Limit|Executed Instructions  " "$out/ncu.txt" | grep -v "==PROF==" | head -60
 fi
 
-for i in "${!variants[@]}"; do
-  v=$b/attn_k8_var$i.o
-  $nvcc -arch=sm_90 $b/attn_gpu_bench.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/bench_var$i &&
-  $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/test_var$i &&
-  { echo "== variant ${variants[$i]}"; $b/test_var$i | tail -1;
-    $b/bench_var$i --ctx 4096,32768,131072 --no-prefill --reps 30 | tail -12; } 2>&1 | tee -a "$out/bench.log"
-done
-
-echo "== attn_gpu_bench $*"
-$b/attn_gpu_bench "$@" 2>&1 | tee "$out/bench.log"
