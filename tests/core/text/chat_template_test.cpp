@@ -1,6 +1,7 @@
 // Renders the real chat templates of common model families (as published in their
 // tokenizer_config.json / GGUF tokenizer.chat_template) and checks the exact prompt text.
-// Llama 3, Gemma 3, Phi-3 and Qwen3 are byte-for-byte the templates in ../shared's vocab GGUFs.
+// Also Mistral v0.3 (tools), Phi-3.5 and Phi-4. Llama 3, Gemma 3, Phi-3 and Qwen3 are byte-for-byte
+// the templates in ../shared's vocab GGUFs.
 #include "core/text/chat_template.h"
 
 #include <gtest/gtest.h>
@@ -337,6 +338,115 @@ You are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>
 
 const char* const kDeepSeekR1 = R"tpl({% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}{% endif %}{% set ns = namespace(is_first=false, is_tool=false, is_output_first=true, system_prompt='') %}{%- for message in messages %}{%- if message['role'] == 'system' %}{% set ns.system_prompt = message['content'] %}{%- endif %}{%- endfor %}{{bos_token}}{{ns.system_prompt}}{%- for message in messages %}{%- if message['role'] == 'user' %}{%- set ns.is_tool = false -%}{{'<｜User｜>' + message['content']}}{%- endif %}{%- if message['role'] == 'assistant' and message['content'] is none %}{%- set ns.is_tool = false -%}{%- for tool in message['tool_calls']%}{%- if not ns.is_first %}{{'<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\n' + '```json' + '\n' + tool['function']['arguments'] + '\n' + '```' + '<｜tool▁call▁end｜>'}}{%- set ns.is_first = true -%}{%- else %}{{'\n' + '<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\n' + '```json' + '\n' + tool['function']['arguments'] + '\n' + '```' + '<｜tool▁call▁end｜>'}}{{'<｜tool▁calls▁end｜><｜end▁of▁sentence｜>'}}{%- endif %}{%- endfor %}{%- endif %}{%- if message['role'] == 'assistant' and message['content'] is not none %}{%- if ns.is_tool %}{{'<｜tool▁outputs▁end｜>' + message['content'] + '<｜end▁of▁sentence｜>'}}{%- set ns.is_tool = false -%}{%- else %}{% set content = message['content'] %}{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}{{'<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>'}}{%- endif %}{%- endif %}{%- if message['role'] == 'tool' %}{%- set ns.is_tool = true -%}{%- if ns.is_output_first %}{{'<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>' + message['content'] + '<｜tool▁output▁end｜>'}}{%- set ns.is_output_first = false %}{%- else %}{{'\n<｜tool▁output▁begin｜>' + message['content'] + '<｜tool▁output▁end｜>'}}{%- endif %}{%- endif %}{%- endfor -%}{% if ns.is_tool %}{{'<｜tool▁outputs▁end｜>'}}{% endif %}{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\n'}}{% endif %})tpl";
 
+// Mistral-7B-Instruct-v0.3 (tokenizer_config.json, the tool-calling revision): the system message
+// is prepended to the LAST user message, tools go in [AVAILABLE_TOOLS] before it.
+const char* const kMistralV03 = R"tpl({%- if messages[0]["role"] == "system" %}
+    {%- set system_message = messages[0]["content"] %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+{%- set user_messages = loop_messages | selectattr("role", "equalto", "user") | list %}
+
+{#- This block checks for alternating user/assistant messages, skipping tool calling messages #}
+{%- set ns = namespace() %}
+{%- set ns.index = 0 %}
+{%- for message in loop_messages %}
+    {%- if not (message.role == "tool" or message.role == "tool_results" or (message.tool_calls is defined and message.tool_calls is not none)) %}
+        {%- if (message["role"] == "user") != (ns.index % 2 == 0) %}
+            {{- raise_exception("After the optional system message, conversation roles must alternate user/assistant/user/assistant/...") }}
+        {%- endif %}
+        {%- set ns.index = ns.index + 1 %}
+    {%- endif %}
+{%- endfor %}
+
+{{- bos_token }}
+{%- for message in loop_messages %}
+    {%- if message["role"] == "user" %}
+        {%- if tools is not none and (message == user_messages[-1]) %}
+            {{- "[AVAILABLE_TOOLS] [" }}
+            {%- for tool in tools %}
+                {%- set tool = tool.function %}
+                {{- '{"type": "function", "function": {' }}
+                {%- for key, val in tool.items() if key != "return" %}
+                    {%- if val is string %}
+                        {{- '"' + key + '": "' + val + '"' }}
+                    {%- else %}
+                        {{- '"' + key + '": ' + val|tojson }}
+                    {%- endif %}
+                    {%- if not loop.last %}
+                        {{- ", " }}
+                    {%- endif %}
+                {%- endfor %}
+                {{- "}}" }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- else %}
+                    {{- "]" }}
+                {%- endif %}
+            {%- endfor %}
+            {{- "[/AVAILABLE_TOOLS]" }}
+            {%- endif %}
+        {%- if loop.last and system_message is defined %}
+            {{- "[INST] " + system_message + "\n\n" + message["content"] + "[/INST]" }}
+        {%- else %}
+            {{- "[INST] " + message["content"] + "[/INST]" }}
+        {%- endif %}
+    {%- elif message.tool_calls is defined and message.tool_calls is not none %}
+        {{- "[TOOL_CALLS] [" }}
+        {%- for tool_call in message.tool_calls %}
+            {%- set out = tool_call.function|tojson %}
+            {{- out[:-1] }}
+            {%- if not tool_call.id is defined or tool_call.id|length != 9 %}
+                {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+            {%- endif %}
+            {{- ', "id": "' + tool_call.id + '"}' }}
+            {%- if not loop.last %}
+                {{- ", " }}
+            {%- else %}
+                {{- "]" + eos_token }}
+            {%- endif %}
+        {%- endfor %}
+    {%- elif message["role"] == "assistant" %}
+        {{- " " + message["content"]|trim + eos_token}}
+    {%- elif message["role"] == "tool_results" or message["role"] == "tool" %}
+        {%- if message.content is defined and message.content.content is defined %}
+            {%- set content = message.content.content %}
+        {%- else %}
+            {%- set content = message.content %}
+        {%- endif %}
+        {{- '[TOOL_RESULTS] {"content": ' + content|string + ", " }}
+        {%- if not message.tool_call_id is defined or message.tool_call_id|length != 9 %}
+            {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+        {%- endif %}
+        {{- '"call_id": "' + message.tool_call_id + '"}[/TOOL_RESULTS]' }}
+    {%- else %}
+        {{- raise_exception("Only user and assistant roles are supported, with the exception of an initial optional system message!") }}
+    {%- endif %}
+{%- endfor %}
+)tpl";
+
+// Phi-3.5-mini-instruct: keeps the system message (when non-empty), ends with eos_token when no
+// generation prompt is asked for.
+const char* const kPhi35 = R"tpl({% for message in messages %}{% if message['role'] == 'system' and message['content'] %}{{'<|system|>
+' + message['content'] + '<|end|>
+'}}{% elif message['role'] == 'user' %}{{'<|user|>
+' + message['content'] + '<|end|>
+'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>
+' + message['content'] + '<|end|>
+'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>
+' }}{% else %}{{ eos_token }}{% endif %})tpl";
+
+// Phi-4 (microsoft/phi-4 tokenizer_config.json): ChatML with <|im_sep|>, the assistant header
+// written after every user turn.
+const char* const kPhi4 = R"tpl({% for message in messages %}{% if (message['role'] == 'system') %}{{'<|im_start|>system<|im_sep|>' + message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'user') %}{{'<|im_start|>user<|im_sep|>' + message['content'] + '<|im_end|><|im_start|>assistant<|im_sep|>'}}{% elif (message['role'] == 'assistant') %}{{message['content'] + '<|im_end|>'}}{% endif %}{% endfor %})tpl";
+
+// Phi-4 as re-published with add_generation_prompt (e.g. in GGUF conversions).
+const char* const kPhi4GenPrompt = R"tpl({% for message in messages %}{% if (message['role'] == 'system') %}{{'<|im_start|>system<|im_sep|>' + message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'user') %}{{'<|im_start|>user<|im_sep|>' + message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'assistant') %}{{'<|im_start|>assistant<|im_sep|>' + message['content'] + '<|im_end|>'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant<|im_sep|>' }}{% endif %})tpl";
+
 // system + user + assistant + user, asking for the assistant's turn.
 ChatTemplateInputs conversation(bool with_system = true) {
   ChatTemplateInputs in;
@@ -508,6 +618,62 @@ TEST(ChatTemplate, Phi3DropsSystemMessage) {
             "<s><|user|>\nHi there<|end|>\n<|assistant|>\nHello! How can I help?<|end|>\n"
             "<|user|>\nTell me a joke.<|end|>\n<|assistant|>\n");
   EXPECT_EQ(detect_chat_template_family(kPhi3), "phi3");
+}
+
+TEST(ChatTemplate, MistralV03SystemGoesToLastUserTurn) {
+  auto in = conversation();
+  in.bos_token = "<s>";
+  in.eos_token = "</s>";
+  EXPECT_EQ(render(kMistralV03, in),
+            "<s>[INST] Hi there[/INST] Hello! How can I help?</s>[INST] You are helpful.\n\nTell me a joke.[/INST]");
+  // Without a system message, and with tools: [AVAILABLE_TOOLS] just before the last user turn.
+  in = conversation(false);
+  in.bos_token = "<s>";
+  in.eos_token = "</s>";
+  jinja::Value fn = jinja::Value::make_dict();
+  fn.set("name", "get_time");
+  fn.set("description", "Current time");
+  fn.set("parameters", jinja::Value::make_dict());
+  jinja::Value tool = jinja::Value::make_dict();
+  tool.set("type", "function");
+  tool.set("function", fn);
+  in.extra.emplace_back("tools", jinja::Value::make_list({tool}));
+  EXPECT_EQ(render(kMistralV03, in),
+            "<s>[INST] Hi there[/INST] Hello! How can I help?</s>[AVAILABLE_TOOLS] [{\"type\": \"function\", "
+            "\"function\": {\"name\": \"get_time\", \"description\": \"Current time\", \"parameters\": {}}}]"
+            "[/AVAILABLE_TOOLS][INST] Tell me a joke.[/INST]");
+  // Two user turns in a row break the alternation check.
+  ChatTemplateInputs bad;
+  bad.messages = {{"user", "a", ""}, {"user", "b", ""}};
+  EXPECT_NE(render_error(kMistralV03, bad).find("conversation roles must alternate"), std::string::npos);
+}
+
+TEST(ChatTemplate, Phi35KeepsSystemMessage) {
+  auto in = conversation();
+  in.bos_token = "<s>";
+  in.eos_token = "<|endoftext|>";
+  EXPECT_EQ(render(kPhi35, in),
+            "<|system|>\nYou are helpful.<|end|>\n<|user|>\nHi there<|end|>\n<|assistant|>\nHello! How can I help?"
+            "<|end|>\n<|user|>\nTell me a joke.<|end|>\n<|assistant|>\n");
+  in.add_generation_prompt = false;
+  in.messages[0].content = "";  // an empty system message is left out
+  EXPECT_EQ(render(kPhi35, in),
+            "<|user|>\nHi there<|end|>\n<|assistant|>\nHello! How can I help?<|end|>\n<|user|>\nTell me a joke."
+            "<|end|>\n<|endoftext|>");
+}
+
+TEST(ChatTemplate, Phi4ImSep) {
+  const std::string expected =
+      "<|im_start|>system<|im_sep|>You are helpful.<|im_end|><|im_start|>user<|im_sep|>Hi there<|im_end|>"
+      "<|im_start|>assistant<|im_sep|>Hello! How can I help?<|im_end|><|im_start|>user<|im_sep|>Tell me a joke."
+      "<|im_end|><|im_start|>assistant<|im_sep|>";
+  auto in = conversation();
+  in.bos_token = "<|endoftext|>";
+  EXPECT_EQ(render(kPhi4, in), expected);
+  EXPECT_EQ(render(kPhi4GenPrompt, in), expected);
+  in.add_generation_prompt = false;
+  const std::string header = "<|im_start|>assistant<|im_sep|>";
+  EXPECT_EQ(render(kPhi4GenPrompt, in), expected.substr(0, expected.size() - header.size()));
 }
 
 TEST(ChatTemplate, ZephyrTinyLlamaKeepsNewlinesAfterExpressions) {
