@@ -183,7 +183,7 @@ void Engine::notify_memory() const {
 }
 
 std::string Engine::render_chat(const std::vector<ChatMessage>& messages, const std::string& system_prompt) const {
-  const State& st = state();
+  State& st = state();
   const Vocab& v = st.tokenizer->vocab();
   ChatTemplateInputs in;
   if (!system_prompt.empty() && (messages.empty() || messages.front().role != "system")) {
@@ -196,7 +196,17 @@ std::string Engine::render_chat(const std::vector<ChatMessage>& messages, const 
   try {
     return st.chat_template->render(in);
   } catch (const std::exception& e) {
-    throw EngineError(std::string("chat template: ") + e.what());
+    const std::string what = e.what();
+    // The template's own raise_exception() speaks to the person (e.g. "roles must alternate").
+    if (what.find("template raised an error") != std::string::npos || st.info.chat_template_builtin) {
+      throw EngineError("chat template: " + what);
+    }
+    // Anything else (a step or output limit, an unsupported construct) is the template's fault:
+    // from now on ChatML is used, and the model info says so.
+    st.info.warnings.push_back("the model's chat template failed while rendering (" + what + "); using ChatML");
+    st.info.chat_template_builtin = true;
+    st.chat_template = ChatTemplate::parse(builtin_chatml_template());
+    return st.chat_template->render(in);
   }
 }
 

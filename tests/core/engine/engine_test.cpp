@@ -215,6 +215,30 @@ TEST_F(EngineTest, ModelTemplateIsUsedAndABrokenOneFallsBack) {
   EXPECT_TRUE(e.model_info().chat_template_builtin);
   ASSERT_EQ(e.model_info().warnings.size(), 1u);
   EXPECT_NE(e.model_info().warnings[0].find("cannot be used"), std::string::npos);
+
+  // A template that parses but fails while rendering (here: the step budget) falls back to ChatML
+  // and says so; the template's own raise_exception() still reaches the caller as an error.
+  const fs::path looping = write_tiny_model(
+      dir_, "looptpl.gguf",
+      with_template("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"));
+  e.load(looping, params());
+  EXPECT_FALSE(e.model_info().chat_template_builtin);
+  const std::string chatml = e.render_chat({{"user", "hi", {}}}, "");
+  EXPECT_NE(chatml.find("<|im_start|>user\nhi<|im_end|>"), std::string::npos) << chatml;
+  EXPECT_TRUE(e.model_info().chat_template_builtin);
+  ASSERT_EQ(e.model_info().warnings.size(), 1u);
+  EXPECT_NE(e.model_info().warnings[0].find("failed while rendering"), std::string::npos);
+
+  const fs::path raising = write_tiny_model(
+      dir_, "raisetpl.gguf", with_template("{{ raise_exception('Conversation roles must alternate') }}"));
+  e.load(raising, params());
+  try {
+    (void)e.render_chat({{"user", "hi", {}}}, "");
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    EXPECT_NE(std::string(err.what()).find("roles must alternate"), std::string::npos) << err.what();
+  }
+  EXPECT_FALSE(e.model_info().chat_template_builtin);
 }
 
 TEST_F(EngineTest, LoadErrorsAreClear) {
