@@ -4,6 +4,7 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -20,6 +21,37 @@
 namespace alap {
 
 namespace {
+
+// "1.5 GiB", "512.0 MiB": for messages.
+std::string format_bytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes >= (1ull << 30)) {
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1ull << 30));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(1ull << 20));
+  }
+  return buf;
+}
+
+// Refuses a context whose cache does not fit beside the weights in the available memory, with
+// the largest context (a multiple of 256 tokens) that would fit in each cache mode.
+void check_context_fits(const std::string& where, const SystemMemory& mem, uint64_t weights_bytes,
+                        const KvShape& shape, CacheMode mode, size_t n_ctx) {
+  const uint64_t need = weights_bytes + kv_cache_bytes(shape, mode, n_ctx).total;
+  if (need <= mem.available_bytes) return;
+  const uint64_t room = mem.available_bytes > weights_bytes ? mem.available_bytes - weights_bytes : 0;
+  std::string fits;
+  for (CacheMode m : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+    if (!packed_mode_supported(shape, m, nullptr)) continue;
+    const uint64_t per_token = kv_cache_bytes(shape, m, 1).total;
+    const uint64_t tokens = per_token > 0 ? (room / per_token) / 256 * 256 : 0;
+    fits += std::string(fits.empty() ? "" : ", ") + cache_mode_name(m) + " " + std::to_string(tokens);
+  }
+  throw EngineError(where + ": a context of " + std::to_string(n_ctx) + " tokens in " + cache_mode_name(mode) +
+                    " needs " + format_bytes(need) + " with the weights, but " + format_bytes(mem.available_bytes) +
+                    " is available; the largest context that fits is (tokens) " + fits);
+}
+
 
 constexpr size_t kDefaultMaxCtx = 4096;
 constexpr size_t kPrefillChunk = 128;  // prefill batch; cancel is checked between chunks
@@ -80,6 +112,15 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
   try {
     step(0.0f, "reading model");
     if (!std::filesystem::exists(path)) throw EngineError(where + ": no such file");
+    // Memory: the limit given, else what the system says is available (and its total).
+    std::optional<SystemMemory> mem = read_system_memory();
+    if (params.memory_limit_bytes > 0) mem = SystemMemory{params.memory_limit_bytes, params.memory_limit_bytes};
+    std::error_code size_ec;
+    const uint64_t file_bytes = std::filesystem::file_size(path, size_ec);
+    if (mem && !size_ec && file_bytes > mem->total_bytes) {
+      throw EngineError(where + ": the model is " + format_bytes(file_bytes) + " but this machine has " +
+                        format_bytes(mem->total_bytes) + " of memory; choose a smaller model or quantisation");
+    }
     ModelOptions mo;
     mo.prefault = params.prefault;
     st->model = std::make_unique<Model>(Model::load(path, mo));
@@ -140,6 +181,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     if (!packed_mode_supported(shape, params.cache_mode, &why)) {
       throw EngineError(where + ": cache mode " + cache_mode_name(params.cache_mode) + " is not possible: " + why);
     }
+    if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, params.cache_mode, n_ctx);
     st->cache = std::make_unique<KvCache>(kv_cache_config(m, params.cache_mode, n_ctx));
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();

@@ -48,6 +48,11 @@ struct LoadParams {
   size_t n_threads = 0;                   // 0: std::thread::hardware_concurrency()
   int32_t gpu_layers = 0;                 // no GPU backend yet: > 0 runs on the CPU with a warning
   bool prefault = false;                  // touch every weight page while loading
+  // Memory the model and its cache may use; 0: this machine's available memory (MemAvailable).
+  // A model larger than the machine's memory, or a context whose cache does not fit beside the
+  // weights, is refused before anything large is touched, naming the largest context that fits
+  // in each cache mode.
+  uint64_t memory_limit_bytes = 0;
 };
 
 // fraction in [0, 1] and what is being done ("reading model", "tokenizer", "allocating cache").

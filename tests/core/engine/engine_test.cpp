@@ -264,6 +264,43 @@ TEST_F(EngineTest, LoadErrorsAreClear) {
   EXPECT_FALSE(e.is_loaded());
 }
 
+TEST_F(EngineTest, ModelOrContextLargerThanMemoryIsRefusedWithTheLargestThatFits) {
+  Engine e;
+  // Smaller than the file itself: the model is refused before it is mapped.
+  LoadParams tiny = params(CacheMode::f16, 64);
+  tiny.memory_limit_bytes = 1024;
+  try {
+    e.load(model_, tiny);
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    EXPECT_NE(std::string(err.what()).find("of memory; choose a smaller model"), std::string::npos) << err.what();
+  }
+  EXPECT_FALSE(e.is_loaded());
+
+  // Room for the weights and 600 tokens of f16 cache: a context of 4096 is refused and the message
+  // names the largest context for each mode (multiples of 256, larger for the packed modes).
+  e.load(model_, params(CacheMode::f16, 64));
+  const ModelInfo info = e.model_info();
+  const KvShape shape{info.n_layer, info.n_head_kv, info.head_dim, info.head_dim};
+  const uint64_t per_token_f16 = kv_cache_bytes(shape, CacheMode::f16, 1).total;
+  LoadParams big = params(CacheMode::f16, 4096);
+  big.memory_limit_bytes = info.weights_bytes + 600 * per_token_f16;
+  try {
+    e.load(model_, big);
+    FAIL() << "no exception";
+  } catch (const EngineError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("a context of 4096 tokens in f16"), std::string::npos) << what;
+    EXPECT_NE(what.find("f16 512"), std::string::npos) << what;
+    const uint64_t k8_tokens = (600 * per_token_f16 / kv_cache_bytes(shape, CacheMode::k8, 1).total) / 256 * 256;
+    EXPECT_NE(what.find("k8 " + std::to_string(k8_tokens)), std::string::npos) << what;
+  }
+  // The same budget holds a context of 512 tokens.
+  big.n_ctx = 512;
+  e.load(model_, big);
+  EXPECT_TRUE(e.is_loaded());
+}
+
 TEST_F(EngineTest, SameSeedSameTextOtherSeedDiffers) {
   Engine a, b;
   a.load(model_, params());
