@@ -818,6 +818,25 @@
     </message>
 </context>
 <context>
+    <name>QualityCheckSection</name>
+    <message>
+        <source>Quality of the packed cache</source>
+        <translation>প্যাক করা ক্যাশের মান</translation>
+    </message>
+    <message>
+        <source>Check quality on this model</source>
+        <translation>এই মডেলে মান যাচাই করুন</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>বাতিল করুন</translation>
+    </message>
+    <message>
+        <source>Cancel the quality check</source>
+        <translation>মান যাচাই বাতিল করুন</translation>
+    </message>
+</context>
+<context>
     <name>RemoteBackendPane</name>
     <message>
         <source>Run models on this computer</source>
@@ -1077,6 +1096,61 @@
     <message>
         <source>Could not list the files: %1</source>
         <translation>ফাইলের তালিকা আনা যায়নি: %1</translation>
+    </message>
+</context>
+<context>
+    <name>alap::app::QualityCheck</name>
+    <message>
+        <source>The quality check failed: %1</source>
+        <translation>মান যাচাই করা যায়নি: %1</translation>
+    </message>
+    <message>
+        <source>Load a model on this computer to check what the packed cache costs on it.</source>
+        <translation>প্যাক করা ক্যাশে মডেলের কতটা ক্ষতি হয় তা যাচাই করতে এই কম্পিউটারে একটি মডেল লোড করুন।</translation>
+    </message>
+    <message>
+        <source>A remote model cannot be checked: its cache is on the server, not on this computer.</source>
+        <translation>দূরের মডেল যাচাই করা যায় না: তার ক্যাশ সার্ভারে থাকে, এই কম্পিউটারে নয়।</translation>
+    </message>
+    <message>
+        <source>Wait for the answer to finish.</source>
+        <translation>উত্তর শেষ হওয়া পর্যন্ত অপেক্ষা করুন।</translation>
+    </message>
+    <message>
+        <source>Compares the f16 cache with k8 and k8v8 on a short sample text (about a minute on a large model).</source>
+        <translation>একটি ছোট নমুনা লেখায় f16 ক্যাশের সঙ্গে k8 ও k8v8 মিলিয়ে দেখে (বড় মডেলে প্রায় এক মিনিট লাগে)।</translation>
+    </message>
+    <message>
+        <source>Checking… %1</source>
+        <translation>যাচাই হচ্ছে… %1</translation>
+    </message>
+    <message>
+        <source>no measurable loss</source>
+        <translation>মাপার মতো কোনো ক্ষতি নেই</translation>
+    </message>
+    <message>
+        <source>a small loss</source>
+        <translation>সামান্য ক্ষতি</translation>
+    </message>
+    <message>
+        <source>a noticeable loss</source>
+        <translation>লক্ষণীয় ক্ষতি</translation>
+    </message>
+    <message>
+        <source>%1: perplexity %2, KL %3 — %4</source>
+        <translation>%1: পারপ্লেক্সিটি %2, KL %3 — %4</translation>
+    </message>
+    <message>
+        <source>Recommended for this model: k8v8. Both K and V are packed, the smallest cache, with no measurable loss.</source>
+        <translation>এই মডেলের জন্য সুপারিশ: k8v8। K ও V দুটোই প্যাক করা, সবচেয়ে ছোট ক্যাশ, মাপার মতো কোনো ক্ষতি ছাড়াই।</translation>
+    </message>
+    <message>
+        <source>Recommended for this model: k8. Packing K costs nothing measurable; packing V as well would.</source>
+        <translation>এই মডেলের জন্য সুপারিশ: k8। K প্যাক করলে মাপার মতো কোনো ক্ষতি হয় না; V-ও প্যাক করলে হয়।</translation>
+    </message>
+    <message>
+        <source>Recommended for this model: f16. Packing the cache changes this model&apos;s answers measurably.</source>
+        <translation>এই মডেলের জন্য সুপারিশ: f16। ক্যাশ প্যাক করলে এই মডেলের উত্তর মাপার মতো বদলে যায়।</translation>
     </message>
 </context>
 <context>

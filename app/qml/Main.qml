@@ -15,6 +15,7 @@ ApplicationWindow {
     required property ModelFileListModel modelFiles
     required property ModelsController models
     required property BackendController backend
+    required property QualityCheck quality
 
     width: 1280
     height: 800
@@ -109,6 +110,7 @@ ApplicationWindow {
             Layout.fillHeight: true
             meter: root.meter
             engine: root.engine
+            quality: root.quality
 
             RemoteMemoryNote {
                 anchors.fill: parent

@@ -12,6 +12,7 @@
 #include "engine/engine_controller.h"
 #include "i18n/localizer.h"
 #include "controllers/models_controller.h"
+#include "controllers/quality_check.h"
 #include "models/model_file_list_model.h"
 #include "remote/backend_controller.h"
 #include "remote/remote_engine.h"
@@ -50,10 +51,14 @@ AppContext::AppContext(std::unique_ptr<alap::EngineInterface> engine, QSettings*
   m_settings->setSystemLanguage(AppSettings::languageOf(locale));
   m_localizer->apply(m_settings->language());
   m_meter->setLocale(m_localizer->locale());
+  m_quality = std::make_unique<QualityCheck>(m_engine.get(), m_localizer->locale());
+  m_quality->setLanguage(m_localizer->language());
   connect(m_settings.get(), &AppSettings::languageChanged, m_localizer.get(),
           [this] { m_localizer->apply(m_settings->language()); });
   connect(m_localizer.get(), &Localizer::localeChanged, this, [this](const QLocale& l) {
     m_meter->setLocale(l);
+    m_quality->setLanguage(m_localizer->language());
+    m_quality->setLocale(l);
     emit m_engine->modelChanged();
     emit m_engine->loadProgressChanged();
     if (const int n = m_modelFiles->rowCount(); n > 0)
@@ -68,6 +73,7 @@ AppContext::AppContext(std::unique_ptr<alap::EngineInterface> engine, QSettings*
 }
 
 AppContext::~AppContext() {
+  m_quality.reset();
   m_backend.reset();
   m_models.reset();
   m_chat.reset();
@@ -83,7 +89,8 @@ QVariantMap AppContext::initialProperties() const {
           {QStringLiteral("meter"), QVariant::fromValue(m_meter.get())},
           {QStringLiteral("modelFiles"), QVariant::fromValue(m_modelFiles.get())},
           {QStringLiteral("models"), QVariant::fromValue(m_models.get())},
-          {QStringLiteral("backend"), QVariant::fromValue(m_backend.get())}};
+          {QStringLiteral("backend"), QVariant::fromValue(m_backend.get())},
+          {QStringLiteral("quality"), QVariant::fromValue(m_quality.get())}};
 }
 
 bool AppContext::loadWindow(QQmlApplicationEngine& qml) {

@@ -25,6 +25,7 @@ class EngineController;
 class Localizer;
 class MemoryMeter;
 class ModelFileListModel;
+class QualityCheck;
 class StoreWorker;
 
 class AppContext : public QObject {
@@ -49,6 +50,7 @@ class AppContext : public QObject {
   Localizer* localizer() const { return m_localizer.get(); }
   ModelsController* models() const { return m_models.get(); }
   BackendController* backend() const { return m_backend.get(); }
+  QualityCheck* quality() const { return m_quality.get(); }
 
  private:
   std::unique_ptr<AppSettings> m_settings;
@@ -61,6 +63,7 @@ class AppContext : public QObject {
   std::unique_ptr<ChatController> m_chat;
   std::unique_ptr<ModelsController> m_models;
   std::unique_ptr<BackendController> m_backend;
+  std::unique_ptr<QualityCheck> m_quality;
 };
 
 }  // namespace alap::app

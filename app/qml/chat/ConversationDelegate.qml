@@ -38,7 +38,7 @@ ItemDelegate {
             Label {
                 Layout.fillWidth: true
                 text: root.updated
-                font.pointSize: 8
+                font.pointSize: Qt.application.font.pointSize * 0.85
                 opacity: 0.6
                 elide: Text.ElideRight
             }

@@ -61,7 +61,7 @@ Item {
         anchors.margins: 4
         visible: root.maxBytes > 0
         text: root.maxText
-        font.pointSize: 8
+        font.pointSize: Qt.application.font.pointSize * 0.85
         opacity: 0.7
     }
 
@@ -72,12 +72,12 @@ Item {
         Row {
             spacing: 4
             Rectangle { width: 12; height: 3; y: 7; color: root.fp16Color }
-            Label { text: "f16"; font.pointSize: 8 }
+            Label { text: "f16"; font.pointSize: Qt.application.font.pointSize * 0.85 }
         }
         Row {
             spacing: 4
             Rectangle { width: 12; height: 3; y: 7; color: root.modeColor }
-            Label { text: root.modeName; font.pointSize: 8 }
+            Label { text: root.modeName; font.pointSize: Qt.application.font.pointSize * 0.85 }
         }
     }
 }

@@ -11,6 +11,7 @@ Pane {
 
     required property MemoryMeter meter
     required property EngineController engine
+    property QualityCheck quality: null
 
     Accessible.name: qsTr("Memory meter")
 
@@ -25,7 +26,7 @@ Pane {
             Label {
                 text: qsTr("Memory")
                 font.bold: true
-                font.pixelSize: 18
+                font.pointSize: Qt.application.font.pointSize * 1.35
                 Accessible.role: Accessible.Heading
             }
             Label {
@@ -137,6 +138,15 @@ Pane {
                     maxTokens: root.meter.plotMaxTokens
                     maxText: root.meter.plotMaxText
                     modeName: root.meter.cacheMode
+                }
+            }
+
+            // Outside the block above: without a model the button shows, disabled, with its hint.
+            Loader {
+                Layout.fillWidth: true
+                active: root.quality !== null
+                sourceComponent: QualityCheckSection {
+                    quality: root.quality
                 }
             }
         }

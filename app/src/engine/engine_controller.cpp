@@ -7,6 +7,7 @@
 
 #include "controllers/app_settings.h"
 #include "engine/engine_worker.h"
+#include "remote/remote_engine.h"
 
 namespace alap::app {
 
@@ -22,6 +23,10 @@ EngineController::EngineController(std::unique_ptr<alap::EngineInterface> engine
   connect(this, &EngineController::unloadRequested, m_worker, &EngineWorker::unload, Qt::QueuedConnection);
   connect(this, &EngineController::resetRequested, m_worker, &EngineWorker::resetContext, Qt::QueuedConnection);
   connect(this, &EngineController::generateRequested, m_worker, &EngineWorker::generate, Qt::QueuedConnection);
+  connect(this, &EngineController::qualityRequested, m_worker, &EngineWorker::checkQuality, Qt::QueuedConnection);
+  connect(m_worker, &EngineWorker::qualityProgress, this, &EngineController::qualityProgress);
+  connect(m_worker, &EngineWorker::qualityFinished, this, &EngineController::qualityFinished);
+  connect(m_worker, &EngineWorker::qualityFailed, this, &EngineController::qualityFailed);
 
   connect(m_worker, &EngineWorker::loadProgress, this, [this](quint64 id, double fraction, const QString& stage) {
     if (id != m_nextLoad) return;
@@ -68,10 +73,23 @@ EngineController::EngineController(std::unique_ptr<alap::EngineInterface> engine
 }
 
 EngineController::~EngineController() {
+  m_worker->requestCancelQuality(~quint64(0));
   m_worker->requestStop(~quint64(0));
   m_worker->requestCancelLoad(~quint64(0));
   m_thread.quit();
   m_thread.wait();
+}
+
+quint64 EngineController::checkQuality(const QString& text) {
+  const quint64 id = ++m_nextQuality;
+  emit qualityRequested(id, text);
+  return id;
+}
+
+void EngineController::cancelQuality() { m_worker->requestCancelQuality(m_nextQuality); }
+
+bool EngineController::remoteModel() const {
+  return modelLoaded() && modelPath().startsWith(QString::fromLatin1(RemoteEngine::kPathPrefix));
 }
 
 QString EngineController::modelName() const { return QString::fromStdString(m_info.name); }

@@ -61,6 +61,13 @@ class EngineController : public QObject {
   // Stops the running and every queued generation (within one token).
   Q_INVOKABLE void stop();
   void resetContext();
+  // Queues core's f16-against-packed comparison (k8, k8v8) over `text` on the worker; returns its
+  // id. Results come through qualityProgress/qualityFinished/qualityFailed.
+  quint64 checkQuality(const QString& text);
+  // Cancels the running and every queued quality check (between windows).
+  void cancelQuality();
+  // The loaded model is served by a remote server (nothing to measure on this machine).
+  bool remoteModel() const;
 
  signals:
   void statusChanged();
@@ -73,12 +80,16 @@ class EngineController : public QObject {
   void generationFailed(quint64 id, const QString& message, const QString& partialText);
   void memoryReported(const alap::MemoryReport& report);
   void modelLoadedChanged(const alap::ModelInfo& info);
+  void qualityProgress(quint64 id, double fraction);
+  void qualityFinished(quint64 id, const alap::app::QualityResult& result);
+  void qualityFailed(quint64 id, const QString& message, bool cancelled);
 
   // To the worker (queued).
   void loadRequested(quint64 loadId, const alap::app::LoadSettings& settings);
   void unloadRequested();
   void resetRequested();
   void generateRequested(const alap::app::GenerateJob& job);
+  void qualityRequested(quint64 id, const QString& text);
 
  private:
   void setStatus(Status status);
@@ -96,6 +107,7 @@ class EngineController : public QObject {
   alap::ModelInfo m_info;
   quint64 m_nextJob = 0;
   quint64 m_nextLoad = 0;
+  quint64 m_nextQuality = 0;
   quint64 m_pendingJobs = 0;  // queued or running generations
 };
 

@@ -39,8 +39,28 @@ struct AnswerStats {
   QString message;     // a human line for context_full
 };
 
+// "Check quality on this model": core's kv_compare of k8 and of k8v8 against f16 over one sample
+// text (the windows and figures of perplexity.h). Only local models; the GUI side recommends.
+struct QualityModeResult {
+  QString mode;        // k8, k8v8
+  double pplF16 = 0.0;
+  double ppl = 0.0;    // perplexity with this mode's cache
+  double klMean = 0.0; // nats, mean over scored positions of KL(p_f16 || p_mode)
+  double klMax = 0.0;
+  double top1Agreement = 0.0;
+};
+
+struct QualityResult {
+  QualityModeResult k8;
+  QualityModeResult k8v8;
+  qint64 nCtx = 0;      // window length used
+  qint64 nScored = 0;   // scored positions per mode
+  double seconds = 0.0;
+};
+
 }  // namespace alap::app
 
+Q_DECLARE_METATYPE(alap::app::QualityResult)
 Q_DECLARE_METATYPE(alap::app::LoadSettings)
 Q_DECLARE_METATYPE(alap::app::GenerateJob)
 Q_DECLARE_METATYPE(alap::app::MemorySample)

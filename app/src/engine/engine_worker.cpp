@@ -2,7 +2,13 @@
 #include "engine/engine_worker.h"
 
 #include <QDateTime>
+#include <algorithm>
 #include <exception>
+
+#include "core/engine/perplexity.h"
+#include "core/model/model.h"
+#include "core/text/tokenizer.h"
+#include "remote/remote_engine.h"
 
 namespace alap::app {
 
@@ -40,6 +46,68 @@ void EngineWorker::requestStop(quint64 upToId) {
 void EngineWorker::requestCancelLoad(quint64 upToId) {
   raiseTo(m_cancelLoadUpTo, upToId);
   if (m_currentLoad.load() != 0 && m_currentLoad.load() <= upToId) m_cancelLoad.store(true);
+}
+
+void EngineWorker::requestCancelQuality(quint64 upToId) {
+  raiseTo(m_cancelQualityUpTo, upToId);
+  if (m_currentQuality.load() != 0 && m_currentQuality.load() <= upToId) m_cancelQuality.store(true);
+}
+
+void EngineWorker::checkQuality(quint64 id, const QString& text) {
+  m_currentQuality.store(id);
+  m_cancelQuality.store(id <= m_cancelQualityUpTo.load());
+  if (id <= m_cancelQualityUpTo.load()) m_cancelQuality.store(true);
+  QElapsedTimer total;
+  total.start();
+  try {
+    alap::EngineInterface* current = m_engine.get();
+    if (auto* routing = dynamic_cast<RoutingEngine*>(current)) current = &routing->active();
+    auto* local = dynamic_cast<alap::Engine*>(current);
+    if (!local || !local->is_loaded())
+      throw alap::EngineError("quality check: no local model is loaded (a remote model cannot be measured here)");
+    const alap::ModelInfo info = local->model_info();
+    const std::string utf8 = text.toStdString();
+    const std::vector<int32_t> tokens = alap::perplexity_tokens(local->tokenizer(), utf8);
+    size_t n_ctx = kQualityCtx;
+    if (info.n_ctx_train >= 4) n_ctx = std::min(n_ctx, size_t(info.n_ctx_train));
+    n_ctx = std::min(n_ctx, tokens.size());
+    if (n_ctx < 4) throw alap::EngineError("quality check: the sample text is too short for this model");
+    alap::PerplexityParams params;
+    params.n_ctx = n_ctx;
+    params.max_chunks = kQualityMaxChunks;
+    params.n_threads = info.n_threads;
+    params.cancel = &m_cancelQuality;
+
+    QualityResult result;
+    result.nCtx = qint64(n_ctx);
+    const alap::CacheMode modes[2] = {alap::CacheMode::k8, alap::CacheMode::k8v8};
+    QElapsedTimer sinceProgress;
+    sinceProgress.start();
+    for (int i = 0; i < 2; ++i) {
+      params.mode = modes[i];
+      const alap::KvCompareResult c = alap::kv_compare(
+          local->model(), local->tokenizer().vocab(), tokens, params, [&](size_t done, size_t all, double) {
+            if (sinceProgress.elapsed() < kBatchIntervalMs && done < all) return;
+            sinceProgress.restart();
+            emit qualityProgress(id, (double(i) + double(done) / double(std::max<size_t>(all, 1))) / 2.0);
+          });
+      QualityModeResult& r = i == 0 ? result.k8 : result.k8v8;
+      r.mode = QString::fromLatin1(alap::cache_mode_name(modes[i]));
+      r.pplF16 = c.ppl_f16;
+      r.ppl = c.ppl_mode;
+      r.klMean = c.kl_mean;
+      r.klMax = c.kl_max;
+      r.top1Agreement = c.top1_agreement;
+      result.nScored = qint64(c.n_scored);
+    }
+    result.seconds = double(total.nsecsElapsed()) / 1e9;
+    m_currentQuality.store(0);
+    emit qualityFinished(id, result);
+  } catch (const std::exception& e) {
+    const bool cancelled = m_cancelQuality.load();
+    m_currentQuality.store(0);
+    emit qualityFailed(id, QString::fromUtf8(e.what()), cancelled);
+  }
 }
 
 void EngineWorker::load(quint64 loadId, const LoadSettings& settings) {

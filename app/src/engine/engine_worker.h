@@ -26,12 +26,20 @@ class EngineWorker : public QObject {
   void requestStop(quint64 upToId);
   // Thread-safe: cancels every load with an id up to and including `upToId`.
   void requestCancelLoad(quint64 upToId);
+  // Thread-safe: cancels every quality check with an id up to and including `upToId`.
+  void requestCancelQuality(quint64 upToId);
+
+  // Windows of the quality check: at most this long (and the model's training context), this many.
+  static constexpr size_t kQualityCtx = 256;
+  static constexpr size_t kQualityMaxChunks = 3;
 
  public slots:
   void load(quint64 loadId, const alap::app::LoadSettings& settings);
   void unload();
   void resetContext();
   void generate(const alap::app::GenerateJob& job);
+  // Runs core's kv_compare (k8, then k8v8, each against f16) over `text` on the loaded local model.
+  void checkQuality(quint64 id, const QString& text);
 
  signals:
   void loadProgress(quint64 loadId, double fraction, const QString& stage);
@@ -43,6 +51,9 @@ class EngineWorker : public QObject {
   void generationFinished(quint64 id, const QString& text, const alap::app::AnswerStats& stats);
   void generationFailed(quint64 id, const QString& message, const QString& partialText);
   void memoryReported(const alap::MemoryReport& report);
+  void qualityProgress(quint64 id, double fraction);
+  void qualityFinished(quint64 id, const alap::app::QualityResult& result);
+  void qualityFailed(quint64 id, const QString& message, bool cancelled);
 
  private:
   void flushBatch(quint64 id);
@@ -55,6 +66,9 @@ class EngineWorker : public QObject {
   std::atomic<bool> m_cancelLoad{false};
   std::atomic<quint64> m_currentJob{0};
   std::atomic<quint64> m_currentLoad{0};
+  std::atomic<quint64> m_cancelQualityUpTo{0};
+  std::atomic<quint64> m_currentQuality{0};
+  std::atomic<bool> m_cancelQuality{false};
 
   // Batch state of the running generation (worker thread only).
   QString m_pendingText;

@@ -73,6 +73,8 @@ class RoutingEngine final : public alap::EngineInterface {
   void reset_context() override { current().reset_context(); }
   alap::MemoryReport memory_report() const override { return current().memory_report(); }
   void set_memory_callback(alap::MemoryCallback callback) override;
+  // The engine calls go to now: the local one, or the remote one after a "remote:" load.
+  alap::EngineInterface& active() const { return current(); }
 
  private:
   alap::EngineInterface& current() const { return m_useRemote ? *m_remote : *m_local; }
