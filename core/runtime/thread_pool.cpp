@@ -34,7 +34,7 @@ struct ThreadPool::Impl {
   std::vector<std::thread> workers;
   std::atomic<uint32_t> generation{0};
   std::atomic<uint32_t> pending{0};
-  bool stop = false;  // written before a generation bump, read after it
+  bool stop = false;  // written and read under state_mutex
   size_t n = 0;
   size_t n_threads = 1;
   const std::function<void(size_t, size_t, size_t)>* fn = nullptr;
@@ -95,12 +95,14 @@ struct ThreadPool::Impl {
       }
       // The call now published (a worker that slept through a chunked call wakes into a later one).
       bool is_chunked;
+      bool stopping;
       {
         std::lock_guard<std::mutex> lock(state_mutex);
         seen = generation.load(std::memory_order_relaxed);
         is_chunked = chunked;
+        stopping = stop;  // read under the lock: a late worker may still be here when the pool is destroyed
       }
-      if (stop) return;
+      if (stopping) return;
       if (is_chunked) {
         join_chunks(thread);
         continue;
