@@ -69,6 +69,27 @@ struct BpeOrder {  // lowest rank first, then leftmost
   }
 };
 
+// The merge loop both algorithms share: queue every adjacent pair try_add accepts, then apply the
+// best queued merge (the queue's order decides: score or rank, then leftmost) until none is left,
+// skipping entries made stale by an earlier merge. try_add(l, r) queues (l, r) when mergeable.
+template <typename Queue, typename TryAdd>
+void merge_symbols(std::vector<Symbol>& syms, Queue& queue, const TryAdd& try_add) {
+  for (size_t i = 1; i < syms.size(); ++i) try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
+  while (!queue.empty()) {
+    const auto bg = queue.top();
+    queue.pop();
+    Symbol& left = syms[static_cast<size_t>(bg.left)];
+    Symbol& right = syms[static_cast<size_t>(bg.right)];
+    if (left.len == 0 || right.len == 0 || left.len + right.len != bg.size) continue;  // stale
+    left.len += right.len;
+    right.len = 0;
+    left.next = right.next;
+    if (right.next >= 0) syms[static_cast<size_t>(right.next)].prev = bg.left;
+    try_add(left.prev, bg.left);
+    try_add(bg.left, left.next);
+  }
+}
+
 }  // namespace
 
 struct Tokenizer::Impl {
@@ -206,20 +227,7 @@ void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) con
     if (id == kNoToken) return;
     queue.push({l, r, vocab_.scores[static_cast<size_t>(id)], a.len + b.len});
   };
-  for (size_t i = 1; i < syms.size(); ++i) try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
-  while (!queue.empty()) {
-    const SpmBigram bg = queue.top();
-    queue.pop();
-    Symbol& left = syms[static_cast<size_t>(bg.left)];
-    Symbol& right = syms[static_cast<size_t>(bg.right)];
-    if (left.len == 0 || right.len == 0 || left.len + right.len != bg.size) continue;  // stale
-    left.len += right.len;
-    right.len = 0;
-    left.next = right.next;
-    if (right.next >= 0) syms[static_cast<size_t>(right.next)].prev = bg.left;
-    try_add(left.prev, bg.left);
-    try_add(bg.left, left.next);
-  }
+  merge_symbols(syms, queue, try_add);
   for (int32_t i = 0; i != -1; i = syms[static_cast<size_t>(i)].next) {
     const Symbol& s = syms[static_cast<size_t>(i)];
     const std::string_view piece = text.substr(s.off, s.len);
@@ -258,20 +266,7 @@ void Tokenizer::encode_bpe_word(std::string_view word, std::vector<int32_t>& out
     if (it == vocab_.merge_ranks.end()) return;
     queue.push({l, r, it->second, a.len + b.len});
   };
-  for (size_t i = 1; i < syms.size(); ++i) try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
-  while (!queue.empty()) {
-    const BpeBigram bg = queue.top();
-    queue.pop();
-    Symbol& left = syms[static_cast<size_t>(bg.left)];
-    Symbol& right = syms[static_cast<size_t>(bg.right)];
-    if (left.len == 0 || right.len == 0 || left.len + right.len != bg.size) continue;  // stale
-    left.len += right.len;
-    right.len = 0;
-    left.next = right.next;
-    if (right.next >= 0) syms[static_cast<size_t>(right.next)].prev = bg.left;
-    try_add(left.prev, bg.left);
-    try_add(bg.left, left.next);
-  }
+  merge_symbols(syms, queue, try_add);
   for (int32_t i = 0; i != -1; i = syms[static_cast<size_t>(i)].next) {
     const Symbol& s = syms[static_cast<size_t>(i)];
     const std::string_view piece = word.substr(s.off, s.len);
