@@ -1,6 +1,7 @@
-// End to end, offscreen: the real window (Main.qml) on the FakeEngine (the real engine needs a
-// model file; this test drives the UI path), a message typed with simulated keys, Enter, the
-// streamed answer shown, and both messages found in the SQLite file by a second connection.
+// End to end, offscreen: the real window (Main.qml), a message typed with simulated keys, Enter,
+// the streamed answer shown, and both messages found in the SQLite file by a second connection —
+// once on the FakeEngine (a scripted reply with a code block) and once on the real Engine with a
+// tiny GGUF chat model written by the test.
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -12,10 +13,13 @@
 
 #include "app_context.h"
 #include "controllers/chat_controller.h"
+#include "controllers/app_settings.h"
+#include "core/engine/engine.h"
 #include "core/engine/fake_engine.h"
 #include "core/store/store.h"
 #include "engine/engine_controller.h"
 #include "store/store_worker.h"
+#include "tests/e2e/tiny_chat_model.h"
 
 Q_IMPORT_QML_PLUGIN(AlapPlugin)
 
@@ -93,6 +97,53 @@ class ChatE2eTest : public QObject {
     QCOMPARE(rows[0].content, "Hello Alap\nhow are you?");
     QCOMPARE(rows[1].content, script.reply);
     QCOMPARE(rows[1].status, st::MessageStatus::complete);
+  }
+
+  void realEngineTypeSendAndFindInSqlite() {
+    QTemporaryDir dir;
+    QSettings qsettings(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
+    const QString model = dir.filePath(QStringLiteral("tiny-chat.gguf"));
+    alap::e2e::write_tiny_chat_model(model.toStdString());
+    const QString db = dir.filePath(QStringLiteral("history.db"));
+    AppContext context(std::make_unique<alap::Engine>(), &qsettings, db, QLocale::c());
+    context.settings()->setMaxTokens(24);
+
+    QQmlApplicationEngine qml;
+    qml.addImportPath(QStringLiteral("qrc:/"));
+    QVERIFY(context.loadWindow(qml));
+    auto* window = qobject_cast<QQuickWindow*>(qml.rootObjects().first());
+    QVERIFY(window);
+    QVERIFY(QTest::qWaitForWindowExposed(window));
+
+    QSignalSpy loaded(context.engine(), &EngineController::modelLoadedChanged);
+    context.engine()->loadModel(model);
+    QVERIFY(loaded.wait(10000));
+    QTRY_VERIFY(window->findChild<QQuickItem*>(QStringLiteral("chatView"))->isVisible());
+
+    auto* input = window->findChild<QQuickItem*>(QStringLiteral("composerInput"));
+    QVERIFY(input);
+    input->forceActiveFocus();
+    QTRY_VERIFY(input->hasActiveFocus());
+    QSignalSpy committed(context.chat(), &ChatController::answerCommitted);
+    keyClicks(window, QStringLiteral("hello tiny model"));
+    QTest::keyClick(window, Qt::Key_Return);
+    QVERIFY(committed.wait(20000));
+
+    // The real engine streamed a (gibberish, deterministic) answer of up to 24 tokens.
+    const auto* messages = context.chat()->messages();
+    QCOMPARE(messages->rowCount(), 2);
+    const QString answer = messages->at(1).content;
+    QVERIFY2(!answer.isEmpty(), "the real engine produced no text");
+
+    auto store = st::Store::open(db.toStdString());
+    const auto conversations = store.list_conversations();
+    QCOMPARE(conversations.size(), size_t(1));
+    const auto rows = store.list_messages(conversations[0].id);
+    QCOMPARE(rows.size(), size_t(2));
+    QCOMPARE(rows[0].content, "hello tiny model");
+    QCOMPARE(QString::fromStdString(rows[1].content), answer);
+    QCOMPARE(rows[1].status, st::MessageStatus::complete);
+    QVERIFY(rows[1].model.find("tiny") != std::string::npos);
   }
 };
 
