@@ -479,6 +479,10 @@
         <source>Cancel</source>
         <translation>বাতিল</translation>
     </message>
+    <message>
+        <source>No models folder is chosen yet: choose one above, or download a model from the Catalog.</source>
+        <translation>এখনো কোনো মডেল ফোল্ডার বেছে নেওয়া হয়নি: ওপরে একটি বেছে নিন, অথবা তালিকা থেকে একটি মডেল ডাউনলোড করুন।</translation>
+    </message>
 </context>
 <context>
     <name>Main</name>

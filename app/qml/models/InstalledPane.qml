@@ -71,7 +71,9 @@ ColumnLayout {
             wrapMode: Text.WordWrap
             horizontalAlignment: Text.AlignHCenter
             opacity: 0.7
-            text: qsTr("No models in %1 yet: download one from the Catalog.").arg(root.settings.modelsFolder)
+            text: root.settings.modelsFolder === ""
+                  ? qsTr("No models folder is chosen yet: choose one above, or download a model from the Catalog.")
+                  : qsTr("No models in %1 yet: download one from the Catalog.").arg(root.settings.modelsFolder)
         }
     }
     RowLayout {
