@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/text/jinja_ast.h"
+#include "core/text/utf8.h"
 
 namespace alap::jinja {
 
@@ -21,24 +22,6 @@ struct Token {
 bool is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
 bool is_name_start(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
 bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 class Lexer {
  public:
@@ -303,12 +286,12 @@ class Lexer {
           case '\'': out += '\''; break;
           case '"': out += '"'; break;
           case '\n': break;
-          case 'x': append_utf8(out, hex(i, 2)); i += 2; break;
-          case 'u': append_utf8(out, hex(i, 4)); i += 4; break;
+          case 'x': utf8::append(out, hex(i, 2)); i += 2; break;
+          case 'u': utf8::append(out, hex(i, 4)); i += 4; break;
           case 'U': {
             uint32_t cp = hex(i, 8);
             if (cp > 0x10FFFF) fail("bad \\U escape", i);
-            append_utf8(out, cp);
+            utf8::append(out, cp);
             i += 8;
             break;
           }
