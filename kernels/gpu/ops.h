@@ -1,0 +1,123 @@
+// Host API of the GPU library's non-attention work: the device itself (memory, streams, copies)
+// and every kernel of a llama-family forward pass besides attention (kernels/gpu/attn_k8.h):
+// weight products on every weight type the CPU engine supports, RMSNorm, RoPE, SwiGLU, adds,
+// embedding lookup, argmax. Plain C linkage and plain pointers, like attn_k8.h, so core/runtime
+// can load the library with dlopen and resolve these names without GPU headers.
+// Not the forward pass itself (core/model drives these calls) and not attention.
+//
+// Conventions: every pointer named d_* or documented "device" is device memory; `stream` is a
+// cudaStream_t / hipStream_t or null (the default stream). Every call returns 0 on success and
+// non-zero on bad parameters or a runtime error, with the message in gpu_error_message()
+// (attn_k8.h). Kernel launches are asynchronous on `stream`.
+// Activations are fp32, row-major, token-major: x[t][c] at x + t*n_cols + c.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alap::gpu {
+
+extern "C" {
+
+// ---- device --------------------------------------------------------------------------------
+
+struct gpu_device_info {
+  char name[256];          // "NVIDIA H200", "AMD Radeon RX 7900 XTX"
+  char arch[64];           // "sm_90", "gfx1100"
+  uint64_t total_bytes;    // device memory
+  uint64_t free_bytes;     // free now (cudaMemGetInfo / hipMemGetInfo)
+  int multiprocessors;     // SMs / CUs
+  int runtime_version;     // cudaRuntimeGetVersion / hipRuntimeGetVersion
+};
+
+// Number of usable devices (0 when the runtime finds none; the message then says why, e.g. the
+// driver is missing or too old). Returns non-zero only when the runtime itself fails to start.
+int gpu_device_count(int* count);
+// Makes `device` current for this thread and fills info. Non-zero when it does not exist.
+int gpu_device_open(int device, gpu_device_info* info);
+// Free and total memory of the current device now.
+int gpu_mem_info(uint64_t* free_bytes, uint64_t* total_bytes);
+
+int gpu_alloc(void** d_ptr, size_t bytes);  // non-zero (and *d_ptr = null) when out of memory
+int gpu_release(void* d_ptr);               // null is allowed
+int gpu_copy_to_device(void* d_dst, const void* h_src, size_t bytes, void* stream);
+int gpu_copy_to_host(void* h_dst, const void* d_src, size_t bytes, void* stream);
+int gpu_copy_on_device(void* d_dst, const void* d_src, size_t bytes, void* stream);
+int gpu_fill_zero(void* d_ptr, size_t bytes, void* stream);
+int gpu_stream_create(void** stream);
+int gpu_stream_destroy(void* stream);
+int gpu_stream_sync(void* stream);  // waits; reports faults of earlier kernels on it
+
+// ---- weight products -----------------------------------------------------------------------
+
+// Whether weights of ggml type id `dtype` (kernels/include/alap/kernels/dtype.h) can be multiplied:
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+int gpu_matmul_supported(uint32_t dtype);
+
+// Bytes of the quantised-activation buffer for n_tokens rows of n_cols (n_cols a multiple of 32).
+size_t gpu_act_q8_bytes(int n_tokens, int n_cols);
+// Quantises activations once per product input (shared by, e.g., Q/K/V or gate/up): blocks of 32
+// values, d = max|x|/127, q = round(x/d) (the CPU's quantize_activations rule), plus whatever
+// per-block sums the products need, into d_xq (gpu_act_q8_bytes bytes).
+int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, void* stream);
+
+// y[t][r] = Σ_c W[r][c]·x[t][c] for t < n_tokens, r < n_rows. W is the GGUF tensor as stored
+// (n_rows rows of dtype_row_bytes(n_cols) bytes) in device memory; y is [n_tokens][n_rows] fp32.
+// Quantised types read d_xq (from gpu_quantize_act_q8 on the same x) with dot4 on int8; F32, F16
+// and BF16 read d_x. Pass both. n_tokens = 1 is the decode matrix-vector path; larger n_tokens use
+// the matrix-matrix (prefill) path. beta = 0 overwrites y; beta = 1 adds to y (residual fused).
+int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
+               int n_tokens, float* d_y, float beta, void* stream);
+
+// ---- elementwise and small kernels ---------------------------------------------------------
+
+// y[r][:] = x[r][:] / sqrt(mean(x[r][:]²) + eps) · w[:]   (w null: no weight). y may alias x.
+int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int n_rows, float eps, void* stream);
+// y[r][c] += b[c] for r < n_rows
+int gpu_add_bias(float* d_y, const float* d_b, int n_cols, int n_rows, void* stream);
+// y[i] = a[i] + b[i]; y may alias a or b
+int gpu_add(const float* d_a, const float* d_b, float* d_y, size_t count, void* stream);
+// out[i] = silu(gate[i]) · up[i]; out may alias gate
+int gpu_swiglu(const float* d_gate, const float* d_up, float* d_out, size_t count, void* stream);
+
+// RoPE in place on x [n_tokens][n_heads][head_dim], token t at position pos0 + t, rotating the
+// first n_rot dims of each head (FORMATS.md RoPE): neox = 0 pairs (2i, 2i+1) (llama), neox = 1
+// pairs (i, i + n_rot/2) (qwen2/qwen3). theta_i = (pos·freq_scale) / (freq_base^(2i/n_rot) · f_i)
+// with f_i = freq_factors[i] when d_freq_factors is not null (Llama 3 rope_freqs), else 1.
+int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, float freq_base,
+             float freq_scale, const float* d_freq_factors, int neox, void* stream);
+
+// Embedding lookup: out[i][:] = dequantised row ids[i] of table (n_rows rows of n_cols, ggml type
+// dtype), for i < n_ids. ids are device memory; callers check them on the host first (an id
+// outside [0, n_rows) yields a row of zeros, never an out-of-bounds read).
+int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
+                 float* d_out, void* stream);
+
+// Index of the largest of x[0..n) (the first on ties) into *d_out.
+int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream);
+
+// Stores n_tokens new fp16 rows at positions pos0.. of a [n_kv_head][capacity][head_dim] fp16 cache
+// (K in f16 mode, V in f16 and k8 modes) from x [n_tokens][n_kv_head][head_dim] fp32.
+int gpu_kv_f16_store(const float* d_x, uint16_t* d_cache, int n_tokens, int n_kv_head, int head_dim, int capacity,
+                     int pos0, void* stream);
+
+// Prefill attention on an fp16 K/V cache (f16 mode): same contract as attn_k8_prefill_run
+// (attn_k8.h) with k_f16 = [n_kv_head][capacity][head_dim] fp16 and fp16 V.
+struct attn_f16_prefill_params {
+  const float* q;          // [n_q][n_head][head_dim]
+  const uint16_t* k_f16;
+  const uint16_t* v;
+  float* out;              // [n_q][n_head][head_dim]
+  int n_q;
+  int n_head;
+  int n_kv_head;
+  int head_dim;
+  int capacity;
+  int pos0;
+  float scale;
+};
+int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* stream);
+
+}  // extern "C"
+
+}  // namespace alap::gpu
