@@ -61,6 +61,22 @@
         <source>Settings (Ctrl+,)</source>
         <translation>সেটিংস (Ctrl+,)</translation>
     </message>
+    <message>
+        <source>Export</source>
+        <translation>এক্সপোর্ট</translation>
+    </message>
+    <message>
+        <source>Export this chat</source>
+        <translation>এই চ্যাট এক্সপোর্ট করুন</translation>
+    </message>
+    <message>
+        <source>Export as Markdown…</source>
+        <translation>Markdown হিসেবে এক্সপোর্ট করুন…</translation>
+    </message>
+    <message>
+        <source>Export as JSON…</source>
+        <translation>JSON হিসেবে এক্সপোর্ট করুন…</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -126,6 +142,10 @@
         <source>Adds an instruction to this chat to answer in Bengali</source>
         <translation>এই চ্যাটে বাংলায় উত্তর দেওয়ার নির্দেশ যোগ করে</translation>
     </message>
+    <message>
+        <source>Your message waits for the quality check to finish and is answered right after it.</source>
+        <translation>আপনার বার্তাটি মান যাচাই শেষ হওয়ার অপেক্ষায় আছে; যাচাই শেষ হলেই উত্তর দেওয়া হবে।</translation>
+    </message>
 </context>
 <context>
     <name>ConversationDelegate</name>
@@ -169,6 +189,14 @@
         <source>New title</source>
         <translation>নতুন শিরোনাম</translation>
     </message>
+    <message>
+        <source>Export as Markdown…</source>
+        <translation>Markdown হিসেবে এক্সপোর্ট করুন…</translation>
+    </message>
+    <message>
+        <source>Export as JSON…</source>
+        <translation>JSON হিসেবে এক্সপোর্ট করুন…</translation>
+    </message>
 </context>
 <context>
     <name>ConversationSidebar</name>
@@ -207,6 +235,14 @@
     <message>
         <source>No matches</source>
         <translation>কিছু মেলেনি</translation>
+    </message>
+    <message>
+        <source>Import conversation…</source>
+        <translation>চ্যাট ইমপোর্ট করুন…</translation>
+    </message>
+    <message>
+        <source>Import a chat from a JSON file exported by Alap</source>
+        <translation>আলাপ থেকে এক্সপোর্ট করা JSON ফাইল থেকে চ্যাট ইমপোর্ট করুন</translation>
     </message>
 </context>
 <context>
@@ -493,6 +529,34 @@
     <message>
         <source>Close</source>
         <translation>বন্ধ করুন</translation>
+    </message>
+    <message>
+        <source>Export the chat as JSON</source>
+        <translation>চ্যাটটি JSON হিসেবে এক্সপোর্ট করুন</translation>
+    </message>
+    <message>
+        <source>Export the chat as Markdown</source>
+        <translation>চ্যাটটি Markdown হিসেবে এক্সপোর্ট করুন</translation>
+    </message>
+    <message>
+        <source>JSON files (*.json)</source>
+        <translation>JSON ফাইল (*.json)</translation>
+    </message>
+    <message>
+        <source>Markdown files (*.md)</source>
+        <translation>Markdown ফাইল (*.md)</translation>
+    </message>
+    <message>
+        <source>Import a chat</source>
+        <translation>চ্যাট ইমপোর্ট করুন</translation>
+    </message>
+    <message>
+        <source>Chats exported by Alap (*.json)</source>
+        <translation>আলাপ থেকে এক্সপোর্ট করা চ্যাট (*.json)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>সব ফাইল (*)</translation>
     </message>
 </context>
 <context>
@@ -839,6 +903,18 @@
         <source>Cancel the quality check</source>
         <translation>মান যাচাই বাতিল করুন</translation>
     </message>
+    <message>
+        <source>Use recommended mode</source>
+        <translation>সুপারিশ করা মোড ব্যবহার করুন</translation>
+    </message>
+    <message>
+        <source>Use the recommended cache mode and reload the model</source>
+        <translation>সুপারিশ করা ক্যাশ মোড ব্যবহার করুন এবং মডেলটি আবার লোড করুন</translation>
+    </message>
+    <message>
+        <source>Saves the recommended cache mode in the settings and reloads the model with it</source>
+        <translation>সুপারিশ করা ক্যাশ মোড সেটিংসে রাখে এবং সেই মোডে মডেলটি আবার লোড করে</translation>
+    </message>
 </context>
 <context>
     <name>RemoteBackendPane</name>
@@ -988,6 +1064,34 @@
         <source>Close</source>
         <translation>বন্ধ করুন</translation>
     </message>
+    <message>
+        <source>Auto</source>
+        <translation>স্বয়ংক্রিয়</translation>
+    </message>
+    <message>
+        <source>CPU only</source>
+        <translation>শুধু CPU</translation>
+    </message>
+    <message>
+        <source>A number of layers</source>
+        <translation>নির্দিষ্ট সংখ্যক লেয়ার</translation>
+    </message>
+    <message>
+        <source>Number of layers on the GPU</source>
+        <translation>GPU-তে লেয়ারের সংখ্যা</translation>
+    </message>
+    <message>
+        <source>Auto puts as many layers on the GPU as fit in its memory; without a usable GPU the model runs on the CPU.</source>
+        <translation>স্বয়ংক্রিয়: GPU-র মেমরিতে যতগুলো লেয়ার ধরে ততগুলো GPU-তে রাখা হয়; ব্যবহারযোগ্য GPU না থাকলে মডেলটি CPU-তে চলে।</translation>
+    </message>
+    <message>
+        <source>The model runs on the CPU only.</source>
+        <translation>মডেলটি শুধু CPU-তে চলে।</translation>
+    </message>
+    <message>
+        <source>The first layers go to the GPU, the rest run on the CPU.</source>
+        <translation>প্রথম দিকের লেয়ারগুলো GPU-তে যায়, বাকিগুলো CPU-তে চলে।</translation>
+    </message>
 </context>
 <context>
     <name>WelcomePage</name>
@@ -1057,6 +1161,58 @@
     <message>
         <source>Deleted “%1”</source>
         <translation>“%1” মুছে ফেলা হয়েছে</translation>
+    </message>
+    <message>
+        <source>There is no chat to export yet.</source>
+        <translation>এক্সপোর্ট করার মতো কোনো চ্যাট এখনও নেই।</translation>
+    </message>
+    <message>
+        <source>Saved the chat to %1</source>
+        <translation>চ্যাটটি %1-এ রাখা হয়েছে</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>%1 লেখা যায়নি: %2</translation>
+    </message>
+    <message>
+        <source>Could not export the chat: %1</source>
+        <translation>চ্যাটটি এক্সপোর্ট করা যায়নি: %1</translation>
+    </message>
+    <message>
+        <source>The history is read-only, so nothing can be imported into it.</source>
+        <translation>ইতিহাস শুধু পড়া যায়, তাই এতে কিছু ইমপোর্ট করা যাবে না।</translation>
+    </message>
+    <message>
+        <source>Imported “%1”</source>
+        <translation>“%1” ইমপোর্ট করা হয়েছে</translation>
+    </message>
+    <message>
+        <source>Could not read %1: %2</source>
+        <translation>%1 পড়া যায়নি: %2</translation>
+    </message>
+    <message>
+        <source>%1 is too large to be a chat exported by Alap. Nothing was imported.</source>
+        <translation>%1 আলাপ থেকে এক্সপোর্ট করা চ্যাট হওয়ার পক্ষে অনেক বড়। কিছুই ইমপোর্ট করা হয়নি।</translation>
+    </message>
+    <message>
+        <source>%1 is not a chat exported by Alap as JSON. Nothing was imported.</source>
+        <translation>%1 আলাপ থেকে JSON হিসেবে এক্সপোর্ট করা কোনো চ্যাট নয়। কিছুই ইমপোর্ট করা হয়নি।</translation>
+    </message>
+    <message>
+        <source>%1 was exported by a newer version of Alap. Update Alap to import it; nothing was imported.</source>
+        <translation>%1 আলাপের নতুনতর সংস্করণ থেকে এক্সপোর্ট করা। এটি ইমপোর্ট করতে আলাপ আপডেট করুন; কিছুই ইমপোর্ট করা হয়নি।</translation>
+    </message>
+    <message>
+        <source>%1 is damaged, so nothing was imported (%2).</source>
+        <translation>%1 ক্ষতিগ্রস্ত, তাই কিছুই ইমপোর্ট করা হয়নি (%2)।</translation>
+    </message>
+    <message>
+        <source>Could not import %1: %2</source>
+        <translation>%1 ইমপোর্ট করা যায়নি: %2</translation>
+    </message>
+    <message>
+        <source>Waiting for the quality check… Esc cancels the answer.</source>
+        <translation>মান যাচাইয়ের অপেক্ষায়… Esc চাপলে উত্তর বাতিল হবে।</translation>
     </message>
 </context>
 <context>
@@ -1155,6 +1311,18 @@
     <message>
         <source>Recommended for this model: f16. Packing the cache changes this model&apos;s answers measurably.</source>
         <translation>এই মডেলের জন্য সুপারিশ: f16। ক্যাশ প্যাক করলে এই মডেলের উত্তর মাপার মতো বদলে যায়।</translation>
+    </message>
+    <message>
+        <source>The cache mode is now %1. The model is reloading with it…</source>
+        <translation>ক্যাশ মোড এখন %1। এই মোডে মডেলটি আবার লোড হচ্ছে…</translation>
+    </message>
+    <message>
+        <source>The model was reloaded with the %1 cache.</source>
+        <translation>মডেলটি %1 ক্যাশ নিয়ে আবার লোড করা হয়েছে।</translation>
+    </message>
+    <message>
+        <source>The cache mode is now %1; it applies to the next model load.</source>
+        <translation>ক্যাশ মোড এখন %1; পরের বার মডেল লোড করার সময় এটি কাজে লাগবে।</translation>
     </message>
 </context>
 <context>

@@ -2,6 +2,7 @@
 // the engine beyond what the controllers it is given expose.
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Dialogs
 import QtQuick.Layouts
 import Alap
 
@@ -26,6 +27,18 @@ ApplicationWindow {
 
     function openModels() {
         modelsPage.open();
+    }
+
+    // Export a conversation: the save dialog proposes <documents>/<title>.md or .json.
+    function exportChat(conversationId, format) {
+        exportDialog.conversationId = conversationId;
+        exportDialog.format = format;
+        exportDialog.selectedFile = root.chat.suggestedExportFile(conversationId, format);
+        exportDialog.open();
+    }
+
+    function importChat() {
+        importDialog.open();
     }
 
     Shortcut {
@@ -58,6 +71,7 @@ ApplicationWindow {
         engine: root.engine
         onModelsRequested: root.openModels()
         onSettingsRequested: settingsDialog.open()
+        onExportRequested: function(format) { root.exportChat(root.chat.currentConversationId, format) }
     }
 
     RowLayout {
@@ -69,6 +83,8 @@ ApplicationWindow {
             Layout.preferredWidth: 260
             Layout.fillHeight: true
             chat: root.chat
+            onExportRequested: function(conversationId, format) { root.exportChat(conversationId, format) }
+            onImportRequested: root.importChat()
         }
 
         ColumnLayout {
@@ -135,6 +151,29 @@ ApplicationWindow {
         engine: root.engine
         settings: root.settings
         backend: root.backend
+    }
+
+    FileDialog {
+        id: exportDialog
+        objectName: "exportDialog"
+        property real conversationId: 0
+        property string format: "markdown"
+        title: exportDialog.format === "json" ? qsTr("Export the chat as JSON") : qsTr("Export the chat as Markdown")
+        fileMode: FileDialog.SaveFile
+        currentFolder: root.chat.documentsFolder
+        defaultSuffix: exportDialog.format === "json" ? "json" : "md"
+        nameFilters: exportDialog.format === "json" ? [qsTr("JSON files (*.json)")] : [qsTr("Markdown files (*.md)")]
+        onAccepted: root.chat.exportConversation(exportDialog.conversationId, exportDialog.selectedFile, exportDialog.format)
+    }
+
+    FileDialog {
+        id: importDialog
+        objectName: "importDialog"
+        title: qsTr("Import a chat")
+        fileMode: FileDialog.OpenFile
+        currentFolder: root.chat.documentsFolder
+        nameFilters: [qsTr("Chats exported by Alap (*.json)"), qsTr("All files (*)")]
+        onAccepted: root.chat.importConversation(importDialog.selectedFile)
     }
 
     SettingsPage {

@@ -18,7 +18,7 @@ Item {
             objectName: "welcomeTitle"
             Layout.alignment: Qt.AlignHCenter
             text: qsTr("Welcome to Alap")
-            font.pointSize: Qt.application.font.pointSize * 2.1
+            font.pointSize: Application.font.pointSize * 2.1
         }
         Label {
             objectName: "welcomeHint"

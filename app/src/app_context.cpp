@@ -53,6 +53,7 @@ AppContext::AppContext(std::unique_ptr<alap::EngineInterface> engine, QSettings*
   m_meter->setLocale(m_localizer->locale());
   m_quality = std::make_unique<QualityCheck>(m_engine.get(), m_localizer->locale());
   m_quality->setLanguage(m_localizer->language());
+  m_quality->setSettings(m_settings.get());
   connect(m_settings.get(), &AppSettings::languageChanged, m_localizer.get(),
           [this] { m_localizer->apply(m_settings->language()); });
   connect(m_localizer.get(), &Localizer::localeChanged, this, [this](const QLocale& l) {

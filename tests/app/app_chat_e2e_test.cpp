@@ -14,6 +14,7 @@
 #include "app_context.h"
 #include "controllers/chat_controller.h"
 #include "controllers/app_settings.h"
+#include "controllers/quality_check.h"
 #include "core/engine/engine.h"
 #include "core/engine/fake_engine.h"
 #include "core/store/store.h"
@@ -44,7 +45,17 @@ QQuickItem* findItem(QQuickItem* root, const QString& name) {
 class ChatE2eTest : public QObject {
   Q_OBJECT
 
+ private:
+  QTemporaryDir m_home;  // HOME for the run: the export dialog's documents folder is inside it
+
  private slots:
+  void initTestCase() {
+    QVERIFY(m_home.isValid());
+    qputenv("HOME", m_home.path().toUtf8());
+    qunsetenv("XDG_DOCUMENTS_DIR");
+    qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral(".config")).toUtf8());
+  }
+
   void typeSendAndFindInSqlite() {
     QTemporaryDir dir;
     QSettings qsettings(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
@@ -97,6 +108,38 @@ class ChatE2eTest : public QObject {
     QCOMPARE(rows[0].content, "Hello Alap\nhow are you?");
     QCOMPARE(rows[1].content, script.reply);
     QCOMPARE(rows[1].status, st::MessageStatus::complete);
+
+    // Export from the header through the window's save dialog, then import the file back through
+    // the sidebar's open dialog: a second conversation, selected, with the same two messages.
+    auto* exportButton = window->findChild<QQuickItem*>(QStringLiteral("exportButton"));
+    QVERIFY(exportButton);
+    QTRY_VERIFY(exportButton->isVisible());
+    QVERIFY(window->findChild<QQuickItem*>(QStringLiteral("importButton"))->isEnabled());
+    QSignalSpy exported(context.chat(), &ChatController::exportFinished);
+    QMetaObject::invokeMethod(window, "exportChat", Q_ARG(QVariant, QVariant(double(context.chat()->currentConversationId()))),
+                              Q_ARG(QVariant, QVariant(QStringLiteral("json"))));
+    auto* exportDialog = window->findChild<QObject*>(QStringLiteral("exportDialog"));
+    QVERIFY(exportDialog);
+    // The dialog proposes <documents>/<title>.json; HOME is this test's folder (initTestCase).
+    const QString file = QDir(context.chat()->documentsFolder().toLocalFile()).filePath(QStringLiteral("Hello Alap.json"));
+    QVERIFY2(file.startsWith(m_home.path()), qPrintable(file));
+    QCOMPARE(exportDialog->property("selectedFile").toUrl().toLocalFile(), file);
+    QVERIFY(QMetaObject::invokeMethod(exportDialog, "accept"));
+    QVERIFY(exported.wait(5000));
+    QCOMPARE(exported.at(0).at(0).toBool(), true);
+    QVERIFY(QFile::exists(file));
+
+    QSignalSpy imported(context.chat(), &ChatController::importFinished);
+    auto* importDialog = window->findChild<QObject*>(QStringLiteral("importDialog"));
+    QVERIFY(importDialog);
+    importDialog->setProperty("selectedFile", QUrl::fromLocalFile(file));  // as if chosen in the dialog
+    QMetaObject::invokeMethod(window, "importChat");
+    QVERIFY(QMetaObject::invokeMethod(importDialog, "accept"));
+    QVERIFY(imported.wait(5000));
+    QCOMPARE(imported.at(0).at(0).toBool(), true);
+    const qint64 importedId = imported.at(0).at(1).toLongLong();
+    QTRY_COMPARE(context.chat()->currentConversationId(), importedId);
+    QCOMPARE(st::Store::open(db.toStdString()).list_messages(importedId).size(), size_t(2));
   }
 
   void realEngineTypeSendAndFindInSqlite() {
@@ -144,6 +187,30 @@ class ChatE2eTest : public QObject {
     QCOMPARE(QString::fromStdString(rows[1].content), answer);
     QCOMPARE(rows[1].status, st::MessageStatus::complete);
     QVERIFY(rows[1].model.find("tiny") != std::string::npos);
+
+    // A message typed while quality checks run: the composer's note says that it waits; then it
+    // is answered and the note goes away.
+    auto* note = window->findChild<QQuickItem*>(QStringLiteral("waitingNote"));
+    QVERIFY(note);
+    QVERIFY(!note->isVisible());
+    for (int i = 0; i < 8; ++i) context.engine()->checkQuality(QualityCheck::sampleText(QStringLiteral("en")));
+    keyClicks(window, QStringLiteral("and now?"));
+    QTest::keyClick(window, Qt::Key_Return);
+    QTRY_VERIFY(note->isVisible());
+    // Meanwhile a damaged file is imported: the notice says so (the store thread is free).
+    QFile broken(dir.filePath(QStringLiteral("damaged-export-from-another-machine.json")));
+    QVERIFY(broken.open(QIODevice::WriteOnly));
+    broken.write(R"({"format":"alap-conversation","version":1,"title":"x","messages":[{"role":"wizard","content":"?"}]})");
+    broken.close();
+    QSignalSpy imported(context.chat(), &ChatController::importFinished);
+    context.chat()->importConversation(broken.fileName());
+    QVERIFY(imported.wait(5000));
+    QCOMPARE(imported.at(0).at(0).toBool(), false);
+    QVERIFY(context.chat()->notice().contains(QStringLiteral("is damaged, so nothing was imported")));
+    QVERIFY(committed.wait(30000));
+    QCOMPARE(committed.last().at(1).toString(), QStringLiteral("complete"));
+    QTRY_VERIFY(!note->isVisible());
+    QCOMPARE(messages->rowCount(), 4);
   }
 };
 

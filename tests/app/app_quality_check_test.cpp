@@ -50,6 +50,9 @@ class QualityCheckTest : public QObject {
  private slots:
   void init() {
     QVERIFY(m_dir.isValid());
+    m_settings.reset();
+    m_qsettings.reset();
+    QFile::remove(m_dir.filePath(QStringLiteral("s.ini")));  // every test starts from the defaults
     m_qsettings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     m_settings = std::make_unique<alap::app::AppSettings>(m_qsettings.get());
     m_model = m_dir.filePath(QStringLiteral("tiny.gguf"));
@@ -151,6 +154,49 @@ class QualityCheckTest : public QObject {
     QCOMPARE(finished.count(), 2);
   }
 
+  // "Use recommended mode": stores the recommendation in the settings, says so, reloads the model
+  // with it; then it is no longer offered (the model runs with it). Not offered for f16, nor
+  // without settings.
+  void useRecommendedModeStoresItAndReloads() {
+    EngineController engine(localEngine(), m_settings.get());
+    QualityCheck check(&engine, QLocale(QLocale::English));
+    QSignalSpy loaded(&engine, &EngineController::modelLoadedChanged);
+    engine.loadModel(m_model);
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(engine.cacheMode(), QStringLiteral("f16"));
+    QSignalSpy finished(&check, &QualityCheck::finished);
+    check.start();
+    QVERIFY(finished.wait(15000));
+    const QString recommended = finished.at(0).at(1).toString();
+    qInfo("tiny model: %s", qPrintable(recommended));
+    QVERIFY(!check.canUseRecommendation());  // no settings given yet
+    QVERIFY(!check.useRecommendedMode());
+    check.setSettings(m_settings.get());
+    if (recommended == QLatin1String("f16")) {
+      QVERIFY(!check.canUseRecommendation());
+      QSKIP("the tiny model's check recommends f16: nothing to apply");
+    }
+    QVERIFY(check.canUseRecommendation());
+    QVERIFY(check.appliedText().isEmpty());
+    QVERIFY(check.useRecommendedMode());
+    QCOMPARE(m_settings->cacheMode(), recommended);
+    QCOMPARE(engine.status(), EngineController::Loading);
+    QCOMPARE(check.appliedText(), QStringLiteral("The cache mode is now %1. The model is reloading with it…").arg(recommended));
+    QVERIFY(!check.canUseRecommendation());
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(engine.cacheMode(), recommended);
+    QCOMPARE(engine.modelPath(), m_model);
+    QCOMPARE(check.appliedText(), QStringLiteral("The model was reloaded with the %1 cache.").arg(recommended));
+    QVERIFY(!check.canUseRecommendation());  // the figures were of the old load, and the mode is in use
+    QVERIFY(check.resultLines().isEmpty());
+    // A second check on the reloaded model: the same recommendation is now the mode in use.
+    check.start();
+    QVERIFY(finished.wait(15000));
+    QCOMPARE(finished.at(1).at(1).toString(), recommended);
+    QVERIFY(check.appliedText().isEmpty());
+    QVERIFY(!check.canUseRecommendation());
+  }
+
   // The 30M-parameter eval model of ../shared on the English sample: the same figures as
   // `alap-cli kv-compare --ctx 256 --chunks 3 -f resources/quality/en.txt` (k8 KL 8.171e-05, ppl
   // f16 86.2449, k8v8 86.2376, KL 1.002e-04), hence k8v8 recommended.
@@ -173,6 +219,9 @@ class QualityCheckTest : public QObject {
     QVERIFY2(std::fabs(r.k8v8.ppl - 86.2376) < 0.01, qPrintable(QString::number(r.k8v8.ppl)));
     QVERIFY2(std::fabs(r.k8v8.klMean - 1.002e-4) < 0.02e-4, qPrintable(QString::number(r.k8v8.klMean)));
     QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("k8v8"));
+    check.setSettings(m_settings.get());
+    QVERIFY(check.canUseRecommendation());  // the model runs with f16 (the setting's default)
+    check.setSettings(nullptr);
     QVERIFY2(check.resultLines().at(0).startsWith(QStringLiteral("k8: perplexity +0.04%, KL 0.000082 — no measurable loss")),
              qPrintable(check.resultLines().at(0)));
     QCOMPARE(check.resultLines().at(1), QStringLiteral("k8v8: perplexity -0.0084%, KL 0.00010 — no measurable loss"));

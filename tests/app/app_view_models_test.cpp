@@ -223,6 +223,52 @@ class ViewModelsTest : public QObject {
     QCOMPARE(s.loadParams().cache_mode, alap::CacheMode::k8v8);
     QCOMPARE(s.samplerParams().top_k, 0);
   }
+
+  // GPU layers: Auto (-1) by default, CPU only (0) or a number; out-of-range values are clamped,
+  // a damaged stored value reads as Auto, and the value reaches LoadParams and the answer's settings.
+  void gpuLayersOfferAutoCpuOrANumber() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("s.ini"));
+    {
+      QSettings qs(file, QSettings::IniFormat);
+      AppSettings s(&qs);
+      QCOMPARE(s.gpuLayers(), -1);
+      QCOMPARE(s.gpuLayersChoice(), 0);
+      QCOMPARE(s.loadParams().gpu_layers, -1);
+      QSignalSpy changed(&s, &AppSettings::loadSettingsChanged);
+      s.setGpuLayersChoice(1);
+      QCOMPARE(s.gpuLayers(), 0);
+      QCOMPARE(s.gpuLayersChoice(), 1);
+      s.setGpuLayersChoice(2);  // a number: 32 the first time
+      QCOMPARE(s.gpuLayers(), 32);
+      QCOMPARE(s.gpuLayersChoice(), 2);
+      s.setGpuLayers(20);
+      s.setGpuLayersChoice(0);
+      QCOMPARE(s.gpuLayers(), -1);
+      s.setGpuLayersChoice(2);  // the last number comes back
+      QCOMPARE(s.gpuLayers(), 20);
+      s.setGpuLayersChoice(7);  // not a choice: nothing changes
+      QCOMPARE(s.gpuLayers(), 20);
+      QCOMPARE(changed.size(), 5);
+      s.setGpuLayers(5000);
+      QCOMPARE(s.gpuLayers(), AppSettings::kMaxGpuLayers);
+      s.setGpuLayers(-7);
+      QCOMPARE(s.gpuLayers(), -1);
+      s.setGpuLayers(12);
+      QVERIFY(s.settingsJson().contains(QStringLiteral("\"gpu_layers\":12")));
+    }
+    {
+      QSettings qs(file, QSettings::IniFormat);
+      AppSettings s(&qs);
+      QCOMPARE(s.gpuLayers(), 12);  // persisted
+      QCOMPARE(s.loadParams().gpu_layers, 12);
+      qs.setValue(QStringLiteral("load/gpuLayers"), QStringLiteral("lots"));
+      QCOMPARE(s.gpuLayers(), -1);
+      qs.setValue(QStringLiteral("load/gpuLayers"), -40);
+      QCOMPARE(s.gpuLayers(), -1);
+      QCOMPARE(s.gpuLayersChoice(), 0);
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(ViewModelsTest)

@@ -1,4 +1,5 @@
-// The tool bar above the chat: the conversation's title, the loaded model, Models and Settings.
+// The tool bar above the chat: the conversation's title, Export, the loaded model, Models and
+// Settings.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -11,6 +12,7 @@ ToolBar {
     required property EngineController engine
     signal modelsRequested()
     signal settingsRequested()
+    signal exportRequested(string format)  // the open conversation, "markdown" or "json"
 
     RowLayout {
         anchors.fill: parent
@@ -24,6 +26,26 @@ ToolBar {
             elide: Text.ElideRight
             font.bold: true
             Accessible.role: Accessible.Heading
+        }
+        ToolButton {
+            objectName: "exportButton"
+            text: qsTr("Export")
+            visible: root.chat.hasConversation
+            Accessible.name: qsTr("Export this chat")
+            onClicked: exportMenu.popup()
+            Menu {
+                id: exportMenu
+                MenuItem {
+                    objectName: "exportMarkdownItem"
+                    text: qsTr("Export as Markdown…")
+                    onTriggered: root.exportRequested("markdown")
+                }
+                MenuItem {
+                    objectName: "exportJsonItem"
+                    text: qsTr("Export as JSON…")
+                    onTriggered: root.exportRequested("json")
+                }
+            }
         }
         Label {
             text: root.engine.modelLoaded ? root.engine.modelName

@@ -5,4 +5,6 @@ import Alap
 
 ListView {
     required property ChatController chat
+    // A delegate asks for an export of its conversation ("markdown" or "json").
+    signal exportRequested(real conversationId, string format)
 }

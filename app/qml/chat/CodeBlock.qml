@@ -28,7 +28,7 @@ Rectangle {
                 Layout.fillWidth: true
                 text: root.language === "" ? qsTr("code") : root.language
                 color: "#a0a0a0"
-                font.pointSize: Qt.application.font.pointSize * 0.85
+                font.pointSize: Application.font.pointSize * 0.85
             }
             ToolButton {
                 objectName: "copyCodeButton"

@@ -1,4 +1,4 @@
-// One conversation in the sidebar: title, pin mark, and a menu to rename, pin or delete it.
+// One conversation in the sidebar: title, pin mark, and a menu to rename, pin, export or delete it.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -17,6 +17,7 @@ ItemDelegate {
     signal renameRequested(string title)
     signal pinRequested(bool pin)
     signal deleteRequested()
+    signal exportRequested(string format)  // "markdown" or "json"
 
     highlighted: root.current
     text: root.title
@@ -38,7 +39,7 @@ ItemDelegate {
             Label {
                 Layout.fillWidth: true
                 text: root.updated
-                font.pointSize: Qt.application.font.pointSize * 0.85
+                font.pointSize: Application.font.pointSize * 0.85
                 opacity: 0.6
                 elide: Text.ElideRight
             }
@@ -67,6 +68,14 @@ ItemDelegate {
         MenuItem {
             text: root.pinned ? qsTr("Unpin") : qsTr("Pin")
             onTriggered: root.pinRequested(!root.pinned)
+        }
+        MenuItem {
+            text: qsTr("Export as Markdown…")
+            onTriggered: root.exportRequested("markdown")
+        }
+        MenuItem {
+            text: qsTr("Export as JSON…")
+            onTriggered: root.exportRequested("json")
         }
         MenuItem {
             text: qsTr("Delete")

@@ -1,5 +1,5 @@
 // The sidebar: New chat, a search field over every message (full-text, in the store), and the
-// conversations (pinned first), or the search hits while a query is typed.
+// conversations (pinned first), or the search hits while a query is typed; Import conversation.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -9,6 +9,8 @@ Pane {
     id: root
 
     required property ChatController chat
+    signal exportRequested(real conversationId, string format)
+    signal importRequested()
 
     function focusSearch() {
         searchField.forceActiveFocus();
@@ -64,7 +66,9 @@ Pane {
                 onRenameRequested: function(title) { (conversationDelegate.ListView.view as ChatListView).chat.renameConversation(conversationDelegate.conversationId, title) }
                 onPinRequested: function(pin) { (conversationDelegate.ListView.view as ChatListView).chat.setPinned(conversationDelegate.conversationId, pin) }
                 onDeleteRequested: (ListView.view as ChatListView).chat.deleteConversation(conversationDelegate.conversationId)
+                onExportRequested: function(format) { (conversationDelegate.ListView.view as ChatListView).exportRequested(conversationDelegate.conversationId, format) }
             }
+            onExportRequested: function(conversationId, format) { root.exportRequested(conversationId, format) }
             Label {
                 anchors.centerIn: parent
                 width: parent.width - 16
@@ -98,6 +102,18 @@ Pane {
                 opacity: 0.6
                 text: qsTr("No matches")
             }
+        }
+
+        Button {
+            objectName: "importButton"
+            Layout.fillWidth: true
+            flat: true
+            text: qsTr("Import conversation…")
+            enabled: !root.chat.historyReadOnly
+            Accessible.name: qsTr("Import a chat from a JSON file exported by Alap")
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Import a chat from a JSON file exported by Alap")
+            onClicked: root.importRequested()
         }
     }
 }

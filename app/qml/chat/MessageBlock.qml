@@ -1,7 +1,6 @@
 // One block of a message: prose shown as Markdown, or a fenced code block (CodeBlock).
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Layouts
 
 Item {
     id: root

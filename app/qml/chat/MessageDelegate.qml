@@ -86,7 +86,7 @@ Item {
                 visible: root.stats !== "" && !root.streaming
                 text: root.stats
                 opacity: 0.6
-                font.pointSize: Qt.application.font.pointSize * 0.85
+                font.pointSize: Application.font.pointSize * 0.85
             }
 
             RowLayout {

@@ -28,8 +28,9 @@ Rectangle {
         Label {
             text: root.text
             color: "white"
-            Layout.maximumWidth: 480
-            elide: Text.ElideRight
+            // Long messages (an import's reason, a file's path) wrap instead of being cut off.
+            Layout.preferredWidth: Math.min(implicitWidth, 480)
+            wrapMode: Text.Wrap
         }
         Button {
             text: root.actionText

@@ -61,7 +61,7 @@ Item {
         anchors.margins: 4
         visible: root.maxBytes > 0
         text: root.maxText
-        font.pointSize: Qt.application.font.pointSize * 0.85
+        font.pointSize: Application.font.pointSize * 0.85
         opacity: 0.7
     }
 
@@ -71,13 +71,14 @@ Item {
         spacing: 12
         Row {
             spacing: 4
+            visible: root.modeName !== "f16"  // in f16 the mode's line covers it: one entry
             Rectangle { width: 12; height: 3; y: 7; color: root.fp16Color }
-            Label { text: "f16"; font.pointSize: Qt.application.font.pointSize * 0.85 }
+            Label { text: "f16"; font.pointSize: Application.font.pointSize * 0.85 }
         }
         Row {
             spacing: 4
             Rectangle { width: 12; height: 3; y: 7; color: root.modeColor }
-            Label { text: root.modeName; font.pointSize: Qt.application.font.pointSize * 0.85 }
+            Label { text: root.modeName; font.pointSize: Application.font.pointSize * 0.85 }
         }
     }
 }

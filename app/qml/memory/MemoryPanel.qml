@@ -11,7 +11,7 @@ Pane {
 
     required property MemoryMeter meter
     required property EngineController engine
-    property QualityCheck quality: null
+    required property QualityCheck quality
 
     Accessible.name: qsTr("Memory meter")
 
@@ -26,7 +26,7 @@ Pane {
             Label {
                 text: qsTr("Memory")
                 font.bold: true
-                font.pointSize: Qt.application.font.pointSize * 1.35
+                font.pointSize: Application.font.pointSize * 1.35
                 Accessible.role: Accessible.Heading
             }
             Label {
@@ -51,6 +51,7 @@ Pane {
                     value: root.meter.kFp16Text
                 }
                 MeterRow {
+                    visible: root.meter.cacheMode !== "f16"  // f16 is the row above
                     label: qsTr("K in %1").arg(root.meter.cacheMode)
                     value: root.meter.kText
                 }
@@ -59,11 +60,13 @@ Pane {
                     value: root.meter.vFp16Text
                 }
                 MeterRow {
+                    visible: root.meter.cacheMode !== "f16"  // f16 is the row above
                     label: qsTr("V in %1").arg(root.meter.cacheMode)
                     value: root.meter.vText
                 }
                 ProgressBar {
                     Layout.fillWidth: true
+                    visible: root.meter.cacheMode !== "f16"
                     from: 0
                     to: 1
                     value: root.meter.kvFraction
@@ -142,12 +145,9 @@ Pane {
             }
 
             // Outside the block above: without a model the button shows, disabled, with its hint.
-            Loader {
+            QualityCheckSection {
                 Layout.fillWidth: true
-                active: root.quality !== null
-                sourceComponent: QualityCheckSection {
-                    quality: root.quality
-                }
+                quality: root.quality
             }
         }
     }

@@ -66,6 +66,22 @@ ColumnLayout {
         font.bold: true
         text: root.quality.recommendationText
     }
+    Button {
+        objectName: "useRecommendedButton"
+        visible: root.quality.canUseRecommendation
+        text: qsTr("Use recommended mode")
+        Accessible.name: qsTr("Use the recommended cache mode and reload the model")
+        ToolTip.visible: hovered
+        ToolTip.text: qsTr("Saves the recommended cache mode in the settings and reloads the model with it")
+        onClicked: root.quality.useRecommendedMode()
+    }
+    Label {
+        objectName: "appliedModeText"
+        Layout.fillWidth: true
+        visible: text !== ""
+        wrapMode: Text.WordWrap
+        text: root.quality.appliedText
+    }
     Label {
         Layout.fillWidth: true
         visible: text !== ""

@@ -3,6 +3,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Alap
 
 ItemDelegate {
     id: root
@@ -100,17 +101,14 @@ ItemDelegate {
                   .arg(root.total >= 0 ? root.size(root.total) : qsTr("unknown"))
                   .arg(root.size(root.speed)).arg(root.duration(root.eta))
         }
-        Label {
+        HoverTipLabel {
             objectName: "errorText"
             Layout.fillWidth: true
             visible: root.errorKind !== ""
             wrapMode: Text.WordWrap
             color: "#c62828"
             text: root.errorText(root.errorKind)
-            ToolTip.visible: hovered
-            ToolTip.text: root.errorMessage
-            property bool hovered: errorHover.hovered
-            HoverHandler { id: errorHover }
+            tip: root.errorMessage
         }
         RowLayout {
             Button {

@@ -8,7 +8,7 @@ Label {
     property string fit: "unknown"
 
     padding: 4
-    font.pointSize: Qt.application.font.pointSize * 0.9
+    font.pointSize: Application.font.pointSize * 0.9
     color: "white"
     text: root.fit === "fits" ? qsTr("Fits this machine")
         : root.fit === "tight" ? qsTr("Tight fit")

@@ -48,32 +48,36 @@ ColumnLayout {
     SplitView {
         Layout.fillWidth: true
         Layout.fillHeight: true
-        ListView {
+        ModelsListView {
             id: results
             objectName: "hfResults"
             SplitView.preferredWidth: root.width / 2
             clip: true
+            models: root.models
             model: root.models.searchResults
             delegate: ItemDelegate {
+                id: resultRow
                 required property var modelData
-                width: results.width
-                text: qsTr("%1\n%2 downloads · %3 likes").arg(modelData.id)
-                      .arg(Number(modelData.downloads).toLocaleString(Qt.locale(), "f", 0))
-                      .arg(Number(modelData.likes).toLocaleString(Qt.locale(), "f", 0))
-                highlighted: root.models.repoId === modelData.id
-                onClicked: root.models.openRepository(modelData.id)
+                readonly property ModelsController models: (resultRow.ListView.view as ModelsListView).models
+                width: resultRow.ListView.view.width
+                text: qsTr("%1\n%2 downloads · %3 likes").arg(resultRow.modelData.id)
+                      .arg(Number(resultRow.modelData.downloads).toLocaleString(Qt.locale(), "f", 0))
+                      .arg(Number(resultRow.modelData.likes).toLocaleString(Qt.locale(), "f", 0))
+                highlighted: resultRow.models.repoId === resultRow.modelData.id
+                onClicked: resultRow.models.openRepository(resultRow.modelData.id)
             }
         }
-        ListView {
+        ModelsListView {
             id: files
             objectName: "hfFiles"
             clip: true
+            models: root.models
             model: root.models.fileGroups
             delegate: RowLayout {
                 id: fileRow
                 required property var modelData
                 required property int index
-                width: files.width
+                width: fileRow.ListView.view.width
                 Label {
                     Layout.fillWidth: true
                     wrapMode: Text.WordWrap
@@ -83,7 +87,7 @@ ColumnLayout {
                 Button {
                     text: qsTr("Download")
                     enabled: fileRow.modelData.complete
-                    onClicked: root.models.downloadGroup(fileRow.index)
+                    onClicked: (fileRow.ListView.view as ModelsListView).models.downloadGroup(fileRow.index)
                 }
             }
         }

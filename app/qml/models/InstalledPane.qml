@@ -20,14 +20,21 @@ ColumnLayout {
         title: qsTr("Choose the models folder")
         onAccepted: root.settings.modelsFolder = selectedFolder
     }
-    MessageDialog {
+    Dialog {
         id: confirmDelete
+        objectName: "confirmDeleteModel"
         property int row: -1
         property string fileName
+        parent: Overlay.overlay
+        anchors.centerIn: parent
+        modal: true
         title: qsTr("Delete model")
-        text: qsTr("Delete %1 from the disk?").arg(confirmDelete.fileName)
-        buttons: MessageDialog.Yes | MessageDialog.No
+        standardButtons: Dialog.Yes | Dialog.No
         onAccepted: root.models.removeInstalled(confirmDelete.row)
+        Label {
+            text: qsTr("Delete %1 from the disk?").arg(confirmDelete.fileName)
+            wrapMode: Text.WordWrap
+        }
     }
 
     RowLayout {
@@ -45,24 +52,29 @@ ColumnLayout {
             onClicked: folderDialog.open()
         }
     }
-    ListView {
+    ModelsListView {
         id: installed
         objectName: "installedList"
         Layout.fillWidth: true
         Layout.fillHeight: true
         clip: true
+        models: root.models
+        engine: root.engine
+        settings: root.settings
         model: root.models.installed
         delegate: InstalledModelDelegate {
             id: installedRow
-            contextLength: root.settings.contextLength
-            loaded: installedRow.path === root.engine.modelPath && root.engine.modelLoaded
-            onLoadRequested: root.engine.loadModel(installedRow.path)
-            onRevealRequested: root.models.revealInFolder(installedRow.path)
-            onDeleteRequested: {
-                confirmDelete.row = installedRow.index;
-                confirmDelete.fileName = installedRow.fileName;
-                confirmDelete.open();
-            }
+            readonly property ModelsListView view: installedRow.ListView.view as ModelsListView
+            contextLength: installedRow.view.settings.contextLength
+            loaded: installedRow.path === installedRow.view.engine.modelPath && installedRow.view.engine.modelLoaded
+            onLoadRequested: installedRow.view.engine.loadModel(installedRow.path)
+            onRevealRequested: installedRow.view.models.revealInFolder(installedRow.path)
+            onDeleteRequested: installedRow.view.deleteRequested(installedRow.index, installedRow.fileName)
+        }
+        onDeleteRequested: function(row, fileName) {
+            confirmDelete.row = row;
+            confirmDelete.fileName = fileName;
+            confirmDelete.open();
         }
         Label {
             anchors.centerIn: parent

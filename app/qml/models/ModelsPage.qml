@@ -18,10 +18,7 @@ Dialog {
     width: Math.min(parent ? parent.width - 60 : 900, 960)
     height: Math.min(parent ? parent.height - 60 : 640, 720)
     standardButtons: Dialog.Close
-    onAboutToShow: {
-        root.models.installed.refresh();
-        root.models.catalog.refreshMemory();
-    }
+    onAboutToShow: root.models.refreshLists()
 
     ColumnLayout {
         anchors.fill: parent
@@ -34,7 +31,7 @@ Dialog {
             TabButton { text: qsTr("Installed") }
             TabButton { text: qsTr("Catalog") }
             TabButton { text: qsTr("Search") }
-            TabButton { text: qsTr("Downloads (%1)").arg(root.models.downloads.count) }
+            TabButton { text: qsTr("Downloads (%1)").arg(root.models.downloadCount.toLocaleString(Qt.locale(), "f", 0)) }
             TabButton { text: qsTr("Token") }
             TabButton { text: qsTr("Backend") }
         }
@@ -43,8 +40,8 @@ Dialog {
             Layout.fillWidth: true
             opacity: 0.8
             text: qsTr("This computer: %1 of memory, %2 free now · estimates for a context of %3 tokens in %4 mode")
-                  .arg(Qt.locale().formattedDataSize(root.models.catalog.totalMemory, 1))
-                  .arg(Qt.locale().formattedDataSize(root.models.catalog.availableMemory, 1))
+                  .arg(Qt.locale().formattedDataSize(root.models.totalMemory, 1))
+                  .arg(Qt.locale().formattedDataSize(root.models.availableMemory, 1))
                   .arg(root.settings.contextLength.toLocaleString(Qt.locale(), "f", 0))
                   .arg(root.settings.cacheMode)
         }
@@ -65,33 +62,36 @@ Dialog {
                 engine: root.engine
                 settings: root.settings
             }
-            ListView {
+            ModelsListView {
                 id: catalog
                 objectName: "catalogList"
                 clip: true
+                models: root.models
                 model: root.models.catalog
                 delegate: CatalogDelegate {
                     id: catalogRow
-                    onDownloadRequested: {
-                        root.models.downloadCatalog(catalogRow.index);
-                        tabs.currentIndex = 3;
-                    }
+                    onDownloadRequested: (catalogRow.ListView.view as ModelsListView).downloadRequested(catalogRow.index)
+                }
+                onDownloadRequested: function(row) {
+                    root.models.downloadCatalog(row);
+                    tabs.currentIndex = 3;
                 }
             }
             HfSearchPane {
                 models: root.models
             }
-            ListView {
+            ModelsListView {
                 id: downloads
                 objectName: "downloadList"
                 clip: true
+                models: root.models
                 model: root.models.downloads
                 delegate: DownloadDelegate {
                     id: downloadRow
-                    onPauseRequested: root.models.downloads.pause(downloadRow.downloadId)
-                    onResumeRequested: root.models.downloads.resume(downloadRow.downloadId)
-                    onCancelRequested: root.models.downloads.cancel(downloadRow.downloadId)
-                    onForgetRequested: root.models.downloads.forget(downloadRow.downloadId)
+                    onPauseRequested: (downloadRow.ListView.view as ModelsListView).models.pauseDownload(downloadRow.downloadId)
+                    onResumeRequested: (downloadRow.ListView.view as ModelsListView).models.resumeDownload(downloadRow.downloadId)
+                    onCancelRequested: (downloadRow.ListView.view as ModelsListView).models.cancelDownload(downloadRow.downloadId)
+                    onForgetRequested: (downloadRow.ListView.view as ModelsListView).models.forgetDownload(downloadRow.downloadId)
                 }
                 Label {
                     anchors.centerIn: parent

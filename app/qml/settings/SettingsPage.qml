@@ -181,15 +181,41 @@ Dialog {
                 value: root.settings.threads
                 onMoved: function(v) { root.settings.threads = Math.round(v) }
             }
-            SettingSlider {
-                settings: root.settings
-                label: qsTr("GPU layers")
-                from: 0
-                to: 200
-                stepSize: 1
-                decimals: 0
-                value: root.settings.gpuLayers
-                onMoved: function(v) { root.settings.gpuLayers = Math.round(v) }
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    text: qsTr("GPU layers")
+                    wrapMode: Text.WordWrap
+                }
+                ComboBox {
+                    objectName: "gpuLayersBox"
+                    implicitContentWidthPolicy: ComboBox.WidestText
+                    model: [qsTr("Auto"), qsTr("CPU only"), qsTr("A number of layers")]
+                    currentIndex: root.settings.gpuLayersChoice
+                    Accessible.name: qsTr("GPU layers")
+                    onActivated: function(i) { root.settings.gpuLayersChoice = i }
+                }
+                SpinBox {
+                    objectName: "gpuLayersNumber"
+                    visible: root.settings.gpuLayersChoice === 2
+                    from: 1
+                    to: 1000
+                    editable: true
+                    value: Math.max(1, root.settings.gpuLayers)
+                    Accessible.name: qsTr("Number of layers on the GPU")
+                    onValueModified: root.settings.gpuLayers = value
+                }
+            }
+            Label {
+                Layout.fillWidth: true
+                wrapMode: Text.WordWrap
+                opacity: 0.7
+                text: root.settings.gpuLayersChoice === 0
+                      ? qsTr("Auto puts as many layers on the GPU as fit in its memory; without a usable GPU the model runs on the CPU.")
+                      : root.settings.gpuLayersChoice === 1
+                        ? qsTr("The model runs on the CPU only.")
+                        : qsTr("The first layers go to the GPU, the rest run on the CPU.")
             }
         }
     }

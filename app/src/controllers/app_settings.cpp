@@ -113,12 +113,29 @@ void AppSettings::setThreads(int v) {
   emit loadSettingsChanged();
 }
 
-int AppSettings::gpuLayers() const { return value("load/gpuLayers", 0).toInt(); }
+int AppSettings::gpuLayers() const {
+  bool ok = false;
+  const int v = value("load/gpuLayers", kGpuLayersAuto).toInt(&ok);
+  if (!ok || v < kGpuLayersAuto) return kGpuLayersAuto;  // a damaged settings file: the default
+  return qMin(v, kMaxGpuLayers);
+}
 void AppSettings::setGpuLayers(int v) {
-  v = qBound(0, v, 1000);
+  v = qBound(kGpuLayersAuto, v, kMaxGpuLayers);
+  if (v > 0) store("load/gpuLayersNumber", v);
   if (v == gpuLayers()) return;
   store("load/gpuLayers", v);
   emit loadSettingsChanged();
+}
+
+void AppSettings::setGpuLayersChoice(int choice) {
+  if (choice == 0) {
+    setGpuLayers(kGpuLayersAuto);
+  } else if (choice == 1) {
+    setGpuLayers(kGpuLayersCpu);
+  } else if (choice == 2 && gpuLayers() <= 0) {
+    const int last = value("load/gpuLayersNumber", 32).toInt();
+    setGpuLayers(qBound(1, last, kMaxGpuLayers));
+  }
 }
 
 QStringList AppSettings::cacheModes() const {
@@ -218,6 +235,7 @@ QString AppSettings::settingsJson() const {
   o[QStringLiteral("repeat_penalty")] = repeatPenalty();
   o[QStringLiteral("n_ctx")] = contextLength();
   o[QStringLiteral("cache_mode")] = cacheMode();
+  o[QStringLiteral("gpu_layers")] = gpuLayers();
   return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
 

@@ -33,7 +33,10 @@ class AppSettings : public QObject {
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY loadSettingsChanged)
   Q_PROPERTY(QString cacheMode READ cacheMode WRITE setCacheMode NOTIFY loadSettingsChanged)
   Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY loadSettingsChanged)
+  // GPU layers: -1 = Auto (as many as fit the device, the default), 0 = CPU only, N = the first N.
   Q_PROPERTY(int gpuLayers READ gpuLayers WRITE setGpuLayers NOTIFY loadSettingsChanged)
+  // The same as a choice for the window: 0 Auto, 1 CPU only, 2 a number (gpuLayers, at least 1).
+  Q_PROPERTY(int gpuLayersChoice READ gpuLayersChoice WRITE setGpuLayersChoice NOTIFY loadSettingsChanged)
   Q_PROPERTY(QStringList cacheModes READ cacheModes CONSTANT)
   Q_PROPERTY(int cacheModeIndex READ cacheModeIndex NOTIFY loadSettingsChanged)
   // The interface language ("en" or "bn"), applied at run time by Localizer; persisted.
@@ -69,8 +72,15 @@ class AppSettings : public QObject {
   void setCacheMode(const QString& mode);
   int threads() const;
   void setThreads(int value);
+  static constexpr int kGpuLayersAuto = -1;
+  static constexpr int kGpuLayersCpu = 0;
+  static constexpr int kMaxGpuLayers = 1000;
   int gpuLayers() const;
+  // Below -1 is taken as Auto, above kMaxGpuLayers as kMaxGpuLayers.
   void setGpuLayers(int value);
+  int gpuLayersChoice() const { return gpuLayers() < 0 ? 0 : gpuLayers() == 0 ? 1 : 2; }
+  // Choosing "a number" restores the last number chosen (32 at first).
+  void setGpuLayersChoice(int choice);
   QStringList cacheModes() const;
   int cacheModeIndex() const { return int(cacheModes().indexOf(cacheMode())); }
 

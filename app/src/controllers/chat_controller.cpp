@@ -3,9 +3,14 @@
 #include "controllers/chat_controller.h"
 
 #include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QSaveFile>
+#include <QStandardPaths>
 #include <array>
 #include <optional>
 #include <utility>
@@ -42,6 +47,82 @@ st::NewMessage answerPlaceholder(const std::string& model, const std::string& se
   return m;
 }
 
+// What an export or import on the store thread came to; the words are chosen on the GUI thread.
+enum class FileProblem { none, unreadable, tooLarge, notJson, foreign, newer, invalid, failed };
+
+struct FileOutcome {
+  FileProblem problem = FileProblem::none;
+  QString detail;  // the system's or the store's reason
+  st::Id conversation = 0;
+  QString title;
+};
+
+QString localPath(const QString& file) {
+  return file.startsWith(QLatin1String("file:")) ? QUrl(file).toLocalFile() : file;
+}
+
+// Runs on the store thread.
+FileOutcome exportTo(st::Store& s, st::Id id, const QString& path, bool json) {
+  FileOutcome out;
+  try {
+    const std::string text = json ? s.export_json(id) : s.export_markdown(id);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
+        !file.commit()) {
+      out.problem = FileProblem::unreadable;
+      out.detail = file.errorString();
+    }
+  } catch (const std::exception& e) {
+    out.problem = FileProblem::failed;
+    out.detail = QString::fromUtf8(e.what());
+  }
+  return out;
+}
+
+// Runs on the store thread. Checks what the file is before the store validates every field, so
+// that a foreign or newer file gets words of its own; the store writes all or nothing.
+FileOutcome importFrom(st::Store& s, const QString& path, qint64 maxBytes) {
+  FileOutcome out;
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    out.problem = FileProblem::unreadable;
+    out.detail = file.errorString();
+    return out;
+  }
+  if (file.size() > maxBytes) {
+    out.problem = FileProblem::tooLarge;
+    return out;
+  }
+  const QByteArray data = file.readAll();
+  QJsonParseError parseError{};
+  const QJsonDocument doc = QJsonDocument::fromJson(data, &parseError);
+  if (parseError.error != QJsonParseError::NoError) {
+    out.problem = FileProblem::notJson;
+    out.detail = parseError.errorString();
+    return out;
+  }
+  if (!doc.isObject() || doc.object().value(QLatin1String("format")).toString() != QLatin1String("alap-conversation")) {
+    out.problem = FileProblem::foreign;
+    return out;
+  }
+  const QJsonValue version = doc.object().value(QLatin1String("version"));
+  if (version.isDouble() && version.toDouble() > 1.0) {
+    out.problem = FileProblem::newer;
+    return out;
+  }
+  try {
+    out.conversation = s.import_json(std::string_view(data.constData(), size_t(data.size())));
+    if (const auto c = s.get_conversation(out.conversation)) out.title = QString::fromStdString(c->title);
+  } catch (const st::StoreError& e) {
+    out.problem = e.kind() == st::ErrorKind::invalid ? FileProblem::invalid : FileProblem::failed;
+    out.detail = QString::fromUtf8(e.what());
+  } catch (const std::exception& e) {
+    out.problem = FileProblem::failed;
+    out.detail = QString::fromUtf8(e.what());
+  }
+  return out;
+}
+
 QString titleFrom(const QString& text) {
   QString line = text.section(QLatin1Char('\n'), 0, 0).simplified();
   if (line.size() > 48) line = line.left(47) + QChar(0x2026);
@@ -57,6 +138,13 @@ ChatController::ChatController(EngineController* engine, StoreWorker* store, App
   connect(m_engine, &EngineController::tokensReady, this, &ChatController::onTokens);
   connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
   connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
+  connect(m_engine, &EngineController::generationStarted, this, [this](quint64 job) {
+    if (job != m_genJob || m_genStarted) return;
+    m_genStarted = true;
+    m_meter->resetPlot();  // the plot shows this answer from its first token
+    emit canSendChanged();
+  });
+  connect(m_engine, &EngineController::checkingQualityChanged, this, &ChatController::canSendChanged);
 
   connect(m_store, &StoreWorker::opened, this, [this](bool readOnly, const QString& message) {
     m_readOnly = readOnly;
@@ -124,8 +212,14 @@ QString ChatController::composerHint() const {
   if (m_readOnly) return tr("The history is read-only, so new messages cannot be saved.");
   if (m_engine->status() == EngineController::Loading) return tr("Loading the model…");
   if (!m_engine->modelLoaded()) return tr("Load a model to start chatting: choose one under Models.");
+  if (waitingForQualityCheck())
+    return tr("Waiting for the quality check… Esc cancels the answer.");
   if (m_genJob != 0 || m_sendPending) return tr("Answering… press Esc to stop.");
   return tr("Message Alap (Enter sends, Shift+Enter adds a line)");
+}
+
+bool ChatController::waitingForQualityCheck() const {
+  return (m_sendPending || (m_genJob != 0 && !m_genStarted)) && m_engine->checkingQuality();
 }
 
 bool ChatController::canRegenerate() const {
@@ -263,7 +357,7 @@ void ChatController::startAnswer(qint64 conversationId, qint64 assistantId) {
   m_genConversationId = conversationId;
   m_genMessageId = assistantId;
   m_genText.clear();
-  m_meter->resetPlot();
+  m_genStarted = false;
   m_genJob = m_engine->generate(request);
   if (m_stopRequested) m_engine->stop();  // Esc came while the user's message was being saved
   m_stopRequested = false;
@@ -321,6 +415,7 @@ void ChatController::commitAnswer(const QString& status, const QString& statsJso
   }
   m_checkpoint.stop();
   m_genJob = 0;
+  m_genStarted = false;
   m_genMessageId = 0;
   m_genConversationId = 0;
   m_genText.clear();
@@ -476,6 +571,93 @@ void ChatController::setNotice(const QString& text) {
 }
 
 void ChatController::clearNotice() { setNotice({}); }
+
+QUrl ChatController::documentsFolder() const {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  if (dir.isEmpty() || !QFileInfo(dir).isDir()) dir = QDir::homePath();
+  return QUrl::fromLocalFile(dir);
+}
+
+QString ChatController::exportFileName(qint64 id, const QString& format) const {
+  QString name = m_conversations.titleOf(id).simplified();
+  // Characters that some file system or shell treats specially become '-'.
+  for (QChar& c : name)
+    if (c.unicode() < 0x20 || QStringLiteral("/\\:*?\"<>|").contains(c)) c = QLatin1Char('-');
+  while (name.startsWith(QLatin1Char('.')) || name.startsWith(QLatin1Char('-'))) name.remove(0, 1);
+  if (name.size() > 80) name = name.left(80).trimmed();
+  if (name.isEmpty()) name = QStringLiteral("chat");
+  return name + (format == QLatin1String("json") ? QStringLiteral(".json") : QStringLiteral(".md"));
+}
+
+QUrl ChatController::suggestedExportFile(qint64 id, const QString& format) const {
+  return QUrl::fromLocalFile(QDir(documentsFolder().toLocalFile()).filePath(exportFileName(id, format)));
+}
+
+void ChatController::exportConversation(qint64 id, const QString& file, const QString& format) {
+  const QString path = localPath(file);
+  const bool json = format == QLatin1String("json");
+  if (id == 0 || path.isEmpty() || (!json && format != QLatin1String("markdown"))) {
+    const QString message = tr("There is no chat to export yet.");
+    setNotice(message);
+    emit exportFinished(false, path, message);
+    return;
+  }
+  m_store->post([id, path, json](st::Store& s) { return exportTo(s, id, path, json); }, this,
+                [this, path](FileOutcome r) {
+                  const QString name = QFileInfo(path).fileName();
+                  const QString message = r.problem == FileProblem::none
+                                              ? tr("Saved the chat to %1").arg(QDir::toNativeSeparators(path))
+                                          : r.problem == FileProblem::unreadable
+                                              ? tr("Could not write %1: %2").arg(name, r.detail)
+                                              : tr("Could not export the chat: %1").arg(r.detail);
+                  setNotice(message);
+                  emit exportFinished(r.problem == FileProblem::none, path, message);
+                });
+}
+
+void ChatController::importConversation(const QString& file) {
+  const QString path = localPath(file);
+  const QString name = QFileInfo(path).fileName();
+  if (m_readOnly) {
+    const QString message = tr("The history is read-only, so nothing can be imported into it.");
+    setNotice(message);
+    emit importFinished(false, 0, message);
+    return;
+  }
+  m_store->post([path](st::Store& s) { return importFrom(s, path, kMaxImportBytes); }, this,
+                [this, name](FileOutcome r) {
+                  QString message;
+                  switch (r.problem) {
+                    case FileProblem::none:
+                      message = tr("Imported “%1”").arg(r.title.isEmpty() ? tr("Untitled chat") : r.title);
+                      break;
+                    case FileProblem::unreadable:
+                      message = tr("Could not read %1: %2").arg(name, r.detail);
+                      break;
+                    case FileProblem::tooLarge:
+                      message = tr("%1 is too large to be a chat exported by Alap. Nothing was imported.").arg(name);
+                      break;
+                    case FileProblem::notJson:
+                    case FileProblem::foreign:
+                      message = tr("%1 is not a chat exported by Alap as JSON. Nothing was imported.").arg(name);
+                      break;
+                    case FileProblem::newer:
+                      message = tr("%1 was exported by a newer version of Alap. Update Alap to import it; nothing "
+                                   "was imported.").arg(name);
+                      break;
+                    case FileProblem::invalid:
+                      message = tr("%1 is damaged, so nothing was imported (%2).").arg(name, r.detail);
+                      break;
+                    case FileProblem::failed:
+                      message = tr("Could not import %1: %2").arg(name, r.detail);
+                      break;
+                  }
+                  setNotice(message);
+                  refreshConversations();
+                  if (r.problem == FileProblem::none && !m_sendPending) loadMessages(r.conversation);
+                  emit importFinished(r.problem == FileProblem::none, r.conversation, message);
+                });
+}
 
 QString ChatController::bengaliInstruction() {
   return QStringLiteral(u"\u09B8\u09AC \u0989\u09A4\u09CD\u09A4\u09B0 \u09AC\u09BE\u0982\u09B2\u09BE\u09AF\u09BC \u09A6\u09BF\u09A8\u0964");

@@ -1,13 +1,14 @@
 // ChatController: the chat's decisions. Send (the user's message is committed before generation
 // starts), stream the answer into the message model, commit it with its final status and stats;
 // Stop, Regenerate, edit-and-resend, copy; conversations (new, select, rename, pin, delete with
-// undo) and full-text search. Talks to the engine through EngineController and to SQLite through
+// undo, export to Markdown or JSON, import from JSON) and full-text search. Talks to the engine through EngineController and to SQLite through
 // StoreWorker; never waits for either. Not a view: QML binds to its properties and models.
 #pragma once
 
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <QUrl>
 #include <QtQml/qqmlregistration.h>
 #include <functional>
 
@@ -34,6 +35,7 @@ class ChatController : public QObject {
   Q_PROPERTY(alap::app::SearchResultModel* searchResults READ searchResults CONSTANT)
   Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
   Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
+  Q_PROPERTY(bool hasConversation READ hasConversation NOTIFY currentConversationChanged)
   Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY systemPromptChanged)
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   Q_PROPERTY(bool canSend READ canSend NOTIFY canSendChanged)
@@ -47,11 +49,17 @@ class ChatController : public QObject {
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
   // "Answer in Bengali" for the open conversation (new ones start from AppSettings::answerInBengali).
   Q_PROPERTY(bool answerInBengali READ answerInBengali WRITE setAnswerInBengali NOTIFY answerInBengaliChanged)
+  // The answer was asked for but waits on the engine thread for a quality check to finish.
+  Q_PROPERTY(bool waitingForQualityCheck READ waitingForQualityCheck NOTIFY canSendChanged)
+  // Where the export and import file dialogs open first (a file: URL of the documents folder).
+  Q_PROPERTY(QUrl documentsFolder READ documentsFolder CONSTANT)
 
  public:
   static constexpr int kUndoMs = 8000;
   static constexpr int kCheckpointMs = 2000;  // a streaming answer is saved this often
   static constexpr int kSearchDelayMs = 150;
+  // An import larger than this is refused before it is read (exports of real chats are far smaller).
+  static constexpr qint64 kMaxImportBytes = 64LL * 1024 * 1024;
   // Added to the system prompt when "answer in Bengali" is on ("Give every answer in Bengali.").
   static QString bengaliInstruction();
 
@@ -64,6 +72,7 @@ class ChatController : public QObject {
   MessageListModel* messages() { return &m_messages; }
   SearchResultModel* searchResults() { return &m_searchResults; }
   qint64 currentConversationId() const { return m_currentId; }
+  bool hasConversation() const { return m_currentId != 0; }
   QString currentTitle() const;
   QString systemPrompt() const { return m_systemPrompt; }
   void setSystemPrompt(const QString& prompt);
@@ -82,6 +91,8 @@ class ChatController : public QObject {
   void setAnswerInBengali(bool on);
   // After a language switch: every text formatted here or in the models, again.
   void relocalize();
+  bool waitingForQualityCheck() const;
+  QUrl documentsFolder() const;
 
   Q_INVOKABLE void refreshConversations();
   Q_INVOKABLE void newConversation();
@@ -99,6 +110,17 @@ class ChatController : public QObject {
   Q_INVOKABLE void openSearchHit(qint64 conversationId, qint64 messageId);
   Q_INVOKABLE void backupHistory();
   Q_INVOKABLE void clearNotice();
+  // A file name for exporting conversation `id` ("markdown" -> "<title>.md", "json" -> "<title>.json"),
+  // the title made safe for every file system.
+  Q_INVOKABLE QString exportFileName(qint64 id, const QString& format) const;
+  // documentsFolder/exportFileName(id, format): what the save dialog proposes.
+  Q_INVOKABLE QUrl suggestedExportFile(qint64 id, const QString& format) const;
+  // Writes conversation `id` as Markdown or JSON ("markdown" or "json") to `file` (a path or a
+  // file: URL), atomically, on the store thread; exportFinished and a notice report the outcome.
+  Q_INVOKABLE void exportConversation(qint64 id, const QString& file, const QString& format);
+  // Reads an Alap JSON export on the store thread and adds it as a new conversation, which is then
+  // opened. A file that is not such an export, or is damaged, changes nothing and says why.
+  Q_INVOKABLE void importConversation(const QString& file);
 
  signals:
   void currentConversationChanged();
@@ -113,6 +135,9 @@ class ChatController : public QObject {
   void scrollToRow(int row);
   // The answer was committed to the store with its final status (tests and screenshots wait on it).
   void answerCommitted(qint64 messageId, const QString& status);
+  // Outcome of exportConversation/importConversation; `message` is the notice shown.
+  void exportFinished(bool ok, const QString& path, const QString& message);
+  void importFinished(bool ok, qint64 conversationId, const QString& message);
 
  private:
   void startAnswer(qint64 conversationId, qint64 assistantId);
@@ -143,6 +168,7 @@ class ChatController : public QObject {
 
   // The answer being generated (it may belong to another conversation than the open one).
   quint64 m_genJob = 0;
+  bool m_genStarted = false;  // the engine thread began m_genJob (it may wait behind a quality check)
   qint64 m_genConversationId = 0;
   qint64 m_genMessageId = 0;
   QString m_genText;

@@ -30,6 +30,8 @@ ModelsController::ModelsController(AppSettings* settings, StoreWorker* store, co
   m_downloads = std::make_unique<dl::DownloadListModel>(m_engine.get());
   m_catalog.reset(parts.catalog ? parts.catalog : new dl::CatalogListModel());
   m_installed = std::make_unique<dl::InstalledModelListModel>();
+  connect(m_downloads.get(), &dl::DownloadListModel::countChanged, this, &ModelsController::downloadCountChanged);
+  connect(m_catalog.get(), &dl::CatalogListModel::memoryChanged, this, &ModelsController::memoryChanged);
   readToken();
 
   if (m_store) {
@@ -118,6 +120,20 @@ ModelsController::~ModelsController() {
   m_engine.reset();
   m_persistence.reset();
 }
+
+int ModelsController::downloadCount() const { return m_downloads->count(); }
+double ModelsController::totalMemory() const { return m_catalog->totalMemory(); }
+double ModelsController::availableMemory() const { return m_catalog->availableMemory(); }
+
+void ModelsController::refreshLists() {
+  m_installed->refresh();
+  m_catalog->refreshMemory();
+}
+
+void ModelsController::pauseDownload(const QString& id) { m_downloads->pause(id); }
+void ModelsController::resumeDownload(const QString& id) { m_downloads->resume(id); }
+void ModelsController::cancelDownload(const QString& id) { m_downloads->cancel(id); }
+void ModelsController::forgetDownload(const QString& id) { m_downloads->forget(id); }
 
 QAbstractListModel* ModelsController::installedModel() const { return m_installed.get(); }
 QAbstractListModel* ModelsController::catalogModel() const { return m_catalog.get(); }

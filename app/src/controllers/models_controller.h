@@ -45,6 +45,10 @@ class ModelsController : public QObject {
   Q_PROPERTY(bool hasToken READ hasToken NOTIFY tokenChanged)
   Q_PROPERTY(QString tokenSource READ tokenSource NOTIFY tokenChanged)
   Q_PROPERTY(QString tokenError READ tokenError NOTIFY tokenChanged)
+  // What the pages show of the list models, typed (QML sees the lists as QAbstractListModel).
+  Q_PROPERTY(int downloadCount READ downloadCount NOTIFY downloadCountChanged)
+  Q_PROPERTY(double totalMemory READ totalMemory CONSTANT)
+  Q_PROPERTY(double availableMemory READ availableMemory NOTIFY memoryChanged)
 
  public:
   struct Parts {  // for tests: what to use instead of the defaults (all optional)
@@ -73,6 +77,9 @@ class ModelsController : public QObject {
   bool hasToken() const { return !m_token.isEmpty(); }
   QString tokenSource() const { return m_tokenSource; }
   QString tokenError() const { return m_tokenError; }
+  int downloadCount() const;
+  double totalMemory() const;
+  double availableMemory() const;
 
   // Catalog row -> the repository's file list (for the LFS SHA-256) -> a download into the models folder.
   Q_INVOKABLE void downloadCatalog(int row);
@@ -83,6 +90,12 @@ class ModelsController : public QObject {
   Q_INVOKABLE void revealInFolder(const QString& path);  // opens the folder holding path
   Q_INVOKABLE bool setToken(const QString& token);       // writes (or deletes) the user-only file
   Q_INVOKABLE void clearNotice();
+  // When the page opens: rescan the models folder and re-read the free memory.
+  Q_INVOKABLE void refreshLists();
+  Q_INVOKABLE void pauseDownload(const QString& id);
+  Q_INVOKABLE void resumeDownload(const QString& id);
+  Q_INVOKABLE void cancelDownload(const QString& id);
+  Q_INVOKABLE void forgetDownload(const QString& id);
 
  signals:
   void searchChanged();
@@ -90,6 +103,8 @@ class ModelsController : public QObject {
   void noticeChanged();
   void tokenChanged();
   void downloadQueued(const QString& id);
+  void downloadCountChanged();
+  void memoryChanged();
 
  private:
   struct PendingCatalog {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "controllers/app_settings.h"
 #include "engine/engine_controller.h"
 
 namespace alap::app {
@@ -43,6 +44,39 @@ QualityCheck::QualityCheck(EngineController* engine, const QLocale& locale, QObj
   });
 }
 
+void QualityCheck::setSettings(AppSettings* settings) {
+  m_settings = settings;
+  emit changed();
+}
+
+bool QualityCheck::canUseRecommendation() const {
+  if (!m_settings || !m_hasResult || m_running || m_engine->status() != EngineController::Ready) return false;
+  const QString mode = recommend(m_result);
+  return (mode == QLatin1String("k8") || mode == QLatin1String("k8v8")) && mode != m_engine->cacheMode();
+}
+
+QString QualityCheck::appliedText() const {
+  if (m_appliedMode.isEmpty()) return {};
+  if (m_engine->modelLoaded() && m_engine->modelPath() != m_appliedPath) return {};  // another model now
+  if (m_engine->status() == EngineController::Loading)
+    return tr("The cache mode is now %1. The model is reloading with it…").arg(m_appliedMode);
+  if (m_engine->modelLoaded() && m_engine->cacheMode() == m_appliedMode)
+    return tr("The model was reloaded with the %1 cache.").arg(m_appliedMode);
+  return tr("The cache mode is now %1; it applies to the next model load.").arg(m_appliedMode);
+}
+
+bool QualityCheck::useRecommendedMode() {
+  if (!canUseRecommendation()) return false;
+  const QString mode = recommend(m_result);
+  const QString path = m_engine->modelPath();
+  m_settings->setCacheMode(mode);
+  m_appliedMode = mode;
+  m_appliedPath = path;
+  m_engine->loadModel(path);  // the figures belonged to the old load: they are cleared on Loading
+  emit changed();
+  return true;
+}
+
 bool QualityCheck::available() const {
   return m_engine->status() == EngineController::Ready && !m_engine->remoteModel();
 }
@@ -68,6 +102,7 @@ void QualityCheck::setLocale(const QLocale& locale) {
 
 void QualityCheck::start() {
   if (m_running || !available()) return;
+  m_appliedMode.clear();
   m_error.clear();
   m_hasResult = false;
   m_running = true;

@@ -13,6 +13,7 @@
 
 namespace alap::app {
 
+class AppSettings;
 class EngineController;
 
 class QualityCheck : public QObject {
@@ -29,6 +30,10 @@ class QualityCheck : public QObject {
   Q_PROPERTY(QString recommendation READ recommendation NOTIFY changed)  // "k8v8", "k8", "f16" or ""
   Q_PROPERTY(QString recommendationText READ recommendationText NOTIFY changed)
   Q_PROPERTY(QString errorText READ errorText NOTIFY changed)
+  // "Use recommended mode": offered when the recommendation (k8 or k8v8) is not the mode the model
+  // runs with now; appliedText says what pressing it did (the setting, then the reload).
+  Q_PROPERTY(bool canUseRecommendation READ canUseRecommendation NOTIFY changed)
+  Q_PROPERTY(QString appliedText READ appliedText NOTIFY changed)
 
  public:
   // A mode "costs nothing measurable" when its mean KL and its perplexity change stay within these.
@@ -36,6 +41,8 @@ class QualityCheck : public QObject {
   static constexpr double kMaxPplChangePercent = 0.1;
 
   QualityCheck(EngineController* engine, const QLocale& locale, QObject* parent = nullptr);
+  // Where useRecommendedMode() stores the cache mode (without it the action is not offered).
+  void setSettings(AppSettings* settings);
 
   bool available() const;
   QString hint() const;
@@ -46,6 +53,8 @@ class QualityCheck : public QObject {
   QString recommendation() const { return m_hasResult ? recommend(m_result) : QString(); }
   QString recommendationText() const;
   QString errorText() const { return m_error; }
+  bool canUseRecommendation() const;
+  QString appliedText() const;
 
   // "en" or "bn": the sample text the next check runs on; the locale formats every number.
   void setLanguage(const QString& language) { m_language = language; }
@@ -53,6 +62,8 @@ class QualityCheck : public QObject {
 
   Q_INVOKABLE void start();
   Q_INVOKABLE void cancel();
+  // Stores the recommended cache mode (k8 or k8v8) in the settings and reloads the model with it.
+  Q_INVOKABLE bool useRecommendedMode();
 
   // The built-in sample text of `language` (":/quality/<language>.txt", English when missing).
   static QString sampleText(const QString& language);
@@ -73,6 +84,9 @@ class QualityCheck : public QObject {
   void clearResult();
 
   EngineController* m_engine;
+  AppSettings* m_settings = nullptr;
+  QString m_appliedMode;  // the mode useRecommendedMode() set; the model reloads with it
+  QString m_appliedPath;  // ...for this model
   QLocale m_locale;
   QString m_language = QStringLiteral("en");
   quint64 m_job = 0;

@@ -25,8 +25,19 @@ EngineController::EngineController(std::unique_ptr<alap::EngineInterface> engine
   connect(this, &EngineController::generateRequested, m_worker, &EngineWorker::generate, Qt::QueuedConnection);
   connect(this, &EngineController::qualityRequested, m_worker, &EngineWorker::checkQuality, Qt::QueuedConnection);
   connect(m_worker, &EngineWorker::qualityProgress, this, &EngineController::qualityProgress);
-  connect(m_worker, &EngineWorker::qualityFinished, this, &EngineController::qualityFinished);
-  connect(m_worker, &EngineWorker::qualityFailed, this, &EngineController::qualityFailed);
+  // Every queued check ends in exactly one of these (a cancelled one in qualityFailed).
+  auto qualityDone = [this] {
+    if (m_pendingQuality > 0 && --m_pendingQuality == 0) emit checkingQualityChanged();
+  };
+  connect(m_worker, &EngineWorker::qualityFinished, this, [this, qualityDone](quint64 id, const QualityResult& r) {
+    qualityDone();
+    emit qualityFinished(id, r);
+  });
+  connect(m_worker, &EngineWorker::qualityFailed, this,
+          [this, qualityDone](quint64 id, const QString& message, bool cancelled) {
+            qualityDone();
+            emit qualityFailed(id, message, cancelled);
+          });
 
   connect(m_worker, &EngineWorker::loadProgress, this, [this](quint64 id, double fraction, const QString& stage) {
     if (id != m_nextLoad) return;
@@ -82,6 +93,7 @@ EngineController::~EngineController() {
 
 quint64 EngineController::checkQuality(const QString& text) {
   const quint64 id = ++m_nextQuality;
+  if (m_pendingQuality++ == 0) emit checkingQualityChanged();
   emit qualityRequested(id, text);
   return id;
 }

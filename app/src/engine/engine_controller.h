@@ -31,6 +31,8 @@ class EngineController : public QObject {
   Q_PROPERTY(QString modelSummary READ modelSummary NOTIFY modelChanged)
   Q_PROPERTY(QString cacheMode READ cacheMode NOTIFY modelChanged)
   Q_PROPERTY(QString errorText READ errorText NOTIFY errorTextChanged)
+  // A quality check is queued or running on the engine thread (a generation requested now waits).
+  Q_PROPERTY(bool checkingQuality READ checkingQuality NOTIFY checkingQualityChanged)
 
  public:
   enum Status { NoModel, Loading, Ready, Generating };
@@ -68,12 +70,14 @@ class EngineController : public QObject {
   void cancelQuality();
   // The loaded model is served by a remote server (nothing to measure on this machine).
   bool remoteModel() const;
+  bool checkingQuality() const { return m_pendingQuality > 0; }
 
  signals:
   void statusChanged();
   void loadProgressChanged();
   void modelChanged();
   void errorTextChanged();
+  void checkingQualityChanged();
   void tokensReady(quint64 id, const QString& text, const QList<alap::app::MemorySample>& samples);
   void generationStarted(quint64 id);
   void generationFinished(quint64 id, const QString& text, const alap::app::AnswerStats& stats);
@@ -109,6 +113,7 @@ class EngineController : public QObject {
   quint64 m_nextLoad = 0;
   quint64 m_nextQuality = 0;
   quint64 m_pendingJobs = 0;  // queued or running generations
+  quint64 m_pendingQuality = 0;  // queued or running quality checks (each ends in finished or failed)
 };
 
 }  // namespace alap::app
