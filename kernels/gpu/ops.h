@@ -31,7 +31,8 @@ struct gpu_device_info {
 };
 
 // Number of usable devices (0 when the runtime finds none; the message then says why, e.g. the
-// driver is missing or too old). Returns non-zero only when the runtime itself fails to start.
+// driver is missing or too old, although the call returns 0). Returns non-zero only when the
+// runtime itself fails to start.
 int gpu_device_count(int* count);
 // Makes `device` current for this thread and fills info. Non-zero when it does not exist.
 int gpu_device_open(int device, gpu_device_info* info);
@@ -41,7 +42,7 @@ int gpu_mem_info(uint64_t* free_bytes, uint64_t* total_bytes);
 int gpu_alloc(void** d_ptr, size_t bytes);  // non-zero (and *d_ptr = null) when out of memory
 int gpu_release(void* d_ptr);               // null is allowed
 int gpu_copy_to_device(void* d_dst, const void* h_src, size_t bytes, void* stream);
-int gpu_copy_to_host(void* h_dst, const void* d_src, size_t bytes, void* stream);
+int gpu_copy_to_host(void* h_dst, const void* d_src, size_t bytes, void* stream);  // read h_dst after gpu_stream_sync
 int gpu_copy_on_device(void* d_dst, const void* d_src, size_t bytes, void* stream);
 int gpu_fill_zero(void* d_ptr, size_t bytes, void* stream);
 int gpu_stream_create(void** stream);
@@ -65,7 +66,9 @@ int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, 
 // (n_rows rows of dtype_row_bytes(n_cols) bytes) in device memory; y is [n_tokens][n_rows] fp32.
 // Quantised types read d_xq (from gpu_quantize_act_q8 on the same x) with dot4 on int8; F32, F16
 // and BF16 read d_x. Pass both. n_tokens = 1 is the decode matrix-vector path; larger n_tokens use
-// the matrix-matrix (prefill) path. beta = 0 overwrites y; beta = 1 adds to y (residual fused).
+// the matrix-matrix (prefill) path. beta = 0 overwrites y (never reads it); beta = 1 adds to y
+// (residual fused). d_w and d_xq must be 16-byte aligned (gpu_alloc, or a GGUF tensor at its
+// 32-byte aligned offset in an uploaded data section); n_cols a multiple of the type's block.
 int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                int n_tokens, float* d_y, float beta, void* stream);
 
@@ -89,7 +92,7 @@ int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int
 
 // Embedding lookup: out[i][:] = dequantised row ids[i] of table (n_rows rows of n_cols, ggml type
 // dtype), for i < n_ids. ids are device memory; callers check them on the host first (an id
-// outside [0, n_rows) yields a row of zeros, never an out-of-bounds read).
+// outside [0, n_rows) yields a row of zeros, never an out-of-bounds read). d_table 16-byte aligned.
 int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
                  float* d_out, void* stream);
 

@@ -1,0 +1,182 @@
+// Prefill attention on an fp16 K/V cache (f16 mode), the twin of attn_k8_prefill.hip: tiles of 16
+// query rows of one head against tiles of 32 cache rows, fp32 scores (q fp32 · K fp16), causal
+// mask, online softmax in fp32, V fp16 read from global memory and accumulated in fp32.
+// Not the packed-K kernel (attn_k8_prefill.hip) and not tuned for speed beyond staging K and q.
+#include <stdexcept>
+
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/ops.h"
+
+namespace alap::gpu {
+
+namespace {
+
+constexpr int kF16Threads = 128;
+constexpr int kF16Q = 16;   // query rows per block
+constexpr int kF16KV = 32;  // cache rows per tile
+static_assert(kF16Threads == kF16KV * (kF16Q / 4), "score phase: one cache row × 4 query rows per thread");
+static_assert(kF16Threads == kF16Q * 8, "V phase: 8 threads per query row");
+
+}  // namespace
+
+// grid = (⌈n_q / 16⌉, n_head). HDB: head_dim bucket (head_dim ≤ HDB).
+template <int HDB>
+__global__ void __launch_bounds__(kF16Threads) attn_f16_prefill_kernel(attn_f16_prefill_params p) {
+  constexpr int kChunks = HDB / 8;  // 16-byte chunks of an fp16 row
+  constexpr int kDims = HDB / 8;    // V elements per thread
+  __shared__ int4 k_sh[kF16KV][kChunks + 1];  // +1: rows start 16 bytes apart in banks
+  __shared__ __align__(16) float q_sh[kF16Q][HDB];
+  __shared__ float s_sh[kF16Q][kF16KV];
+  __shared__ float m_sh[kF16Q], l_sh[kF16Q], alpha_sh[kF16Q];
+
+  const int tid = threadIdx.x, h = blockIdx.y, q0 = blockIdx.x * kF16Q;
+  const int hd = p.head_dim, nc = hd / 8;
+  const int kv = h / (p.n_head / p.n_kv_head);
+  const size_t kv_row0 = size_t(kv) * p.capacity;
+  const int q_last = min(q0 + kF16Q, p.n_q) - 1;  // rows past n_q repeat the last one
+  const int kv_end = p.pos0 + q_last + 1;         // cache rows any query of the block sees
+
+  for (int i = tid; i < kF16Q * hd; i += kF16Threads) {
+    const int qi = i / hd, d = i % hd, row = min(q0 + qi, q_last);
+    q_sh[qi][d] = p.q[(size_t(row) * p.n_head + h) * hd + d];
+  }
+  if (tid < kF16Q) {
+    m_sh[tid] = -INFINITY;
+    l_sh[tid] = 0.0f;
+  }
+  const int vq = tid / 8, vc = tid % 8;
+  const bool v_active = vc * kDims < hd;
+  float acc[kDims];
+#pragma unroll
+  for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
+  __syncthreads();
+
+  for (int tile = 0; tile < kv_end; tile += kF16KV) {
+    for (int i = tid; i < kF16KV * nc; i += kF16Threads) {
+      const int j = i / nc, c = i % nc, row = tile + j;
+      k_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.k_f16 + (kv_row0 + row) * hd + c * 8)
+                                : make_int4(0, 0, 0, 0);
+    }
+    __syncthreads();
+
+    {  // scores: thread (j, qr) dots cache row j with query rows qr, qr+4, qr+8, qr+12
+      const int j = tid % kF16KV, qr = tid / kF16KV;
+      float sc[kF16Q / 4] = {};
+      for (int c = 0; c < nc; ++c) {
+        const int4 kw = k_sh[j][c];
+        const uint32_t words[4] = {uint32_t(kw.x), uint32_t(kw.y), uint32_t(kw.z), uint32_t(kw.w)};
+        float kf[8];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          kf[2 * w] = alap_half_to_float(static_cast<uint16_t>(words[w] & 0xFFFFu));
+          kf[2 * w + 1] = alap_half_to_float(static_cast<uint16_t>(words[w] >> 16));
+        }
+#pragma unroll
+        for (int r = 0; r < kF16Q / 4; ++r) {
+          const float* qv = &q_sh[qr + 4 * r][8 * c];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) sc[r] = fmaf(qv[e], kf[e], sc[r]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kF16Q / 4; ++r) {
+        const int qi = qr + 4 * r;
+        const int q_pos = p.pos0 + min(q0 + qi, q_last);
+        s_sh[qi][j] = tile + j <= q_pos ? sc[r] * p.scale : -INFINITY;  // causal (and past kv_end)
+      }
+    }
+    __syncthreads();
+
+    {  // online softmax per query row: 32 lanes, one cache row each
+      const int lane = tid % 32;
+      for (int qi = tid / 32; qi < kF16Q; qi += kF16Threads / 32) {
+        const float x = s_sh[qi][lane];
+        float tmax = x;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) tmax = fmaxf(tmax, alap_shfl_xor(tmax, off, 32));
+        const float m_old = m_sh[qi];
+        const float m_new = fmaxf(m_old, tmax);  // finite: tile 0 holds row 0, seen by every query
+        const float pv = expf(x - m_new);
+        s_sh[qi][lane] = pv;
+        float sum = pv;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) sum += alap_shfl_xor(sum, off, 32);
+        alap_syncwarp();  // every lane has read m_sh[qi] before lane 0 rewrites it
+        if (lane == 0) {
+          const float al = expf(m_old - m_new);
+          alpha_sh[qi] = al;
+          l_sh[qi] = l_sh[qi] * al + sum;
+          m_sh[qi] = m_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    if (v_active) {  // acc = acc·alpha + Σ_j p_j·V[j][vc·kDims ...]
+      const float al = alpha_sh[vq];
+#pragma unroll
+      for (int e = 0; e < kDims; ++e) acc[e] *= al;
+      const int j_end = min(kF16KV, kv_end - tile);
+      for (int j = 0; j < j_end; ++j) {
+        const float pj = s_sh[vq][j];
+        const int4* src = reinterpret_cast<const int4*>(p.v + (kv_row0 + tile + j) * hd + vc * kDims);
+#pragma unroll
+        for (int c = 0; c < kDims / 8; ++c) {
+          const int4 vw = src[c];
+          const uint32_t words[4] = {uint32_t(vw.x), uint32_t(vw.y), uint32_t(vw.z), uint32_t(vw.w)};
+#pragma unroll
+          for (int w = 0; w < 4; ++w) {
+            acc[8 * c + 2 * w] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(words[w] & 0xFFFFu)), acc[8 * c + 2 * w]);
+            acc[8 * c + 2 * w + 1] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(words[w] >> 16)), acc[8 * c + 2 * w + 1]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the tile buffers are refilled next
+  }
+
+  if (v_active && q0 + vq < p.n_q) {
+    const float inv = 1.0f / l_sh[vq];
+    float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+#pragma unroll
+    for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+  }
+}
+
+namespace {
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+const char* attn_f16_prefill_check(const attn_f16_prefill_params* p) {
+  if (p == nullptr) return "params is null";
+  if (p->head_dim <= 0 || p->head_dim % 32 != 0 || p->head_dim > kAttnMaxHeadDim)
+    return "head_dim must be a multiple of 32 in [32, 256]";
+  if (p->n_kv_head <= 0 || p->n_head <= 0 || p->n_head % p->n_kv_head != 0)
+    return "n_head must be a positive multiple of n_kv_head";
+  if (p->n_q <= 0 || p->pos0 < 0 || p->pos0 > p->capacity - p->n_q) return "n_q must be >= 1 and pos0 + n_q <= capacity";
+  if (p->q == nullptr || p->out == nullptr || p->k_f16 == nullptr || p->v == nullptr) return "q, out, k_f16 or v is null";
+  if (!aligned16(p->k_f16) || !aligned16(p->v)) return "k_f16 or v is not 16-byte aligned";
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* stream) {
+  return gpu_api_call("attn_f16_prefill_run", [&] {
+    if (const char* why = attn_f16_prefill_check(p)) throw std::invalid_argument(why);
+    const auto s = static_cast<alap_gpu_stream_t>(stream);
+    const dim3 grid((p->n_q + kF16Q - 1) / kF16Q, p->n_head);
+    if (p->head_dim <= 64) {
+      attn_f16_prefill_kernel<64><<<grid, kF16Threads, 0, s>>>(*p);
+    } else if (p->head_dim <= 128) {
+      attn_f16_prefill_kernel<128><<<grid, kF16Threads, 0, s>>>(*p);
+    } else {
+      attn_f16_prefill_kernel<256><<<grid, kF16Threads, 0, s>>>(*p);
+    }
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace alap::gpu

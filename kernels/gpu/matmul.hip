@@ -1,0 +1,532 @@
+// Weight products y = W·x for every weight type of ops.h, and the activation quantiser they share.
+// Quantised types: activations as int8 blocks of 32 (gpu_quantize_act_q8, the CPU's rule), weights
+// unpacked per 32-block (matmul_kernel.h), dot4 into int32, scaled per 16-half in fp32.
+//   decode (1 token): a 32-lane group owns 2 rows, each lane one 32-block per step, the activation
+//     block loaded once for both rows; weights read straight into registers (direct) or staged in
+//     shared memory by coalesced 16-byte cp.async copies 4 chunks ahead (staged), per type.
+//   prefill (n tokens): 64 rows × 16/64 tokens per block, K steps of 128 columns; the weight tile
+//     is unpacked once per step into shared memory (int8 + scales) and used by every token.
+// F32/F16/BF16 in fp32 FMA (coalesced 16-byte loads for decode, a tiled fp32 kernel for prefill).
+// Not vendor BLAS and not tensor-core mma (a later step); not the CPU twin (kernels/cpu).
+#include <stdexcept>
+#include <string>
+
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/matmul_kernel.h"
+#include "kernels/gpu/ops.h"
+
+namespace alap::gpu {
+
+namespace {
+
+constexpr int kGroup = 32;          // lanes per row group (wave32 and wave64 alike)
+constexpr int kMvThreads = 128;     // decode: 4 rows per block
+constexpr int kMvRows = kMvThreads / kGroup;
+constexpr int kMvStages = 4;        // chunks in flight per row group
+constexpr int kTileThreads = 256;   // prefill
+constexpr int kTileRows = 64;
+constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
+
+// Decode variants (docs/bench/gpu.md "Forward-pass kernels" has the measurements behind the
+// defaults): types whose bit is set in ALAP_MV_DIRECT_MASK read the weights straight into
+// registers (one 32-block per lane, ALAP_MV_DIRECT_ROWS rows per lane group); the others stage
+// their rows through shared memory with cp.async in chunks of ALAP_MV_CHUNK_MULT × 32 pieces,
+// ALAP_MV_STAGED_ROWS rows per group. Default (the faster of each on the H200): direct for Q4_0,
+// Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, staged for Q8_0, Q2_K, Q3_K, Q6_K; 2 rows per group in both.
+#ifndef ALAP_MV_DIRECT_MASK
+#define ALAP_MV_DIRECT_MASK ((1u << 2) | (1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | (1u << 13))
+#endif
+#ifndef ALAP_MV_DIRECT_ROWS
+#define ALAP_MV_DIRECT_ROWS 2
+#endif
+#ifndef ALAP_MV_STAGED_ROWS
+#define ALAP_MV_STAGED_ROWS 2
+#endif
+#ifndef ALAP_MV_CHUNK_MULT
+#define ALAP_MV_CHUNK_MULT 1
+#endif
+constexpr bool mv_direct(uint32_t t) { return ((ALAP_MV_DIRECT_MASK) >> t) & 1u; }
+
+// Decode chunk of a type: whole blocks, a multiple of 16 bytes, at least 32 pieces of 32 elements.
+template <uint32_t T>
+struct mv_chunk {
+  static constexpr wtype_geom g = wtype_geometry(T);
+  static constexpr int base = g.block_elems == 32 ? 32 : ((4 * g.block_bytes) % 16 == 0 ? 4 : 8);
+  static constexpr int mult = ALAP_MV_CHUNK_MULT * base * g.block_bytes * kMvStages * kMvRows <= 48 * 1024
+                                  ? ALAP_MV_CHUNK_MULT : 1;  // static shared memory stays within 48 KB
+  static constexpr int blocks = mult * base;
+  static constexpr int bytes = blocks * g.block_bytes;
+  static constexpr int pieces = blocks * g.block_elems / 32;
+  static_assert(bytes % 16 == 0 && pieces % kGroup == 0);
+};
+
+// Quantise: one 32-lane group per 32-block, d = max|x|/127, q = rint(x·(1/d)) clamped (the CPU's
+// quantize_activations byte for byte), s16 = Σq of each half.
+__global__ void __launch_bounds__(128) quantize_act_q8_kernel(const float* x, void* xq, int n_tokens, int n_cols) {
+  const long long n_blocks = (long long)n_tokens * (n_cols / 32);
+  const long long blk = (long long)blockIdx.x * 4 + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const bool valid = blk < n_blocks;
+  const float v = valid ? x[blk * 32 + lane] : 0.0f;
+  float amax = fabsf(v);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const int q = max(-127, min(127, static_cast<int>(rintf(v * id))));
+  int s = q;
+#pragma unroll
+  for (int off = 8; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 16);
+  if (!valid) return;
+  const act_q8_view view = act_q8_layout(xq, n_tokens, n_cols);
+  const_cast<int8_t*>(view.q)[blk * 32 + lane] = static_cast<int8_t>(q);
+  if (lane == 0) const_cast<float*>(view.d)[blk] = d;
+  if (lane % 16 == 0) const_cast<int32_t*>(view.s16)[blk * 2 + lane / 16] = s;
+}
+
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int off = kGroup / 2; off > 0; off >>= 1) v += alap_shfl_xor(v, off, kGroup);
+  return v;
+}
+
+// Stages in flight of the staged decode for R rows per group: as many as 48 KB of static shared
+// memory allow, at most kMvStages, at least 2.
+template <uint32_t T, int R>
+struct mv_stages {
+  static constexpr int fit = 48 * 1024 / (kMvRows * R * mv_chunk<T>::bytes);
+  static constexpr int value = fit >= kMvStages ? kMvStages : (fit >= 3 ? 3 : 2);
+};
+
+// Decode, quantised types: y[r] = W[r]·x (+ beta·y[r]). A 32-lane group owns R consecutive rows
+// (rows past n_rows repeat the last one and are not written) and stages them through shared
+// memory chunk by chunk; each lane loads its activation block once for the R rows.
+// grid = ⌈n_rows / (4·R)⌉.
+template <uint32_t T, int R>
+__global__ void __launch_bounds__(kMvThreads) matvec_q8_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
+                                                              int n_cols, const void* xq, float* y, float beta,
+                                                              bool aligned) {
+  using C = mv_chunk<T>;
+  constexpr int S = mv_stages<T, R>::value;
+  static_assert(kMvRows * S * R * C::bytes <= 48 * 1024, "static shared memory");
+  __shared__ __align__(16) uint8_t stage_sh[kMvRows][S][R][C::bytes];
+  const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
+  const int row0 = (blockIdx.x * kMvRows + grp) * R;
+  if (row0 >= n_rows) return;  // whole groups leave together
+  const uint8_t* wrow[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) wrow[r] = w + size_t(min(row0 + r, n_rows - 1)) * row_bytes;
+  const act_q8_view x = act_q8_layout(xq, 1, n_cols);
+  const int n_blk32 = n_cols / 32;
+  const int n_chunks = int((row_bytes + C::bytes - 1) / C::bytes);
+
+  auto stage = [&](int c) {
+    if (c < n_chunks) {
+      const size_t base = size_t(c) * C::bytes;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        uint8_t* dst = stage_sh[grp][c % S][r];
+        if (aligned) {  // row_bytes % 16 == 0: each 16-byte piece is wholly inside or outside the row
+          for (int i = lane; i < C::bytes / 16; i += kGroup) {
+            const bool ok = base + 16 * i < row_bytes;  // a skipped copy still names an address: the row start
+            alap_cp_async<16>(dst + 16 * i, ok ? wrow[r] + base + 16 * i : wrow[r], ok);
+          }
+        } else {
+          for (int i = lane; i < C::bytes / 2; i += kGroup)
+            reinterpret_cast<uint16_t*>(dst)[i] =
+                base + 2 * i < row_bytes ? *reinterpret_cast<const uint16_t*>(wrow[r] + base + 2 * i) : uint16_t{0};
+        }
+      }
+    }
+    alap_cp_async_commit();  // empty groups keep the count uniform
+  };
+
+#pragma unroll
+  for (int c = 0; c < S - 1; ++c) stage(c);
+  float acc[R] = {};
+  for (int c = 0; c < n_chunks; ++c) {
+    stage(c + S - 1);
+    alap_cp_async_wait<S - 1>();
+    alap_syncwarp();
+#pragma unroll
+    for (int k = 0; k < C::pieces / kGroup; ++k) {
+      const int p = lane + k * kGroup;
+      const int blk = c * C::pieces + p;
+      if (blk < n_blk32) {
+        const int4 a = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32);
+        const int4 b = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32 + 16);
+        const int xw[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const int2 s = *reinterpret_cast<const int2*>(x.s16 + size_t(blk) * 2);
+        const float xd = x.d[blk];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          wblock u;
+          unpack_block<T>(stage_sh[grp][c % S][r], p, u);
+          acc[r] += wblock_dot(u, xw, xd, s.x, s.y);
+        }
+      }
+    }
+    alap_syncwarp();  // every lane is done with this buffer before it is refilled
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const float v = group_sum(acc[r]);
+    if (lane == 0 && row0 + r < n_rows) y[row0 + r] = beta != 0.0f ? v + beta * y[row0 + r] : v;
+  }
+}
+
+// Decode, quantised types, no staging: a 32-lane group owns R consecutive rows; lane l takes
+// 32-blocks l, l + 32, ... and loads each activation block once for all R rows (the activation
+// loads, not the weights, dominate the L1 traffic of one row at a time). Rows past n_rows repeat
+// the last row and are not written.
+template <uint32_t T, int R>
+__global__ void __launch_bounds__(kMvThreads) matvec_q8_direct_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
+                                                                     int n_cols, const void* xq, float* y, float beta) {
+  const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
+  const int row0 = (blockIdx.x * kMvRows + grp) * R;
+  if (row0 >= n_rows) return;
+  const uint8_t* wrow[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) wrow[r] = w + size_t(min(row0 + r, n_rows - 1)) * row_bytes;
+  const act_q8_view x = act_q8_layout(xq, 1, n_cols);
+  const int n_blk32 = n_cols / 32;
+  float acc[R] = {};
+#pragma unroll 2
+  for (int blk = lane; blk < n_blk32; blk += kGroup) {
+    const int4 a = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32);
+    const int4 b = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32 + 16);
+    const int xw[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    const int2 s = *reinterpret_cast<const int2*>(x.s16 + size_t(blk) * 2);
+    const float xd = x.d[blk];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      wblock u;
+      unpack_block<T>(wrow[r], blk, u);
+      acc[r] += wblock_dot(u, xw, xd, s.x, s.y);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const float v = group_sum(acc[r]);
+    if (lane == 0 && row0 + r < n_rows) y[row0 + r] = beta != 0.0f ? v + beta * y[row0 + r] : v;
+  }
+}
+
+// Decode, plain types: 16-byte loads when vec (rows 16-byte aligned, n_cols a multiple of 8).
+template <uint32_t T>
+__device__ __forceinline__ float plain_value(const uint8_t* row, int c) {
+  if constexpr (T == kF32) {
+    return reinterpret_cast<const float*>(row)[c];
+  } else if constexpr (T == kF16) {
+    return alap_half_to_float(reinterpret_cast<const uint16_t*>(row)[c]);
+  } else {
+    return bf16_to_float(reinterpret_cast<const uint16_t*>(row)[c]);
+  }
+}
+
+template <uint32_t T>
+__global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
+                                                                 int n_cols, const float* x, float* y, float beta,
+                                                                 bool vec) {
+  constexpr int kE = T == kF32 ? 4 : 8;  // elements per 16 bytes
+  const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
+  const int row = blockIdx.x * kMvRows + grp;
+  if (row >= n_rows) return;
+  const uint8_t* wrow = w + size_t(row) * row_bytes;
+  float acc = 0.0f;
+  if (vec) {
+#pragma unroll 4
+    for (int c = lane * kE; c < n_cols; c += kGroup * kE) {
+      const int4 raw = *reinterpret_cast<const int4*>(wrow + size_t(c) * (T == kF32 ? 4 : 2));
+      const float4 x0 = *reinterpret_cast<const float4*>(x + c);
+      if constexpr (T == kF32) {
+        acc += __int_as_float(raw.x) * x0.x + __int_as_float(raw.y) * x0.y + __int_as_float(raw.z) * x0.z +
+               __int_as_float(raw.w) * x0.w;
+      } else {
+        const float4 x1 = *reinterpret_cast<const float4*>(x + c + 4);
+        const uint32_t wd[4] = {uint32_t(raw.x), uint32_t(raw.y), uint32_t(raw.z), uint32_t(raw.w)};
+        const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const uint16_t lo = static_cast<uint16_t>(wd[k] & 0xFFFFu), hi = static_cast<uint16_t>(wd[k] >> 16);
+          const float w0 = T == kF16 ? alap_half_to_float(lo) : bf16_to_float(lo);
+          const float w1 = T == kF16 ? alap_half_to_float(hi) : bf16_to_float(hi);
+          acc += w0 * xv[2 * k] + w1 * xv[2 * k + 1];
+        }
+      }
+    }
+  } else {
+    for (int c = lane; c < n_cols; c += kGroup) acc += plain_value<T>(wrow, c) * x[c];
+  }
+  acc = group_sum(acc);
+  if (lane == 0) y[row] = beta != 0.0f ? acc + beta * y[row] : acc;
+}
+
+// Prefill, quantised types. grid = (⌈n_tokens / TT⌉, ⌈n_rows / 64⌉); thread (rg, tg) = (tid % 16,
+// tid / 16) owns rows rg + 16i (i < 4) and tokens tg + 16j (j < TT/16) of the tile.
+template <uint32_t T, int TT>
+__global__ void __launch_bounds__(kTileThreads) matmul_q8_tiled_kernel(const uint8_t* w, size_t row_bytes,
+                                                                      int n_rows, int n_cols, const void* xq,
+                                                                      int n_tokens, float* y, float beta) {
+  constexpr int kH = kTileK / 16;  // 16-halves per K step
+  constexpr int kTJ = TT / 16;
+  __shared__ int4 w_sh[kTileRows][kH + 1];  // +1: rows 36 words apart in the banks
+  __shared__ float wa_sh[kTileRows][kH], wb_sh[kTileRows][kH];
+  __shared__ int4 x_sh[TT][kH + 1];
+  __shared__ float xd_sh[TT][kH / 2], xs_sh[TT][kH];
+  const int tid = threadIdx.x, rg = tid % 16, tg = tid / 16;
+  const int t0 = blockIdx.x * TT, r0 = blockIdx.y * kTileRows;
+  const act_q8_view x = act_q8_layout(xq, n_tokens, n_cols);
+  const int n_blk32 = n_cols / 32;
+  float acc[4][kTJ] = {};
+
+  for (int k0 = 0; k0 < n_blk32; k0 += kTileK / 32) {
+    {  // weights: one 32-block per thread
+      const int r = tid / 4, b = tid % 4, row = r0 + r, blk = k0 + b;
+      wblock u;
+      if (row < n_rows && blk < n_blk32) {
+        unpack_block<T>(w + size_t(row) * row_bytes, blk, u);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) u.w[k] = 0;
+        u.a0 = u.a1 = u.b0 = u.b1 = 0.0f;
+      }
+      w_sh[r][2 * b] = make_int4(u.w[0], u.w[1], u.w[2], u.w[3]);
+      w_sh[r][2 * b + 1] = make_int4(u.w[4], u.w[5], u.w[6], u.w[7]);
+      wa_sh[r][2 * b] = u.a0;
+      wa_sh[r][2 * b + 1] = u.a1;
+      wb_sh[r][2 * b] = u.b0;
+      wb_sh[r][2 * b + 1] = u.b1;
+    }
+    for (int i = tid; i < TT * 4; i += kTileThreads) {  // activations
+      const int t = i / 4, b = i % 4, tok = t0 + t, blk = k0 + b;
+      const bool ok = tok < n_tokens && blk < n_blk32;
+      const size_t xb = size_t(tok) * n_blk32 + blk;
+      x_sh[t][2 * b] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32) : make_int4(0, 0, 0, 0);
+      x_sh[t][2 * b + 1] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32 + 16) : make_int4(0, 0, 0, 0);
+      const int2 s = ok ? *reinterpret_cast<const int2*>(x.s16 + xb * 2) : make_int2(0, 0);
+      xd_sh[t][b] = ok ? x.d[xb] : 0.0f;
+      xs_sh[t][2 * b] = static_cast<float>(s.x);
+      xs_sh[t][2 * b + 1] = static_cast<float>(s.y);
+    }
+    __syncthreads();
+#pragma unroll 2
+    for (int h = 0; h < kH; ++h) {
+      int4 wv[4];
+      float wa[4], wb[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        wv[i] = w_sh[rg + 16 * i][h];
+        wa[i] = wa_sh[rg + 16 * i][h];
+        wb[i] = wb_sh[rg + 16 * i][h];
+      }
+#pragma unroll
+      for (int j = 0; j < kTJ; ++j) {
+        const int t = tg + 16 * j;
+        const int4 xv = x_sh[t][h];
+        const float xd = xd_sh[t][h / 2], xs = xs_sh[t][h];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          int s = alap_dot4(wv[i].x, xv.x, 0);
+          s = alap_dot4(wv[i].y, xv.y, s);
+          s = alap_dot4(wv[i].z, xv.z, s);
+          s = alap_dot4(wv[i].w, xv.w, s);
+          acc[i][j] += xd * (wa[i] * static_cast<float>(s) + wb[i] * xs);  // contracted to FMAs
+        }
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < kTJ; ++j) {
+    const int tok = t0 + tg + 16 * j;
+    if (tok >= n_tokens) continue;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = r0 + rg + 16 * i;
+      if (row >= n_rows) continue;
+      float* dst = y + size_t(tok) * n_rows + row;
+      *dst = beta != 0.0f ? acc[i][j] + beta * *dst : acc[i][j];
+    }
+  }
+}
+
+// Prefill, plain types: fp32 tiles of 64 rows × TT tokens × 32 columns.
+template <uint32_t T, int TT>
+__global__ void __launch_bounds__(kTileThreads) matmul_plain_tiled_kernel(const uint8_t* w, size_t row_bytes,
+                                                                         int n_rows, int n_cols, const float* x,
+                                                                         int n_tokens, float* y, float beta) {
+  constexpr int kK = 32, kTJ = TT / 16;
+  __shared__ float w_sh[kTileRows][kK + 1];
+  __shared__ float x_sh[TT][kK + 1];
+  const int tid = threadIdx.x, rg = tid % 16, tg = tid / 16;
+  const int t0 = blockIdx.x * TT, r0 = blockIdx.y * kTileRows;
+  float acc[4][kTJ] = {};
+  for (int k0 = 0; k0 < n_cols; k0 += kK) {
+    for (int i = tid; i < kTileRows * kK; i += kTileThreads) {
+      const int r = i / kK, c = i % kK, row = r0 + r, col = k0 + c;
+      w_sh[r][c] = row < n_rows && col < n_cols ? plain_value<T>(w + size_t(row) * row_bytes, col) : 0.0f;
+    }
+    for (int i = tid; i < TT * kK; i += kTileThreads) {
+      const int t = i / kK, c = i % kK, tok = t0 + t, col = k0 + c;
+      x_sh[t][c] = tok < n_tokens && col < n_cols ? x[size_t(tok) * n_cols + col] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll 8
+    for (int c = 0; c < kK; ++c) {
+      float wv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) wv[i] = w_sh[rg + 16 * i][c];
+#pragma unroll
+      for (int j = 0; j < kTJ; ++j) {
+        const float xv = x_sh[tg + 16 * j][c];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[i][j] += wv[i] * xv;
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < kTJ; ++j) {
+    const int tok = t0 + tg + 16 * j;
+    if (tok >= n_tokens) continue;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = r0 + rg + 16 * i;
+      if (row >= n_rows) continue;
+      float* dst = y + size_t(tok) * n_rows + row;
+      *dst = beta != 0.0f ? acc[i][j] + beta * *dst : acc[i][j];
+    }
+  }
+}
+
+struct mm_args {
+  const uint8_t* w;
+  size_t row_bytes;
+  int n_rows, n_cols, n_tokens;
+  const float* x;
+  const void* xq;
+  float* y;
+  float beta;
+  alap_gpu_stream_t stream;
+};
+
+template <uint32_t T>
+void launch_matmul(const mm_args& a) {
+  constexpr bool plain = T == kF32 || T == kF16 || T == kBF16;
+  const bool aligned16 = reinterpret_cast<uintptr_t>(a.w) % 16 == 0 && a.row_bytes % 16 == 0;
+  if (a.n_tokens == 1) {
+    const unsigned grid = unsigned((a.n_rows + kMvRows - 1) / kMvRows);
+    if constexpr (plain) {
+      const bool vec = aligned16 && a.n_cols % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+      matvec_plain_kernel<T><<<grid, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y,
+                                                                a.beta, vec);
+    } else if constexpr (mv_direct(T)) {
+      constexpr int kR = ALAP_MV_DIRECT_ROWS;
+      const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
+      matvec_q8_direct_kernel<T, kR><<<grid_r, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq,
+                                                                          a.y, a.beta);
+    } else {
+      // Rows per group: ALAP_MV_STAGED_ROWS, halved while two stages would not fit (Q6_K, Q3_K chunks).
+      constexpr int kR0 = ALAP_MV_STAGED_ROWS;
+      constexpr int kR = kMvRows * 2 * kR0 * mv_chunk<T>::bytes <= 48 * 1024 ? kR0 : (kR0 > 1 ? kR0 / 2 : 1);
+      const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
+      matvec_q8_kernel<T, kR><<<grid_r, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y,
+                                                                   a.beta, aligned16);
+    }
+  } else {
+    const unsigned gy = unsigned((a.n_rows + kTileRows - 1) / kTileRows);
+    if (a.n_tokens <= 16) {
+      const dim3 grid(unsigned((a.n_tokens + 15) / 16), gy);
+      if constexpr (plain) {
+        matmul_plain_tiled_kernel<T, 16><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
+                                                                              a.x, a.n_tokens, a.y, a.beta);
+      } else {
+        matmul_q8_tiled_kernel<T, 16><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
+                                                                           a.xq, a.n_tokens, a.y, a.beta);
+      }
+    } else {
+      const dim3 grid(unsigned((a.n_tokens + 63) / 64), gy);
+      if constexpr (plain) {
+        matmul_plain_tiled_kernel<T, 64><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
+                                                                              a.x, a.n_tokens, a.y, a.beta);
+      } else {
+        matmul_q8_tiled_kernel<T, 64><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
+                                                                           a.xq, a.n_tokens, a.y, a.beta);
+      }
+    }
+  }
+  ALAP_GPU_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+extern "C" {
+
+int gpu_matmul_supported(uint32_t dtype) { return wtype_geometry(dtype).block_elems != 0 ? 1 : 0; }
+
+size_t gpu_act_q8_bytes(int n_tokens, int n_cols) {
+  if (n_tokens <= 0 || n_cols <= 0 || n_cols % 32 != 0) return 0;
+  return act_q8_q_bytes(n_tokens, n_cols) + act_q8_d_bytes(n_tokens, n_cols) + size_t(n_tokens) * (n_cols / 16) * 4;
+}
+
+int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, void* stream) {
+  return gpu_api_call("gpu_quantize_act_q8", [&] {
+    if (n_tokens < 0 || n_cols <= 0 || n_cols % 32 != 0)
+      throw std::invalid_argument("n_cols must be a positive multiple of 32 and n_tokens >= 0");
+    if (n_tokens == 0) return;
+    if (d_x == nullptr || d_xq == nullptr) throw std::invalid_argument("d_x or d_xq is null");
+    if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
+    const long long n_blocks = (long long)n_tokens * (n_cols / 32);
+    const long long grid = (n_blocks + 3) / 4;
+    if (grid > 0x7fffffffLL) throw std::invalid_argument("too many values for one launch");
+    quantize_act_q8_kernel<<<unsigned(grid), 128, 0, static_cast<alap_gpu_stream_t>(stream)>>>(d_x, d_xq, n_tokens,
+                                                                                               n_cols);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
+               int n_tokens, float* d_y, float beta, void* stream) {
+  return gpu_api_call("gpu_matmul", [&] {
+    const wtype_geom g = wtype_geometry(dtype);
+    if (g.block_elems == 0) throw std::invalid_argument("weight type id " + std::to_string(dtype) + " is not supported");
+    if (n_rows <= 0 || n_cols <= 0 || n_tokens < 0)
+      throw std::invalid_argument("n_rows and n_cols must be positive, n_tokens >= 0");
+    const bool plain = g.block_elems == 1;
+    if (!plain && n_cols % g.block_elems != 0)
+      throw std::invalid_argument("n_cols " + std::to_string(n_cols) + " is not a multiple of the block of " +
+                                  std::to_string(g.block_elems));
+    if (n_rows > 65535 * kTileRows) throw std::invalid_argument("n_rows too large for one launch");
+    if (n_tokens == 0) return;
+    if (d_w == nullptr || d_y == nullptr) throw std::invalid_argument("d_w or d_y is null");
+    if (plain && d_x == nullptr) throw std::invalid_argument("d_x is null (F32/F16/BF16 weights read x)");
+    if (!plain && d_xq == nullptr) throw std::invalid_argument("d_xq is null (quantised weights read gpu_quantize_act_q8's output)");
+    if (reinterpret_cast<uintptr_t>(d_w) % 16 != 0) throw std::invalid_argument("d_w is not 16-byte aligned");
+    if (!plain && reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
+    const mm_args a{static_cast<const uint8_t*>(d_w), size_t(n_cols / g.block_elems) * g.block_bytes, n_rows, n_cols,
+                    n_tokens, d_x, d_xq, d_y, beta, static_cast<alap_gpu_stream_t>(stream)};
+    switch (dtype) {
+      case kF32: return launch_matmul<kF32>(a);
+      case kF16: return launch_matmul<kF16>(a);
+      case kBF16: return launch_matmul<kBF16>(a);
+      case kQ4_0: return launch_matmul<kQ4_0>(a);
+      case kQ4_1: return launch_matmul<kQ4_1>(a);
+      case kQ5_0: return launch_matmul<kQ5_0>(a);
+      case kQ5_1: return launch_matmul<kQ5_1>(a);
+      case kQ8_0: return launch_matmul<kQ8_0>(a);
+      case kQ2_K: return launch_matmul<kQ2_K>(a);
+      case kQ3_K: return launch_matmul<kQ3_K>(a);
+      case kQ4_K: return launch_matmul<kQ4_K>(a);
+      case kQ5_K: return launch_matmul<kQ5_K>(a);
+      case kQ6_K: return launch_matmul<kQ6_K>(a);
+      default: throw std::invalid_argument("unsupported weight type");
+    }
+  });
+}
+
+}  // extern "C"
+
+}  // namespace alap::gpu

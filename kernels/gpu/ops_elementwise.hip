@@ -1,0 +1,294 @@
+// The small kernels of ops.h: RMSNorm (sum of squares in double, like the CPU), bias and vector
+// adds, SwiGLU, RoPE (angles in double, like core/model/forward.cpp), embedding lookup for every
+// weight type, argmax (first on ties) and the fp16 KV cache writer.
+// Not the weight products (matmul.hip) and not attention.
+#include <stdexcept>
+#include <string>
+
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/matmul_kernel.h"
+#include "kernels/gpu/ops.h"
+
+namespace alap::gpu {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(size_t count, int per_block = kThreads) {
+  const size_t g = (count + per_block - 1) / per_block;
+  return unsigned(g < 65536 * 16 ? g : 65536 * 16);  // grid-stride loops cover the rest
+}
+
+alap_gpu_stream_t as_stream(void* s) { return static_cast<alap_gpu_stream_t>(s); }
+
+// Sum over the block (kThreads threads) of a double; every thread gets the result.
+__device__ double block_sum(double v, double* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+}  // namespace
+
+// One block per row.
+__global__ void __launch_bounds__(kThreads) rms_norm_kernel(const float* x, const float* w, float* y, int n_cols,
+                                                            float eps) {
+  __shared__ double sh[kThreads];
+  const float* xr = x + size_t(blockIdx.x) * n_cols;
+  float* yr = y + size_t(blockIdx.x) * n_cols;
+  double ss = 0.0;
+  for (int c = threadIdx.x; c < n_cols; c += kThreads) ss += double(xr[c]) * xr[c];
+  ss = block_sum(ss, sh);
+  const float inv = static_cast<float>(1.0 / sqrt(ss / double(n_cols) + double(eps)));
+  for (int c = threadIdx.x; c < n_cols; c += kThreads) {  // each thread rewrites only what it read
+    const float v = xr[c] * inv;
+    yr[c] = w != nullptr ? w[c] * v : v;
+  }
+}
+
+__global__ void add_bias_kernel(float* y, const float* b, int n_cols, size_t count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+    y[i] += b[i % n_cols];
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* y, size_t count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+    y[i] = a[i] + b[i];
+}
+
+__global__ void swiglu_kernel(const float* gate, const float* up, float* out, size_t count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+}
+
+// One thread per (token, pair): the angle in double, then every head of the token.
+__global__ void rope_kernel(float* x, int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, float freq_base,
+                            float freq_scale, const float* ff, int neox) {
+  const int half = n_rot / 2;
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (long long)n_tokens * half) return;
+  const int t = int(idx / half), i = int(idx % half);
+  const double f = ff != nullptr ? double(ff[i]) : 1.0;
+  const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
+  const double ang = double(pos0 + t) * inv_freq;
+  const float cs = static_cast<float>(cos(ang)), sn = static_cast<float>(sin(ang));
+  const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + (size_t(t) * n_heads + h) * head_dim;
+    const float x0 = v[i0], x1 = v[i1];
+    v[i0] = x0 * cs - x1 * sn;
+    v[i1] = x0 * sn + x1 * cs;
+  }
+}
+
+// grid = (n_ids, ⌈n_blk / 8⌉): 8 groups of 32 lanes per block, one 32-element block per group.
+template <uint32_t T>
+__global__ void __launch_bounds__(kThreads) get_rows_kernel(const uint8_t* table, size_t row_bytes, int n_rows,
+                                                            int n_cols, const int32_t* ids, float* out) {
+  const int id = ids[blockIdx.x];
+  const int lane = threadIdx.x % 32;
+  const int blk = blockIdx.y * (kThreads / 32) + threadIdx.x / 32;
+  const int c = blk * 32 + lane;
+  if (c >= n_cols) return;
+  float* dst = out + size_t(blockIdx.x) * n_cols + c;
+  if (id < 0 || id >= n_rows) {
+    *dst = 0.0f;
+    return;
+  }
+  const uint8_t* row = table + size_t(id) * row_bytes;
+  if constexpr (T == kF32) {
+    *dst = reinterpret_cast<const float*>(row)[c];
+  } else if constexpr (T == kF16) {
+    *dst = alap_half_to_float(reinterpret_cast<const uint16_t*>(row)[c]);
+  } else if constexpr (T == kBF16) {
+    *dst = bf16_to_float(reinterpret_cast<const uint16_t*>(row)[c]);
+  } else {
+    wblock u;
+    unpack_block<T>(row, blk, u);  // every lane unpacks the block (cached), keeps its element
+    *dst = wblock_value(u, lane, T == kQ8_0);
+  }
+}
+
+// One block: thread-strided scan, then a tree keeping the larger value, the lower index on ties.
+__global__ void __launch_bounds__(1024) argmax_kernel(const float* x, int n, int32_t* out) {
+  __shared__ float bv[1024];
+  __shared__ int bi[1024];
+  float best = -INFINITY;
+  int best_i = -1;
+  for (int i = threadIdx.x; i < n; i += 1024) {
+    const float v = x[i];
+    if (best_i < 0 || v > best) {  // strictly greater: the earlier index of a tie stays
+      best = v;
+      best_i = i;
+    }
+  }
+  bv[threadIdx.x] = best;
+  bi[threadIdx.x] = best_i;
+  __syncthreads();
+  for (int s = 512; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      const float ov = bv[threadIdx.x + s];
+      const int oi = bi[threadIdx.x + s];
+      const int mi = bi[threadIdx.x];
+      if (oi >= 0 && (mi < 0 || ov > bv[threadIdx.x] || (ov == bv[threadIdx.x] && oi < mi))) {
+        bv[threadIdx.x] = ov;
+        bi[threadIdx.x] = oi;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = bi[0];
+}
+
+__global__ void kv_f16_store_kernel(const float* x, uint16_t* cache, int n_tokens, int n_kv_head, int head_dim,
+                                    int capacity, int pos0) {
+  const size_t count = size_t(n_tokens) * n_kv_head * head_dim;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    const int d = int(i % head_dim);
+    const int h = int((i / head_dim) % n_kv_head);
+    const int t = int(i / head_dim / n_kv_head);
+    cache[(size_t(h) * capacity + pos0 + t) * head_dim + d] = alap_float_to_half(x[i]);
+  }
+}
+
+namespace {
+
+template <uint32_t T>
+void launch_get_rows(const void* table, size_t row_bytes, int n_rows, int n_cols, const int32_t* ids, int n_ids,
+                     float* out, alap_gpu_stream_t s) {
+  const int n_blk = (n_cols + 31) / 32;
+  const dim3 grid(unsigned(n_ids), unsigned((n_blk + kThreads / 32 - 1) / (kThreads / 32)));
+  get_rows_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<const uint8_t*>(table), row_bytes, n_rows, n_cols, ids, out);
+}
+
+}  // namespace
+
+extern "C" {
+
+int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int n_rows, float eps, void* stream) {
+  return gpu_api_call("gpu_rms_norm", [&] {
+    if (n_cols <= 0 || n_rows < 0) throw std::invalid_argument("n_cols must be positive and n_rows >= 0");
+    if (n_rows == 0) return;
+    if (d_x == nullptr || d_y == nullptr) throw std::invalid_argument("d_x or d_y is null");
+    if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
+    rms_norm_kernel<<<unsigned(n_rows), kThreads, 0, as_stream(stream)>>>(d_x, d_w, d_y, n_cols, eps);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_add_bias(float* d_y, const float* d_b, int n_cols, int n_rows, void* stream) {
+  return gpu_api_call("gpu_add_bias", [&] {
+    if (n_cols <= 0 || n_rows < 0) throw std::invalid_argument("n_cols must be positive and n_rows >= 0");
+    if (n_rows == 0) return;
+    if (d_y == nullptr || d_b == nullptr) throw std::invalid_argument("d_y or d_b is null");
+    const size_t count = size_t(n_cols) * n_rows;
+    add_bias_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_y, d_b, n_cols, count);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_add(const float* d_a, const float* d_b, float* d_y, size_t count, void* stream) {
+  return gpu_api_call("gpu_add", [&] {
+    if (count == 0) return;
+    if (d_a == nullptr || d_b == nullptr || d_y == nullptr) throw std::invalid_argument("null pointer");
+    add_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_a, d_b, d_y, count);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_swiglu(const float* d_gate, const float* d_up, float* d_out, size_t count, void* stream) {
+  return gpu_api_call("gpu_swiglu", [&] {
+    if (count == 0) return;
+    if (d_gate == nullptr || d_up == nullptr || d_out == nullptr) throw std::invalid_argument("null pointer");
+    swiglu_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_gate, d_up, d_out, count);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, float freq_base,
+             float freq_scale, const float* d_freq_factors, int neox, void* stream) {
+  return gpu_api_call("gpu_rope", [&] {
+    if (n_tokens < 0 || n_heads <= 0 || head_dim <= 0) throw std::invalid_argument("bad n_tokens, n_heads or head_dim");
+    if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > head_dim)
+      throw std::invalid_argument("n_rot must be even and in [2, head_dim], got " + std::to_string(n_rot));
+    if (pos0 < 0) throw std::invalid_argument("pos0 is negative");
+    if (!(freq_base > 0.0f)) throw std::invalid_argument("freq_base must be positive");
+    if (n_tokens == 0) return;
+    if (d_x == nullptr) throw std::invalid_argument("d_x is null");
+    const size_t count = size_t(n_tokens) * (n_rot / 2);
+    if ((count + kThreads - 1) / kThreads > 0x7fffffffu) throw std::invalid_argument("too many tokens");
+    rope_kernel<<<unsigned((count + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream)>>>(
+        d_x, n_tokens, n_heads, head_dim, n_rot, pos0, freq_base, freq_scale, d_freq_factors, neox);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
+                 float* d_out, void* stream) {
+  return gpu_api_call("gpu_get_rows", [&] {
+    const wtype_geom g = wtype_geometry(dtype);
+    if (g.block_elems == 0) throw std::invalid_argument("table type id " + std::to_string(dtype) + " is not supported");
+    if (n_rows <= 0 || n_cols <= 0 || n_ids < 0) throw std::invalid_argument("bad n_rows, n_cols or n_ids");
+    if (n_cols % g.block_elems != 0) throw std::invalid_argument("n_cols is not a multiple of the block size");
+    if (n_ids == 0) return;
+    if (n_ids > 0x7fffffff) throw std::invalid_argument("too many ids");
+    if (d_table == nullptr || d_ids == nullptr || d_out == nullptr) throw std::invalid_argument("null pointer");
+    if (reinterpret_cast<uintptr_t>(d_table) % 16 != 0) throw std::invalid_argument("d_table is not 16-byte aligned");
+    const size_t rb = size_t(n_cols / g.block_elems) * g.block_bytes;
+    const auto s = as_stream(stream);
+    switch (dtype) {
+      case kF32: launch_get_rows<kF32>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kF16: launch_get_rows<kF16>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kBF16: launch_get_rows<kBF16>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ4_0: launch_get_rows<kQ4_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ4_1: launch_get_rows<kQ4_1>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ5_0: launch_get_rows<kQ5_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ5_1: launch_get_rows<kQ5_1>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ8_0: launch_get_rows<kQ8_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ2_K: launch_get_rows<kQ2_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ3_K: launch_get_rows<kQ3_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ4_K: launch_get_rows<kQ4_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ5_K: launch_get_rows<kQ5_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kQ6_K: launch_get_rows<kQ6_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      default: throw std::invalid_argument("unsupported table type");
+    }
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream) {
+  return gpu_api_call("gpu_argmax", [&] {
+    if (n <= 0) throw std::invalid_argument("n must be positive");
+    if (d_x == nullptr || d_out == nullptr) throw std::invalid_argument("null pointer");
+    argmax_kernel<<<1, 1024, 0, as_stream(stream)>>>(d_x, n, d_out);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_kv_f16_store(const float* d_x, uint16_t* d_cache, int n_tokens, int n_kv_head, int head_dim, int capacity,
+                     int pos0, void* stream) {
+  return gpu_api_call("gpu_kv_f16_store", [&] {
+    if (n_kv_head <= 0 || head_dim <= 0 || n_tokens < 0) throw std::invalid_argument("bad n_tokens, n_kv_head or head_dim");
+    if (pos0 < 0 || pos0 > capacity - n_tokens)
+      throw std::invalid_argument("rows pos0..pos0+n_tokens must lie in [0, capacity)");
+    if (n_tokens == 0) return;
+    if (d_x == nullptr || d_cache == nullptr) throw std::invalid_argument("d_x or d_cache is null");
+    const size_t count = size_t(n_tokens) * n_kv_head * head_dim;
+    kv_f16_store_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_x, d_cache, n_tokens, n_kv_head,
+                                                                            head_dim, capacity, pos0);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+}  // extern "C"
+
+}  // namespace alap::gpu

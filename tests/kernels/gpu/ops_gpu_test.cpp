@@ -1,0 +1,656 @@
+// Run-time check of the GPU library's ops.h against the CPU oracle (kernels/cpu: dequantize_row,
+// quantize_activations, quantize_row): the activation quantiser byte for byte, gpu_matmul for all 13
+// weight types on odd shapes (decode and prefill, beta 0 and 1), RMSNorm, adds, SwiGLU, RoPE (both
+// layouts, freq factors, freq_scale), get_rows, argmax (ties), the fp16 KV writer, f16 prefill
+// attention, and the device/memory error paths. Output buffers are NaN-poisoned first. Needs a GPU:
+// exits 77 (ctest: skipped) where none is present. --small: few shapes (compute-sanitizer).
+// --bench: decode GB/s (Q4_K, Q8_0, F16 at Llama-3-8B FFN sizes) against copy bandwidth, prefill rate.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alap/kernels/dtype.h"
+#include "alap/kernels/fp16.h"
+#include "alap/kernels/quant.h"
+#include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/ops.h"
+
+namespace {
+
+namespace g = alap::gpu;
+namespace k = alap::kernels;
+using k::DType;
+
+int g_failures = 0;
+int g_checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++g_checks;
+  if (!ok) {
+    ++g_failures;
+    std::printf("FAIL: %s\n", what.c_str());
+  }
+}
+
+void must(int rc, const char* what) {
+  if (rc != 0) {
+    std::printf("FATAL: %s: %s\n", what, g::gpu_error_message());
+    std::exit(1);
+  }
+}
+
+// A device buffer through the library's own memory calls.
+struct dbuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit dbuf(size_t n) : bytes(n) { must(g::gpu_alloc(&p, std::max<size_t>(n, 16)), "gpu_alloc"); }
+  template <class T>
+  explicit dbuf(const std::vector<T>& h) : dbuf(h.size() * sizeof(T)) {
+    must(g::gpu_copy_to_device(p, h.data(), bytes, nullptr), "copy to device");
+  }
+  ~dbuf() { (void)g::gpu_release(p); }
+  dbuf(const dbuf&) = delete;
+  dbuf& operator=(const dbuf&) = delete;
+  template <class T>
+  T* as() const { return static_cast<T*>(p); }
+  template <class T>
+  std::vector<T> get() const {
+    std::vector<T> h(bytes / sizeof(T));
+    must(g::gpu_copy_to_host(h.data(), p, bytes, nullptr), "copy to host");
+    must(g::gpu_stream_sync(nullptr), "sync");
+    return h;
+  }
+  void poison() {  // NaN in every float
+    std::vector<uint8_t> h(bytes, 0xFF);
+    must(g::gpu_copy_to_device(p, h.data(), bytes, nullptr), "poison");
+  }
+};
+
+std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = scale * nd(rng);
+  return v;
+}
+
+const char* tname(DType t) { return k::dtype_info(static_cast<uint32_t>(t))->name; }
+size_t row_bytes(DType t, int n_cols) { return k::dtype_row_bytes(*k::dtype_info(static_cast<uint32_t>(t)), n_cols); }
+
+// Byte offsets of the fp16 scale fields in a block of t (FORMATS.md §2).
+std::vector<int> f16_fields(DType t) {
+  switch (t) {
+    case DType::q4_1: case DType::q5_1: case DType::q4_k: case DType::q5_k: return {0, 2};
+    case DType::q2_k: return {80, 82};
+    case DType::q3_k: return {108};
+    case DType::q6_k: return {208};
+    default: return {0};
+  }
+}
+
+// Random weights, stored in type t; returns the bytes. Even rows: random floats (per-row scale
+// 0.05..3) through the reference quantiser. Odd rows of block types: random bytes (every bit
+// pattern of quants, scales and mins) with finite fp16 fields of magnitude 2^-7..2^-5.
+std::vector<uint8_t> make_weights(DType t, int n_rows, int n_cols, std::mt19937& rng) {
+  std::uniform_real_distribution<float> rs(0.05f, 3.0f);
+  const size_t rb = row_bytes(t, n_cols);
+  const auto* info = k::dtype_info(static_cast<uint32_t>(t));
+  std::vector<uint8_t> w(rb * n_rows);
+  for (int r = 0; r < n_rows; ++r) {
+    uint8_t* dst = w.data() + rb * r;
+    if (r % 2 == 1 && info->block_elems > 1) {
+      for (size_t i = 0; i < rb; ++i) dst[i] = static_cast<uint8_t>(rng());
+      for (size_t o = 0; o < rb; o += info->block_bytes)
+        for (int f : f16_fields(t)) {
+          dst[o + f] = static_cast<uint8_t>(rng());
+          dst[o + f + 1] = static_cast<uint8_t>(0x20 + rng() % 12);  // exponent 8..10: 2^-7..2^-5
+        }
+    } else {
+      const std::vector<float> row = randn(n_cols, rng, rs(rng));
+      k::quantize_row(t, row.data(), dst, n_cols);
+    }
+  }
+  return w;
+}
+
+bool is_plain(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+// The device layout of gpu_quantize_act_q8 (kernels/gpu/matmul_kernel.h): q, d, s16, each 16-aligned.
+struct act_host {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> s16;
+};
+act_host split_act(const std::vector<uint8_t>& raw, int n_tok, int n_cols) {
+  const size_t qb = (size_t(n_tok) * n_cols + 15) / 16 * 16;
+  const size_t db = (size_t(n_tok) * (n_cols / 32) * 4 + 15) / 16 * 16;
+  act_host a;
+  a.q.resize(size_t(n_tok) * n_cols);
+  a.d.resize(size_t(n_tok) * (n_cols / 32));
+  a.s16.resize(size_t(n_tok) * (n_cols / 16));
+  std::memcpy(a.q.data(), raw.data(), a.q.size());
+  std::memcpy(a.d.data(), raw.data() + qb, a.d.size() * 4);
+  std::memcpy(a.s16.data(), raw.data() + qb + db, a.s16.size() * 4);
+  return a;
+}
+
+// ---- device and errors ---------------------------------------------------------------------
+
+void test_errors(int n_devices) {
+  void* p = reinterpret_cast<void*>(0x1);
+  const int rc = g::gpu_alloc(&p, size_t(1) << 60);
+  const std::string msg = g::gpu_error_message();
+  expect(rc != 0 && p == nullptr, "gpu_alloc(1 EiB) fails and leaves null");
+  expect(msg.find("gpu_alloc") != std::string::npos && msg.find("cannot allocate") != std::string::npos,
+         "out-of-memory message names the call: '" + msg + "'");
+  expect(g::gpu_device_open(n_devices + 3, nullptr) != 0, "opening a missing device fails");
+  expect(std::string(g::gpu_error_message()).find("does not exist") != std::string::npos,
+         "missing-device message: " + std::string(g::gpu_error_message()));
+  expect(g::gpu_matmul_supported(12) == 1 && g::gpu_matmul_supported(30) == 1 && g::gpu_matmul_supported(16) == 0 &&
+             g::gpu_matmul_supported(15) == 0,
+         "gpu_matmul_supported");
+  expect(g::gpu_matmul(16, p, 4, 256, nullptr, nullptr, 1, nullptr, 0.0f, nullptr) != 0, "unsupported type refused");
+  expect(g::gpu_quantize_act_q8(nullptr, nullptr, 1, 33, nullptr) != 0, "n_cols 33 refused");
+  expect(g::gpu_act_q8_bytes(2, 33) == 0, "act bytes of a bad width is 0");
+  expect(g::gpu_release(nullptr) == 0, "release(null)");
+  uint64_t f = 0, t = 0;
+  expect(g::gpu_mem_info(&f, &t) == 0 && f > 0 && t >= f, "gpu_mem_info");
+}
+
+// ---- activations and products ----------------------------------------------------------------
+
+void test_quantize_act(std::mt19937& rng) {
+  const int n_tok = 17, n_cols = 288;
+  std::vector<float> x = randn(size_t(n_tok) * n_cols, rng, 2.0f);
+  std::fill(x.begin() + 64, x.begin() + 96, 0.0f);  // one all-zero block: d = 0, q = 0
+  x[5] = 127.0f * 0.5f;                             // exact ties of x/d exercise round-to-even
+  dbuf dx(x), dq(g::gpu_act_q8_bytes(n_tok, n_cols));
+  dq.poison();
+  must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, n_tok, n_cols, nullptr), "quantize");
+  const act_host a = split_act(dq.get<uint8_t>(), n_tok, n_cols);
+  std::vector<int8_t> q(x.size());
+  std::vector<float> d(x.size() / 32);
+  std::vector<int32_t> s(x.size() / 32), s4(x.size() / 4);
+  k::quantize_activations(x.data(), n_tok, n_cols, q.data(), d.data(), s.data(), s4.data());
+  bool same_q = a.q == q, same_d = std::memcmp(a.d.data(), d.data(), d.size() * 4) == 0, same_s = true;
+  for (size_t b = 0; b < s.size(); ++b) same_s = same_s && a.s16[2 * b] + a.s16[2 * b + 1] == s[b] &&
+                                                  a.s16[2 * b] == s4[8 * b] + s4[8 * b + 1] + s4[8 * b + 2] + s4[8 * b + 3];
+  expect(same_q && same_d && same_s, "gpu_quantize_act_q8 equals quantize_activations (q, d, sums) byte for byte");
+}
+
+struct mm_case {
+  int n_rows, n_cols, n_tok;
+};
+
+double g_mm_err_q = 0.0, g_mm_err_plain = 0.0, g_mm_err_cpu = 0.0;
+
+// One product against the oracle. Quantised types: ref = Σ_b d_b Σ_i W_i q_i (double) with W from
+// dequantize_row and q, d from quantize_activations; error relative to Σ|terms| of the output.
+void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
+  const uint32_t id = static_cast<uint32_t>(t);
+  const std::vector<uint8_t> w = make_weights(t, c.n_rows, c.n_cols, rng);
+  std::vector<float> x(size_t(c.n_tok) * c.n_cols);
+  for (int i = 0; i < c.n_tok; ++i) {  // per-token scale: tokens differ in magnitude
+    const std::vector<float> row = randn(c.n_cols, rng, 0.2f + 0.3f * float(i % 7));
+    std::copy(row.begin(), row.end(), x.begin() + size_t(i) * c.n_cols);
+  }
+  const bool plain = is_plain(t);
+  std::vector<float> wf(size_t(c.n_rows) * c.n_cols);
+  const size_t rb = row_bytes(t, c.n_cols);
+  for (int r = 0; r < c.n_rows; ++r) k::dequantize_row(t, w.data() + rb * r, wf.data() + size_t(r) * c.n_cols, c.n_cols);
+  std::vector<double> ref(size_t(c.n_tok) * c.n_rows), mag(ref.size()), reff(ref.size()), magf(ref.size());
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  if (!plain) {
+    q.resize(x.size());
+    d.resize(x.size() / 32);
+    std::vector<int32_t> s(x.size() / 32), s4(x.size() / 4);
+    k::quantize_activations(x.data(), c.n_tok, c.n_cols, q.data(), d.data(), s.data(), s4.data());
+  }
+  for (int tk = 0; tk < c.n_tok; ++tk)
+    for (int r = 0; r < c.n_rows; ++r) {
+      const float* wr = wf.data() + size_t(r) * c.n_cols;
+      const float* xr = x.data() + size_t(tk) * c.n_cols;
+      double acc = 0.0, m = 0.0, accf = 0.0, mf = 0.0;
+      for (int cc = 0; cc < c.n_cols; ++cc) {
+        accf += double(wr[cc]) * xr[cc];
+        mf += std::fabs(double(wr[cc]) * xr[cc]);
+      }
+      if (!plain) {
+        for (int b = 0; b < c.n_cols / 32; ++b) {
+          double ib = 0.0, mb = 0.0;
+          for (int i = 32 * b; i < 32 * b + 32; ++i) {
+            const double term = double(wr[i]) * q[size_t(tk) * c.n_cols + i];
+            ib += term;
+            mb += std::fabs(term);
+          }
+          const double db = d[size_t(tk) * (c.n_cols / 32) + b];
+          acc += db * ib;
+          m += db * mb;
+        }
+      } else {
+        acc = accf;
+        m = mf;
+      }
+      const size_t o = size_t(tk) * c.n_rows + r;
+      ref[o] = acc;
+      mag[o] = m + 1e-30;
+      reff[o] = accf;
+      magf[o] = mf + 1e-30;
+    }
+
+  dbuf dw(w), dx(x), dy(size_t(c.n_tok) * c.n_rows * 4);
+  dbuf dq(plain ? 16 : g::gpu_act_q8_bytes(c.n_tok, c.n_cols));
+  if (!plain) must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, c.n_tok, c.n_cols, nullptr), "quantize");
+  dy.poison();
+  const std::string what = std::string(tname(t)) + " rows " + std::to_string(c.n_rows) + " cols " +
+                           std::to_string(c.n_cols) + " tokens " + std::to_string(c.n_tok);
+  if (g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok, dy.as<float>(), 0.0f,
+                    nullptr) != 0) {
+    expect(false, what + ": " + g::gpu_error_message());
+    return;
+  }
+  const std::vector<float> y = dy.get<float>();
+  // beta = 1 on the same output: y + W·x = 2·W·x.
+  must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok, dy.as<float>(), 1.0f,
+                     nullptr), "matmul beta 1");
+  const std::vector<float> y2 = dy.get<float>();
+  double err = 0.0, err2 = 0.0, errf = 0.0;
+  for (size_t o = 0; o < ref.size(); ++o) {
+    const double e = std::isfinite(y[o]) ? std::fabs(y[o] - ref[o]) / mag[o] : 1e30;
+    const double e2 = std::isfinite(y2[o]) ? std::fabs(y2[o] - 2.0 * ref[o]) / (2.0 * mag[o]) : 1e30;
+    err = std::max(err, e);
+    err2 = std::max(err2, e2);
+    errf = std::max(errf, std::fabs(y[o] - reff[o]) / magf[o]);
+  }
+  (plain ? g_mm_err_plain : g_mm_err_q) = std::max(plain ? g_mm_err_plain : g_mm_err_q, std::max(err, err2));
+  if (!plain) g_mm_err_cpu = std::max(g_mm_err_cpu, errf);
+  // Bounds: the int8 rule is the CPU's, so only fp32 rounding of per-block scales and of the sum of
+  // ≤ n_cols/32 block terms remains (≈ 1e-7 relative to Σ|terms|); 1e-5 leaves a 100× margin. Plain
+  // types: fp32 sums of ≤ 4352 products in ≤ 160-term chains, the same bound. Against the f32
+  // product (activations not quantised) only the quantisation error of x remains: ≤ 2e-2.
+  expect(err <= 1e-5 && err2 <= 1e-5, what + ": error " + std::to_string(err) + " / beta1 " + std::to_string(err2));
+  expect(errf <= 2e-2, what + ": vs f32 product " + std::to_string(errf));
+}
+
+void test_matmul(std::mt19937& rng, bool small) {
+  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
+                         DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k};
+  for (DType t : types) {
+    std::vector<mm_case> cases;
+    if (is_plain(t)) {
+      cases = {{67, 100, 1}, {67, 512, 3}, {130, 96, 17}, {70, 264, 64}, {130, 512, 100}, {33, 4096, 1}, {5, 33, 2}};
+    } else if (k::dtype_info(static_cast<uint32_t>(t))->block_elems == 32) {
+      cases = {{67, 512, 1}, {67, 96, 3}, {130, 288, 17}, {70, 160, 64}, {130, 544, 100}, {33, 4128, 1}, {5, 96, 1}};
+    } else {
+      // 4352 = 17 super-blocks: rows of Q2_K, Q3_K, Q6_K are then not multiples of 16 bytes.
+      cases = {{67, 512, 1}, {67, 512, 3}, {130, 768, 17}, {70, 256, 64}, {130, 512, 100}, {33, 4352, 1}};
+    }
+    if (small) cases = {cases[0], cases[2]};
+    for (const mm_case& c : cases) run_matmul_case(t, c, rng);
+  }
+  std::printf("matmul: max error %.2e (quantised, vs int8 oracle), %.2e (F32/F16/BF16); vs f32 product %.2e\n",
+              g_mm_err_q, g_mm_err_plain, g_mm_err_cpu);
+}
+
+// ---- elementwise -------------------------------------------------------------------------------
+
+double max_rel(const std::vector<float>& a, const std::vector<double>& b, double floor_abs) {
+  double e = 0.0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const double d = std::isfinite(a[i]) ? std::fabs(a[i] - b[i]) / (std::fabs(b[i]) + floor_abs) : 1e30;
+    e = std::max(e, d);
+  }
+  return e;
+}
+
+void test_elementwise(std::mt19937& rng) {
+  {  // RMSNorm: with and without weight, in place, odd width
+    for (int n_cols : {4096, 100}) {
+      const int n_rows = 3;
+      const std::vector<float> x = randn(size_t(n_rows) * n_cols, rng, 3.0f), w = randn(n_cols, rng);
+      dbuf dx(x), dw(w), dy(x.size() * 4);
+      for (int with_w = 0; with_w < 2; ++with_w) {
+        std::vector<double> ref(x.size());
+        for (int r = 0; r < n_rows; ++r) {
+          double ss = 0.0;
+          for (int c = 0; c < n_cols; ++c) ss += double(x[r * n_cols + c]) * x[r * n_cols + c];
+          const double inv = 1.0 / std::sqrt(ss / n_cols + 1e-5);
+          for (int c = 0; c < n_cols; ++c) ref[r * n_cols + c] = (with_w ? w[c] : 1.0) * x[r * n_cols + c] * inv;
+        }
+        dy.poison();
+        must(g::gpu_rms_norm(dx.as<float>(), with_w ? dw.as<float>() : nullptr, dy.as<float>(), n_cols, n_rows, 1e-5f,
+                             nullptr), "rms_norm");
+        // fp32 products of an exact-in-double scale: a few ulps.
+        expect(max_rel(dy.get<float>(), ref, 1e-6) < 2e-6, "rms_norm cols " + std::to_string(n_cols) + " weight " +
+                                                              std::to_string(with_w));
+      }
+      dbuf dz(x);  // in place
+      must(g::gpu_rms_norm(dz.as<float>(), dw.as<float>(), dz.as<float>(), n_cols, n_rows, 1e-5f, nullptr), "rms in place");
+      must(g::gpu_rms_norm(dx.as<float>(), dw.as<float>(), dy.as<float>(), n_cols, n_rows, 1e-5f, nullptr), "rms");
+      expect(dz.get<float>() == dy.get<float>(), "rms_norm in place equals out of place");
+    }
+  }
+  {  // add_bias, add (aliased), swiglu (aliased)
+    const int n_cols = 300, n_rows = 7;
+    const size_t n = size_t(n_cols) * n_rows;
+    const std::vector<float> a = randn(n, rng), b = randn(n, rng, 4.0f), bias = randn(n_cols, rng);
+    dbuf da(a), db(b), dbias(bias), dy(n * 4);
+    must(g::gpu_copy_on_device(dy.p, da.p, n * 4, nullptr), "copy on device");
+    must(g::gpu_add_bias(dy.as<float>(), dbias.as<float>(), n_cols, n_rows, nullptr), "add_bias");
+    std::vector<float> y = dy.get<float>();
+    bool ok = true;
+    for (size_t i = 0; i < n; ++i) ok = ok && y[i] == a[i] + bias[i % n_cols];
+    expect(ok, "add_bias exact");
+    must(g::gpu_add(da.as<float>(), db.as<float>(), da.as<float>(), n, nullptr), "add aliased");
+    y = da.get<float>();
+    ok = true;
+    for (size_t i = 0; i < n; ++i) ok = ok && y[i] == a[i] + b[i];
+    expect(ok, "add exact (y aliases a)");
+    dbuf dg(b), du(a);
+    must(g::gpu_swiglu(dg.as<float>(), du.as<float>(), dg.as<float>(), n, nullptr), "swiglu");
+    y = dg.get<float>();
+    std::vector<double> ref(n);
+    for (size_t i = 0; i < n; ++i) ref[i] = double(b[i]) / (1.0 + std::exp(-double(b[i]))) * a[i];
+    expect(max_rel(y, ref, 1e-6) < 1e-5, "swiglu (out aliases gate), expf ulps");  // ≤ 4 ulps of fp32 ops
+  }
+  {  // RoPE: normal and neox, partial rotation, freq factors and freq_scale, large positions
+    const int n_tok = 3, n_heads = 4, hd = 128;
+    for (int neox = 0; neox < 2; ++neox)
+      for (int variant = 0; variant < 2; ++variant) {
+        const int n_rot = variant ? 64 : 128;
+        const float base = variant ? 500000.0f : 10000.0f, fscale = variant ? 0.25f : 1.0f;
+        const int pos0 = variant ? 70000 : 5;
+        const std::vector<float> x = randn(size_t(n_tok) * n_heads * hd, rng);
+        std::vector<float> ff(n_rot / 2);
+        for (int i = 0; i < n_rot / 2; ++i) ff[i] = 1.0f + float(i % 5);
+        dbuf dx(x), dff(ff);
+        must(g::gpu_rope(dx.as<float>(), n_tok, n_heads, hd, n_rot, pos0, base, fscale, variant ? dff.as<float>() : nullptr,
+                         neox, nullptr), "rope");
+        std::vector<double> ref(x.begin(), x.end());
+        for (int t = 0; t < n_tok; ++t)
+          for (int i = 0; i < n_rot / 2; ++i) {  // core/model/forward.cpp: angle in double, cos/sin as float
+            const double f = variant ? ff[i] : 1.0;
+            const double ang = double(pos0 + t) * (fscale * std::pow(double(base), -2.0 * i / n_rot) / f);
+            const float cs = float(std::cos(ang)), sn = float(std::sin(ang));
+            for (int h = 0; h < n_heads; ++h) {
+              const size_t o = (size_t(t) * n_heads + h) * hd;
+              const size_t i0 = o + (neox ? i : 2 * i), i1 = o + (neox ? i + n_rot / 2 : 2 * i + 1);
+              const float x0 = x[i0], x1 = x[i1];
+              ref[i0] = x0 * cs - x1 * sn;
+              ref[i1] = x0 * sn + x1 * cs;
+            }
+          }
+        // Same angles and float rotation: differences only from fused multiply-adds (~1 ulp of |x|).
+        expect(max_rel(dx.get<float>(), ref, 1.0) < 1e-6,
+               "rope neox " + std::to_string(neox) + " variant " + std::to_string(variant));
+      }
+  }
+  {  // argmax: first on ties
+    const int n = 100003;
+    std::vector<float> x = randn(n, rng);
+    x[777] = 10.0f;
+    x[50000] = 10.0f;
+    dbuf dx(x), dout(4);
+    must(g::gpu_argmax(dx.as<float>(), n, dout.as<int32_t>(), nullptr), "argmax");
+    expect(dout.get<int32_t>()[0] == 777, "argmax picks the first of two equal maxima");
+    x[n - 1] = 11.0f;
+    dbuf dx2(x);
+    must(g::gpu_argmax(dx2.as<float>(), n, dout.as<int32_t>(), nullptr), "argmax");
+    expect(dout.get<int32_t>()[0] == n - 1, "argmax at the last index");
+    std::vector<float> same(1000, -2.5f);
+    dbuf dx3(same);
+    must(g::gpu_argmax(dx3.as<float>(), 1000, dout.as<int32_t>(), nullptr), "argmax");
+    expect(dout.get<int32_t>()[0] == 0, "argmax of all-equal is 0");
+  }
+  {  // fp16 KV writer
+    const int n_tok = 5, n_kv = 2, hd = 64, cap = 20, pos0 = 7;
+    const std::vector<float> x = randn(size_t(n_tok) * n_kv * hd, rng);
+    std::vector<uint16_t> cache(size_t(n_kv) * cap * hd, 0x7E00);
+    dbuf dx(x), dc(cache);
+    must(g::gpu_kv_f16_store(dx.as<float>(), dc.as<uint16_t>(), n_tok, n_kv, hd, cap, pos0, nullptr), "kv_f16_store");
+    for (int t = 0; t < n_tok; ++t)
+      for (int h = 0; h < n_kv; ++h)
+        for (int d = 0; d < hd; ++d)
+          cache[(size_t(h) * cap + pos0 + t) * hd + d] = k::f32_to_fp16(x[(size_t(t) * n_kv + h) * hd + d]);
+    expect(dc.get<uint16_t>() == cache, "kv_f16_store bits (and rows outside untouched)");
+    expect(g::gpu_kv_f16_store(dx.as<float>(), dc.as<uint16_t>(), n_tok, n_kv, hd, cap, cap - 2, nullptr) != 0,
+           "kv_f16_store past capacity refused");
+  }
+}
+
+void test_get_rows(std::mt19937& rng) {
+  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
+                         DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k};
+  double worst = 0.0;
+  for (DType t : types) {
+    const int n_rows = 37, n_cols = is_plain(t) ? 100 : (k::dtype_info(static_cast<uint32_t>(t))->block_elems == 32 ? 288 : 512);
+    const std::vector<uint8_t> w = make_weights(t, n_rows, n_cols, rng);
+    const std::vector<int32_t> ids = {3, 0, 36, 3, -1, 37, 20};
+    dbuf dw(w), di(ids), dout(ids.size() * n_cols * 4);
+    dout.poison();
+    must(g::gpu_get_rows(static_cast<uint32_t>(t), dw.p, n_rows, n_cols, di.as<int32_t>(), int(ids.size()),
+                         dout.as<float>(), nullptr), "get_rows");
+    const std::vector<float> out = dout.get<float>();
+    const size_t rb = row_bytes(t, n_cols);
+    std::vector<float> row(n_cols);
+    double err = 0.0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const bool valid = ids[i] >= 0 && ids[i] < n_rows;
+      if (valid) k::dequantize_row(t, w.data() + rb * ids[i], row.data(), n_cols);
+      float rmax = 1e-30f;
+      for (int c = 0; c < n_cols; ++c) rmax = std::max(rmax, std::fabs(valid ? row[c] : 0.0f));
+      for (int c = 0; c < n_cols; ++c) {
+        const float v = out[i * n_cols + c];
+        err = std::max(err, std::isfinite(v) ? std::fabs(v - (valid ? row[c] : 0.0f)) / (valid ? rmax : 1.0f) : 1e30);
+      }
+    }
+    worst = std::max(worst, err);
+    // a·w + b against the CPU's d·sc·q − dmin·m: one or two roundings of the row's magnitude.
+    expect(err < 1e-6, std::string("get_rows ") + tname(t) + " error " + std::to_string(err));
+  }
+  std::printf("get_rows: max error %.2e (relative to the row's largest value)\n", worst);
+}
+
+// ---- f16 prefill attention -------------------------------------------------------------------
+
+void test_attn_f16(std::mt19937& rng, bool small) {
+  struct cfg {
+    int hd, n_kv, group, n_q, pos0;
+  };
+  std::vector<cfg> cases = {{64, 2, 4, 17, 5}, {128, 1, 2, 40, 0}, {256, 1, 1, 3, 30}, {96, 2, 3, 20, 9}, {128, 8, 4, 1, 100}};
+  if (small) cases = {{64, 2, 2, 17, 5}, {96, 1, 1, 3, 9}};
+  double worst = 0.0;
+  for (const cfg& c : cases) {
+    const int n_head = c.n_kv * c.group, cap = c.pos0 + c.n_q + 3, hd = c.hd;
+    std::vector<uint16_t> kc(size_t(c.n_kv) * cap * hd), vc(kc.size());
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (size_t i = 0; i < kc.size(); ++i) {
+      kc[i] = k::f32_to_fp16(nd(rng));
+      vc[i] = k::f32_to_fp16(nd(rng));
+    }
+    const std::vector<float> q = randn(size_t(c.n_q) * n_head * hd, rng, 1.5f);
+    dbuf dq(q), dk(kc), dv(vc), dout(q.size() * 4);
+    dout.poison();
+    g::attn_f16_prefill_params p{};
+    p.q = dq.as<float>();
+    p.k_f16 = dk.as<uint16_t>();
+    p.v = dv.as<uint16_t>();
+    p.out = dout.as<float>();
+    p.n_q = c.n_q;
+    p.n_head = n_head;
+    p.n_kv_head = c.n_kv;
+    p.head_dim = hd;
+    p.capacity = cap;
+    p.pos0 = c.pos0;
+    p.scale = 1.0f / std::sqrt(float(hd));
+    must(g::attn_f16_prefill_run(&p, nullptr), "attn_f16_prefill_run");
+    const std::vector<float> out = dout.get<float>();
+    double err = 0.0;
+    for (int i = 0; i < c.n_q; ++i)
+      for (int h = 0; h < n_head; ++h) {
+        const int kv = h / c.group, n_ctx = c.pos0 + i + 1;
+        std::vector<double> s(n_ctx);
+        double mx = -1e300;
+        for (int j = 0; j < n_ctx; ++j) {
+          double acc = 0.0;
+          for (int d = 0; d < hd; ++d)
+            acc += double(q[(size_t(i) * n_head + h) * hd + d]) * k::fp16_to_f32(kc[(size_t(kv) * cap + j) * hd + d]);
+          s[j] = acc * p.scale;
+          mx = std::max(mx, s[j]);
+        }
+        double l = 0.0;
+        for (double& v : s) l += (v = std::exp(v - mx));
+        for (int d = 0; d < hd; ++d) {
+          double o = 0.0;
+          for (int j = 0; j < n_ctx; ++j) o += s[j] / l * k::fp16_to_f32(vc[(size_t(kv) * cap + j) * hd + d]);
+          const float got = out[(size_t(i) * n_head + h) * hd + d];
+          err = std::max(err, std::isfinite(got) ? std::fabs(got - o) : 1e30);
+        }
+      }
+    worst = std::max(worst, err);
+    // fp32 scores (|s| ≲ 10, ~1e-6 rounding) and fp32 weighted sums of |v| ≲ 4: 1e-4 absolute.
+    expect(err < 1e-4, "attn_f16_prefill hd " + std::to_string(hd) + " n_q " + std::to_string(c.n_q) + " error " +
+                           std::to_string(err));
+  }
+  {
+    g::attn_f16_prefill_params bad{};
+    expect(g::attn_f16_prefill_run(&bad, nullptr) != 0, "attn_f16_prefill refuses empty params");
+  }
+  std::printf("attn_f16_prefill: max abs error %.2e\n", worst);
+}
+
+// ---- bench -----------------------------------------------------------------------------------
+
+struct timer {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double us() const { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+void bench() {
+  std::mt19937 rng(7);
+  // Copy bandwidth (read + write) on 1 GiB.
+  const size_t cb = size_t(1) << 30;
+  dbuf a(cb), b(cb);
+  must(g::gpu_fill_zero(a.p, cb, nullptr), "fill");
+  for (int i = 0; i < 3; ++i) must(g::gpu_copy_on_device(b.p, a.p, cb, nullptr), "copy");
+  must(g::gpu_stream_sync(nullptr), "sync");
+  timer tc;
+  const int nc = 10;
+  for (int i = 0; i < nc; ++i) must(g::gpu_copy_on_device(b.p, a.p, cb, nullptr), "copy");
+  must(g::gpu_stream_sync(nullptr), "sync");
+  const double copy_gbs = 2.0 * cb * nc / (tc.us() * 1e3);
+  std::printf("copy bandwidth (1 GiB device copy, read + write): %.0f GB/s\n", copy_gbs);
+  std::printf("| type | rows × cols | weight MB | decode µs | GB/s | %% of copy | in a graph µs | GB/s | %% of copy | "
+              "prefill 512 tok ms | TFLOP/s eq |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  void* stream = nullptr;
+  must(g::gpu_stream_create(&stream), "stream");
+  const std::pair<DType, std::pair<int, int>> shapes[] = {
+      {DType::q4_k, {14336, 4096}}, {DType::q4_k, {4096, 14336}}, {DType::q8_0, {14336, 4096}},
+      {DType::q8_0, {4096, 14336}}, {DType::f16, {14336, 4096}},  {DType::f16, {4096, 14336}},
+      {DType::q4_0, {14336, 4096}}, {DType::q4_1, {14336, 4096}}, {DType::q5_0, {14336, 4096}},
+      {DType::q5_1, {14336, 4096}}, {DType::q2_k, {14336, 4096}}, {DType::q3_k, {14336, 4096}},
+      {DType::q5_k, {14336, 4096}}, {DType::q6_k, {14336, 4096}}, {DType::bf16, {14336, 4096}},
+      {DType::f32, {14336, 4096}}};
+  for (const auto& [t, shape] : shapes) {
+    const auto [n_rows, n_cols] = shape;
+    {
+      const size_t rb = row_bytes(t, n_cols), wbytes = rb * n_rows;
+      // 64 distinct rows, repeated; copies rotate so that the 50 MB L2 never holds the next one.
+      const std::vector<uint8_t> blk = make_weights(t, 64, n_cols, rng);
+      std::vector<uint8_t> w(wbytes);
+      for (int r = 0; r < n_rows; ++r) std::memcpy(w.data() + rb * r, blk.data() + rb * (r % 64), rb);
+      const int copies = int(std::max<size_t>(2, (size_t(600) << 20) / wbytes + 1));
+      std::vector<void*> dw(copies);
+      for (void*& p : dw) {
+        must(g::gpu_alloc(&p, wbytes), "alloc w");
+        must(g::gpu_copy_to_device(p, w.data(), wbytes, nullptr), "upload");
+      }
+      const int max_tok = 512;
+      const std::vector<float> x = randn(size_t(max_tok) * n_cols, rng);
+      dbuf dx(x), dq(g::gpu_act_q8_bytes(max_tok, n_cols)), dy(size_t(max_tok) * n_rows * 4);
+      must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, max_tok, n_cols, stream), "quantize");
+      const uint32_t id = static_cast<uint32_t>(t);
+      auto run = [&](int i, int n_tok) {
+        must(g::gpu_matmul(id, dw[i % copies], n_rows, n_cols, dx.as<float>(), dq.p, n_tok, dy.as<float>(), 0.0f, stream),
+             "matmul");
+      };
+      for (int i = 0; i < 20; ++i) run(i, 1);
+      must(g::gpu_stream_sync(stream), "sync");
+      const int reps = 400;
+      timer td;
+      for (int i = 0; i < reps; ++i) run(i, 1);
+      must(g::gpu_stream_sync(stream), "sync");
+      const double dec_us = td.us() / reps;
+      // The same launches replayed from a graph: no host launch cost between kernels.
+      const int per_graph = 40;
+      alap_gpu_graph_t graph{};
+      alap_gpu_graph_exec_t exec{};
+      const auto s = static_cast<alap_gpu_stream_t>(stream);
+      ALAP_GPU_CHECK(alap_gpu_stream_begin_capture(s));
+      for (int i = 0; i < per_graph; ++i) run(i, 1);
+      ALAP_GPU_CHECK(alap_gpu_stream_end_capture(s, &graph));
+      ALAP_GPU_CHECK(alap_gpu_graph_instantiate(&exec, graph));
+      ALAP_GPU_CHECK(alap_gpu_graph_launch(exec, s));
+      must(g::gpu_stream_sync(stream), "sync");
+      timer tg;
+      for (int i = 0; i < reps / per_graph; ++i) ALAP_GPU_CHECK(alap_gpu_graph_launch(exec, s));
+      must(g::gpu_stream_sync(stream), "sync");
+      const double graph_us = tg.us() / (reps / per_graph * per_graph);
+      (void)alap_gpu_graph_exec_destroy(exec);
+      (void)alap_gpu_graph_destroy(graph);
+      run(0, max_tok);
+      must(g::gpu_stream_sync(stream), "sync");
+      const int preps = 10;
+      timer tp;
+      for (int i = 0; i < preps; ++i) run(i, max_tok);
+      must(g::gpu_stream_sync(stream), "sync");
+      const double pre_ms = tp.us() / preps / 1e3;
+      const double gbs = wbytes / (dec_us * 1e3), gbs_g = wbytes / (graph_us * 1e3);
+      std::printf("| %s | %d × %d | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f | %.0f%% | %.2f | %.1f |\n", tname(t),
+                  n_rows, n_cols, wbytes / 1e6, dec_us, gbs, 100.0 * gbs / copy_gbs, graph_us, gbs_g,
+                  100.0 * gbs_g / copy_gbs, pre_ms, 2.0 * n_rows * n_cols * max_tok / (pre_ms * 1e9));
+      for (void* p : dw) (void)g::gpu_release(p);
+    }
+  }
+  must(g::gpu_stream_destroy(stream), "stream destroy");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+  const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
+  int n = 0;
+  if (g::gpu_device_count(&n) != 0 || n == 0) {
+    std::printf("SKIP: no GPU (%s)\n", g::gpu_error_message());
+    return 77;
+  }
+  g::gpu_device_info info{};
+  must(g::gpu_device_open(0, &info), "gpu_device_open");
+  std::printf("device: %s (%s), %d multiprocessors, %.1f of %.1f GiB free, runtime %d\n", info.name, info.arch,
+              info.multiprocessors, info.free_bytes / 1073741824.0, info.total_bytes / 1073741824.0,
+              info.runtime_version);
+  if (do_bench) {
+    bench();
+    return 0;
+  }
+  std::mt19937 rng(1234);
+  test_errors(n);
+  test_quantize_act(rng);
+  test_matmul(rng, small);
+  test_elementwise(rng);
+  test_get_rows(rng);
+  test_attn_f16(rng, small);
+  must(g::gpu_stream_sync(nullptr), "final sync");
+  std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,92 @@
+#!/bin/bash
+# One device-machine session for ops.h on the lent H200 (docs/bench/gpu.md "Forward-pass kernels"):
+# builds the GPU library's sources, the CPU oracle (kernels/cpu) and ops_gpu_test with a hand-written
+# nvcc/g++ command line (no cmake), runs the test, compute-sanitizer memcheck/racecheck on small
+# shapes, and the benchmark (ops_gpu_test --bench). Logs go to $OUT (or ./h200-ops-out).
+# Usage from the repo root: bash tests/kernels/gpu/run_ops_h200.sh
+# Environment: ALAP_SKIP_SAN=1 skips the sanitizers, ALAP_SKIP_BENCH=1 the benchmark;
+# ALAP_SAN_TIMEOUT bounds each sanitizer run (seconds, default 150); ALAP_VARIANT="-Dflags;-Dflags..."
+# also builds matmul.hip with each set of flags and runs the test and the benchmark on it
+# (e.g. -DALAP_MV_DIRECT_MASK=0xFFFFu, -DALAP_MV_CHUNK_MULT=2).
+set -u -o pipefail
+out=${OUT:-h200-ops-out}
+b=/tmp/alap-ops
+mkdir -p "$out" $b
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+{
+  date -u +"date: %Y-%m-%d %H:%M UTC"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  $nvcc --version | tail -2
+} 2>&1 | tee "$out/machine.txt"
+
+start=$(date +%s)
+flags="-std=c++20 -O3 -arch=sm_90 -lineinfo -I. -Ikernels/include -Xcompiler=-Wall,-Wextra -Werror=all-warnings"
+gpu_srcs="attn_k8 attn_k8_prefill kv_k8_store ops_device matmul ops_elementwise attn_f16_prefill"
+for src in $gpu_srcs; do
+  $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
+done
+$nvcc $flags -DALAP_GPU_CUDA=1 -x cu -c tests/kernels/gpu/ops_gpu_test.cpp -o $b/ops_gpu_test.o > $b/ops_gpu_test.log 2>&1 &
+IFS=';' read -r -a variants <<< "${ALAP_VARIANT:-}"
+for i in "${!variants[@]}"; do
+  $nvcc $flags ${variants[$i]} -x cu -Xptxas -v -c kernels/gpu/matmul.hip -o $b/matmul_var$i.o > $b/matmul_var$i.log 2>&1 &
+done
+# The CPU oracle: alap_kernels' sources with their per-ISA flags (kernels/cpu/CMakeLists.txt).
+cpu_objs=""
+cxx="g++ -std=c++20 -O2 -ffp-contract=off -I. -Ikernels/include -Ikernels/cpu"
+for src in fp16 dtype dispatch cpu_features probe scalar/dequant_scalar scalar/quant_scalar scalar/matmul_scalar \
+           scalar/k8_scalar scalar/attn_scalar avx2/matmul_avx2 avx2/k8_avx2 avx2/attn_avx2 avx_vnni/matmul_avxvnni \
+           avx512_vnni/matmul_vnni avx512_vnni/attn_vnni; do
+  case $src in
+    avx2/*) isa="-mavx2 -mfma -mf16c" ;;
+    avx_vnni/*) isa="-mavx2 -mfma -mf16c -mavxvnni" ;;
+    avx512_vnni/*) isa="-mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni" ;;
+    *) isa="" ;;
+  esac
+  o=$b/cpu_$(echo $src | tr / _).o
+  $cxx $isa -c kernels/cpu/$src.cpp -o $o > $o.log 2>&1 &
+  cpu_objs="$cpu_objs $o"
+done
+wait
+cat $b/*.log > "$out/build.log"
+gpu_objs=""
+for src in $gpu_srcs; do gpu_objs="$gpu_objs $b/$src.o"; done
+$nvcc -arch=sm_90 $b/ops_gpu_test.o $gpu_objs $cpu_objs -lpthread -o $b/ops_gpu_test >> "$out/build.log" 2>&1 ||
+  { echo "BUILD FAILED"; grep -E "error|undefined" "$out/build.log" | head -30; exit 1; }
+echo "build took $(( $(date +%s) - start )) s"
+grep -E "warning|error" "$out/build.log" | head
+# Registers / spills of the weight-product kernels.
+grep -A2 -E "Compiling entry function .*(matvec|matmul)" $b/matmul.log | grep -E "registers|spill" |
+  awk '/spill/ {s = $5 + $9} /registers/ {print "regs", $5, "spill bytes", s}' | sort | uniq -c | tee -a "$out/build.log"
+
+echo "== ops_gpu_test (at $(( $(date +%s) - start )) s)"
+$b/ops_gpu_test > "$out/test.log" 2>&1; echo "ops_gpu_test rc=$?"
+grep -E "FAIL|PASS|device|max error|max abs" "$out/test.log" | head -40
+
+if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
+  echo "== ops_gpu_test --bench (at $(( $(date +%s) - start )) s)"
+  timeout 200 $b/ops_gpu_test --bench 2>&1 | tee "$out/bench.log"
+fi
+
+for i in "${!variants[@]}"; do
+  echo "== variant ${variants[$i]} (at $(( $(date +%s) - start )) s)" | tee -a "$out/bench_variants.log"
+  $nvcc -arch=sm_90 $b/ops_gpu_test.o ${gpu_objs/$b\/matmul.o/$b/matmul_var$i.o} $cpu_objs -lpthread -o $b/test_var$i >> "$out/build.log" 2>&1 ||
+    { echo "variant build failed"; continue; }
+  $b/test_var$i > $b/test_var.log 2>&1; echo "test rc=$? $(grep -E 'PASS|FAIL' $b/test_var.log | head -3 | tr '\n' ' ')" | tee -a "$out/bench_variants.log"
+  grep "matmul: max" $b/test_var.log | tee -a "$out/bench_variants.log"
+  [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench 2>&1 | grep -E "^\|" | tee -a "$out/bench_variants.log"
+  if [ -z "${ALAP_SKIP_SAN:-}" ]; then
+    timeout ${ALAP_SAN_TIMEOUT:-150} compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+      $b/test_var$i --small > $b/san.log 2>&1
+    echo "${variants[$i]} memcheck rc=$? $(grep -E 'ERROR SUMMARY' $b/san.log)" | tee -a "$out/sanitizers.txt"
+  fi
+done
+
+if [ -z "${ALAP_SKIP_SAN:-}" ]; then
+  echo "== compute-sanitizer (at $(( $(date +%s) - start )) s)"
+  for tool in memcheck racecheck; do
+    timeout ${ALAP_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 $b/ops_gpu_test --small > $b/san.log 2>&1
+    echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL' $b/san.log | head -5 | tr '\n' ' ')" | tee -a "$out/sanitizers.txt"
+    grep -m5 -E "Invalid|Race|Error" $b/san.log >> "$out/sanitizers.txt"
+  done
+fi
+echo "done at $(( $(date +%s) - start )) s"
