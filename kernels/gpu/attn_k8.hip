@@ -1,6 +1,7 @@
 // Launches and C host API of decode attention (f16, k8, k8v8): validation, the selector that picks
-// the instantiation (head_dim bucket × group bucket) and the flash-decoding split, one launch per
-// call. The arithmetic lives in attn_k8_kernel.h.
+// the kernel (matrix-unit kernels on CUDA for head_dim 64/128, else the scalar ones by head_dim
+// bucket × group bucket) and the flash-decoding split, one launch per call. The arithmetic lives
+// in attn_k8_kernel.h.
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,22 @@ __global__ void __launch_bounds__(kThreads, (attn_min_blocks<HDB, GB>)) attn_k8v
   attn_decode_body<kv_mode::k8v8, HDB, GB>(a);
 }
 
+#if ALAP_ATTN_MMA
+// The same three on the matrix units, warp-owned tiles (head_dim 64 or 128 exactly, groups ≤ 8).
+template <int HD, int GB>
+__global__ void __launch_bounds__(kMmaThreads, ALAP_ATTN_MMA_MIN_BLOCKS) attn_f16_decode_mma_kernel(attn_kernel_args a) {
+  attn_decode_mma_body<kv_mode::f16, HD, GB>(a);
+}
+template <int HD, int GB>
+__global__ void __launch_bounds__(kMmaThreads, ALAP_ATTN_MMA_MIN_BLOCKS) attn_k8_decode_mma_kernel(attn_kernel_args a) {
+  attn_decode_mma_body<kv_mode::k8, HD, GB>(a);
+}
+template <int HD, int GB>
+__global__ void __launch_bounds__(kMmaThreads, ALAP_ATTN_MMA_MIN_BLOCKS) attn_k8v8_decode_mma_kernel(attn_kernel_args a) {
+  attn_decode_mma_body<kv_mode::k8v8, HD, GB>(a);
+}
+#endif
+
 namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -41,36 +58,68 @@ int multiprocessor_count() {
   return cached_count;
 }
 
+// Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
+// n_kv_head blocks otherwise), each split a multiple of `tile` rows.
+void set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile) {
+  const attn_decode_params& p = a.p;
+  int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / (p.n_kv_head * n_slices);
+  want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
+  a.split_len = ceil_div(ceil_div(p.n_ctx, want), tile) * tile;
+  a.n_split = ceil_div(p.n_ctx, a.split_len);  // no split is empty
+}
+
 template <kv_mode M, int HDB, int GB>
 void launch(attn_kernel_args& a, alap_gpu_stream_t stream) {
   using T = decode_tiles<M, HDB, GB>;
   auto kernel = M == kv_mode::f16  ? attn_f16_decode_kernel<HDB, GB>
                 : M == kv_mode::k8 ? attn_k8_decode_kernel<HDB, GB>
                                    : attn_k8v8_decode_kernel<HDB, GB>;
-  // Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
-  // n_kv_head blocks otherwise), each split at least one tile.
   thread_local int cached_occupancy = 0;
   if (cached_occupancy == 0) {
     ALAP_GPU_CHECK(alap_gpu_set_max_dynamic_smem(kernel, T::smem_bytes));
     ALAP_GPU_CHECK(alap_gpu_occupancy(&cached_occupancy, kernel, kThreads, T::smem_bytes));
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
-  const attn_decode_params& p = a.p;
   const int n_slices = ceil_div(a.group, GB);
-  int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * cached_occupancy / (p.n_kv_head * n_slices);
-  want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
-  a.split_len = ceil_div(ceil_div(p.n_ctx, want), T::kTile) * T::kTile;
-  a.n_split = ceil_div(p.n_ctx, a.split_len);  // no split is empty
-  const dim3 grid(p.n_kv_head, a.n_split, n_slices);
+  set_splits(a, cached_occupancy, n_slices, T::kTile);
+  const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
   kernel<<<grid, kThreads, T::smem_bytes, stream>>>(a);
   ALAP_GPU_CHECK_LAUNCH();
 }
 
-// The selector: the smallest head_dim bucket and group bucket that hold the call.
+#if ALAP_ATTN_MMA
+template <kv_mode M, int HD, int GB>
+void launch_mma(attn_kernel_args& a, alap_gpu_stream_t stream) {
+  using T = mma_tiles<M, HD, GB>;
+  auto kernel = M == kv_mode::f16  ? attn_f16_decode_mma_kernel<HD, GB>
+                : M == kv_mode::k8 ? attn_k8_decode_mma_kernel<HD, GB>
+                                   : attn_k8v8_decode_mma_kernel<HD, GB>;
+  thread_local int cached_occupancy = 0;
+  if (cached_occupancy == 0) {
+    ALAP_GPU_CHECK(alap_gpu_set_max_dynamic_smem(kernel, T::smem_bytes));
+    ALAP_GPU_CHECK(alap_gpu_occupancy(&cached_occupancy, kernel, kMmaThreads, T::smem_bytes));
+    if (cached_occupancy < 1) cached_occupancy = 1;
+  }
+  const int n_slices = ceil_div(a.group, GB);
+  set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps);
+  const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
+  kernel<<<grid, kMmaThreads, T::smem_bytes, stream>>>(a);
+  ALAP_GPU_CHECK_LAUNCH();
+}
+#endif
+
+// The selector: the matrix-unit kernels where they apply (CUDA; head_dim 64 or 128), else the
+// smallest head_dim bucket and group bucket that hold the call.
 template <kv_mode M>
 void launch_bucket(attn_kernel_args& a, alap_gpu_stream_t stream) {
   const int hd = a.p.head_dim, g = a.group;
   const int gb = g <= 4 ? 4 : 8;  // larger groups: slices of 8 (grid z)
+#if ALAP_ATTN_MMA
+  if (hd == 64 && gb == 4) return launch_mma<M, 64, 4>(a, stream);
+  if (hd == 64 && gb == 8) return launch_mma<M, 64, 8>(a, stream);
+  if (hd == 128 && gb == 4) return launch_mma<M, 128, 4>(a, stream);
+  if (hd == 128 && gb == 8) return launch_mma<M, 128, 8>(a, stream);
+#endif
   const int hdb = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
 #define ALAP_ATTN_CASE(H, B) \
   if (hdb == H && gb == B) return launch<M, H, B>(a, stream);

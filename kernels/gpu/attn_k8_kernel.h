@@ -1,9 +1,11 @@
-// Device code of single-query (decode) attention over the KV cache, one body for the three cache
-// modes (f16, k8, k8v8), which differ only in how a K row is scored and how a V row is read.
+// Device code of single-query (decode) attention over the KV cache: two bodies, each one template
+// for the three cache modes (f16, k8, k8v8). attn_decode_mma_body (end of the file; CUDA sm_80+,
+// head_dim 64 or 128) puts the scores and P·V on the matrix units with warp-owned tiles;
+// attn_decode_body (below; HIP, and CUDA for the other head dims) is the scalar/dot4 body.
 // Not the host API (attn_k8.h), not the launches (attn_k8.hip), not prefill (attn_k8_prefill.hip).
 //
-// Work split (flash-decoding): grid = (n_kv_head, n_split, ⌈G/GB⌉), kThreads threads. A block takes
-// one KV head, all G query heads of its group (GQA: each K and V row is read once for G heads; a
+// attn_decode_body. Work split (flash-decoding): grid = (n_kv_head, n_split, ⌈G/GB⌉), kThreads
+// threads. A block takes one KV head, all G query heads of its group (GQA: each K and V row is read once for G heads; a
 // group larger than the bucket GB is cut into slices, grid z) and one slice of the context, in
 // tiles of kTile rows. Per tile:
 //   0. the payload of tile t+2 is copied to shared memory (cp.async on sm_80+, 3 stages) while tile
@@ -172,6 +174,81 @@ __device__ __forceinline__ void alap_i8x4_to_f32(int w, float* f) {
   const unsigned x = static_cast<unsigned>(w) ^ 0x80808080u;
 #pragma unroll
   for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(__byte_perm(x, 0x4B000000u, 0x7540u | unsigned(i))) - 8388736.0f;
+}
+
+// Flash-decoding merge, shared by the decode bodies: the block has written its partial (o, m, l)
+// for query heads h0..h0+G-1 (m in natural-log units); the last block of this KV head (slice) to
+// finish merges all splits into out. Every thread of the block calls it.
+template <int GB, int HDB>
+__device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int h0, float (*w_sh)[kAttnMaxSplit],
+                                  int& last_sh) {
+  const int tid = threadIdx.x, hd = a.p.head_dim, nthreads = blockDim.x;
+  // The last block of this KV head to finish merges the splits:
+  //   out = Σ_s o_s·e^(m_s−M) / Σ_s l_s·e^(m_s−M),  M = max_s m_s.
+  const int counter = kv * int(gridDim.z) + int(blockIdx.z);
+  __threadfence();  // this thread's partials are visible device-wide ...
+  __syncthreads();  // ... and every thread's, before the block is counted
+  if (tid == 0) {
+    const unsigned done = atomicAdd(a.counters + counter, 1u);
+    last_sh = done == unsigned(a.n_split - 1);
+  }
+  __syncthreads();
+  if (!last_sh) return;
+  __threadfence();
+  for (int g = tid / kSoftLanes; g < G; g += nthreads / kSoftLanes) {
+    const int h = h0 + g, lane = tid % kSoftLanes;
+    const float* pm = a.part_m + size_t(h) * kAttnMaxSplit;
+    const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
+    constexpr int kPer = kAttnMaxSplit / kSoftLanes;  // splits per lane
+    float mv[kPer], lv[kPer];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int sp = lane + k * kSoftLanes;
+      mv[k] = sp < a.n_split ? alap_load_l2(pm + sp) : -INFINITY;
+      lv[k] = sp < a.n_split ? alap_load_l2(pl + sp) : 0.0f;
+      mx = fmaxf(mx, mv[k]);
+    }
+#pragma unroll
+    for (int off = kSoftLanes / 2; off > 0; off >>= 1) mx = fmaxf(mx, alap_shfl_xor(mx, off, kSoftLanes));
+    float lsum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      mv[k] = expf(mv[k] - mx);  // every split has at least one row; 0 past n_split
+      lsum += lv[k] * mv[k];
+    }
+#pragma unroll
+    for (int off = kSoftLanes / 2; off > 0; off >>= 1) lsum += alap_shfl_xor(lsum, off, kSoftLanes);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int sp = lane + k * kSoftLanes;
+      if (sp < a.n_split) w_sh[g][sp] = mv[k] / lsum;
+    }
+  }
+  __syncthreads();
+  // Four output elements per thread and step; kUnroll splits' loads in flight (L2 latency bound).
+  constexpr int kUnroll = 16;
+  for (int i = tid * 4; i < G * hd; i += nthreads * 4) {
+    const int g = i / hd, d = i % hd, h = h0 + g;
+    const float* o = a.part_o + size_t(h) * kAttnMaxSplit * hd + d;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int sp0 = 0; sp0 < a.n_split; sp0 += kUnroll) {
+      float4 ov[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        ov[u] = sp0 + u < a.n_split ? alap_load_l2_f4(o + size_t(sp0 + u) * hd) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float w = sp0 + u < a.n_split ? w_sh[g][sp0 + u] : 0.0f;
+        sum.x = fmaf(ov[u].x, w, sum.x);
+        sum.y = fmaf(ov[u].y, w, sum.y);
+        sum.z = fmaf(ov[u].z, w, sum.z);
+        sum.w = fmaf(ov[u].w, w, sum.w);
+      }
+    }
+    *reinterpret_cast<float4*>(a.p.out + size_t(h) * hd + d) = sum;
+  }
+  if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
 }
 
 template <kv_mode M, int HDB, int GB>
@@ -620,72 +697,593 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   }
 #endif
   if (single) return;
+  attn_merge_splits<GB, HDB>(a, kv, G, h0, w_sh, last_sh);
+}
 
-  // The last block of this KV head to finish merges the splits:
-  //   out = Σ_s o_s·e^(m_s−M) / Σ_s l_s·e^(m_s−M),  M = max_s m_s.
+
+#if ALAP_ATTN_MMA
+// ---------------------------------------------------------------------------------------------
+// Decode on the matrix units, warp-owned tiles (CUDA sm_80+; head_dim 64 or 128, groups ≤ 8).
+//
+// Each warp of the block streams its own 16-row tiles of the block's slice (tiles warp, warp + W,
+// ...) through a private ring of kMmaStages shared-memory stages filled by cp.async (16-byte
+// copies of whole rows, so the warp's 32 lanes read 512 contiguous bytes per copy instruction);
+// no block barrier until the end. Per tile, with lane = (g, t) = (lane / 4, lane % 4):
+//   scores  S[hr][row] on mma: k8 m16n8k32 s8×s8→s32, one mma per 32-value quantisation block, so
+//           each int32 result is one block sum, scaled by d_q·d_k (its accumulator starts at
+//           0x4B400000, so the int→float conversion is one FADD); f16 m16n8k16 with the query
+//           split into fp16 hi + lo. A = query rows hr: 0-7 → heads 0,0,1,1,2,2,3,3 (each head
+//           twice), rows 8-15 → heads 4..7 (GB 8) or the lo half of the query (f16, GB 4); B = K
+//           rows via ldmatrix. Lane (g, t) ends with head hr(g) [and hr(g+8)] at rows 2t, 2t+1,
+//           8+2t, 9+2t, already in log2 units (scale·log2 e is folded into the query).
+//   softmax per warp: tile max by 2 shuffles; the running max m moves only when a score exceeds
+//           m + 8 (then acc and l are rescaled: rare), so p = 2^(s-m) ≤ 256.
+//   P·V     on mma m16n8k16 as Oᵀ = Vᵀ·Pᵀ: A = Vᵀ (16 dims × 16 rows) by ldmatrix.trans (int8 V:
+//           byte pairs, widened to fp16 exactly, 0x64XX - 1152), B = Pᵀ whose 8 columns are the 4
+//           heads × (fp16 hi, fp16 lo) of p: lane g even supplies hi, odd lo, which is exactly the
+//           lane that holds that head's scores. k8v8: p·d_v[row][block] per 32-dim block.
+// At the end the warps' (acc, m, l) are merged in shared memory, then as in the scalar body.
+
+#ifndef ALAP_ATTN_STAGES
+#define ALAP_ATTN_STAGES 3  // tiles in each warp's ring: 2 in flight while one is computed
+#endif
+#ifndef ALAP_ATTN_MMA_MIN_BLOCKS
+#define ALAP_ATTN_MMA_MIN_BLOCKS 1  // __launch_bounds__ of the mma kernels (shared memory allows one block)
+#endif
+#ifndef ALAP_ATTN_RESCALE
+#define ALAP_ATTN_RESCALE 8.0f  // log2 headroom before the running max moves
+#endif
+#ifndef ALAP_ATTN_MMA_WARPS
+#define ALAP_ATTN_MMA_WARPS 8  // warps per block of the mma kernels (4 was 6-13% slower at 16k-128k)
+#endif
+inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
+inline constexpr int kMmaThreads = 32 * kMmaWarps;
+inline constexpr int kMmaRows = 16;  // rows per warp tile
+
+__device__ __forceinline__ unsigned alap_smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+template <int Bytes>
+__device__ __forceinline__ void alap_cp_async_raw(unsigned dst, const void* src) {
+  if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
+  }
+}
+__device__ __forceinline__ void alap_ldsm_x4(unsigned addr, unsigned* r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void alap_ldsm_x4_trans(unsigned addr, unsigned* r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+// d = a·b + c: A 16×32 s8 (a0..a3), B 32×8 s8 (b0, b1), C/D 16×8 s32.
+__device__ __forceinline__ void alap_mma_16832_s8(int* d, const unsigned* a, unsigned b0, unsigned b1, int c) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c));
+}
+// d = a·b + c, fp16 operands, fp32 accumulators (d may alias c).
+__device__ __forceinline__ void alap_mma_16816_c(float* d, const unsigned* a, unsigned b0, unsigned b1, const float* c) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+                 "f"(c[3]));
+}
+__device__ __forceinline__ float alap_exp2(float x) {  // 2^x, ex2.approx (2 ulp); 2^-inf = 0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ unsigned alap_h2_bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
+// The fp16 pair of (x0, x1) (lo = false) or of its remainder x - fp16(x) (lo = true): a lane of a
+// B fragment gives one of the two halves of p, and the mma adds them.
+__device__ __forceinline__ unsigned alap_p_part(float x0, float x1, float lo) {
+  const __half2 h = __floats2half2_rn(x0, x1);
+  const float2 f = __half22float2(h);
+  return alap_h2_bits(__floats2half2_rn(fmaf(-lo, f.x, x0), fmaf(-lo, f.y, x1)));
+}
+// Bytes (0,2) (sel 0x4240) or (1,3) (sel 0x4341) of an int8 word as an fp16 pair, exactly.
+__device__ __forceinline__ unsigned alap_i8_to_h2(unsigned x80, unsigned sel) {
+  const unsigned h = __byte_perm(x80, 0x64646464u, sel);  // 1024 + (b + 128)
+  return alap_h2_bits(__hsub2(*reinterpret_cast<const __half2*>(&h), __floats2half2_rn(1152.0f, 1152.0f)));
+}
+
+template <kv_mode M, int HD, int GB>
+struct mma_tiles {
+  static constexpr bool k_packed = M != kv_mode::f16;
+  static constexpr bool v_packed = M == kv_mode::k8v8;
+  static constexpr int nb = HD / kQBlock;
+  static constexpr int k_row = HD * (k_packed ? 1 : 2), v_row = HD * (v_packed ? 1 : 2);  // bytes
+  static constexpr int k_stride = k_row + 16, v_stride = v_row + 16;  // +16: conflict-free ldmatrix
+  static constexpr int sc_row = nb * 2;                                // bytes of one row's scales
+  static constexpr int k_off = 0, v_off = kMmaRows * k_stride;
+  static constexpr int kd_off = v_off + kMmaRows * v_stride;
+  static constexpr int vd_off = kd_off + (k_packed ? kMmaRows * sc_row : 0);
+  static constexpr int stage_bytes = (vd_off + (v_packed ? kMmaRows * sc_row : 0) + 15) / 16 * 16;
+  static constexpr int kStages = ALAP_ATTN_STAGES;
+  static constexpr int warp_bytes = kStages * stage_bytes;
+  static constexpr int k_copies = k_row / 32, v_copies = v_row / 32;  // 16-byte copies per lane per tile
+  static constexpr int nh = GB / 4;        // head halves: rows 0-7 and 8-15 of the score mma
+  static constexpr int m_tiles = HD / 16;  // 16-dim tiles of Vᵀ
+  static constexpr int q_regs = k_packed ? nb * 4 : (HD / 16) * 4 * (GB == 8 ? 2 : 1);
+  static constexpr int red_bytes = kMmaWarps * GB * (HD + 2) * 4;
+  static constexpr size_t smem_bytes = size_t(kMmaWarps) * warp_bytes > size_t(red_bytes) ? size_t(kMmaWarps) * warp_bytes
+                                                                                          : size_t(red_bytes);
+  static_assert(HD == 64 || HD == 128, "the mma body takes head_dim 64 or 128");
+  static_assert(GB == 4 || GB == 8);
+  static_assert(kStages >= 2);
+  static_assert(k_row % 64 == 0 && k_copies >= 1 && v_copies >= 1);
+  static_assert(size_t(kMmaWarps) * warp_bytes <= 220 * 1024, "the rings must fit one block's shared memory");
+  static_assert(32 % (k_row / 16) == 0 && 32 % (v_row / 16) == 0, "a copy instruction covers whole rows");
+};
+
+template <kv_mode M, int HD, int GB>
+__device__ void attn_decode_mma_body(const attn_kernel_args& a) {
+  using T = mma_tiles<M, HD, GB>;
+  constexpr int nb = T::nb, NH = T::nh, MT = T::m_tiles;
+  constexpr float kLog2e = 1.4426950408889634f;
+  constexpr float kMagicF = 12582912.0f;  // 0x4B400000: 1.5·2^23, its low mantissa bits hold an int
+  constexpr int kMagicI = 0x4B400000;
+  __shared__ int last_sh;
+  __shared__ float mw_sh[kMmaWarps][GB];
+  __shared__ __align__(16) float q_sh[GB][HD];   // fp32 query (scaled, f16) or int8 (first bytes)
+  __shared__ float dq_sh[GB][HD / kQBlock];
+  extern __shared__ int4 stage_sh[];
+
+  const int kv = blockIdx.x, split = blockIdx.y, tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
+  const int G = min(GB, a.group - int(blockIdx.z) * GB);
+  const int h0 = kv * a.group + int(blockIdx.z) * GB;
+  const int begin = split * a.split_len;
+  const int end = min(a.p.n_ctx, begin + a.split_len);
+  const size_t kv_row0 = size_t(kv) * a.p.capacity;
+  const float qscale = a.p.scale * kLog2e;
+
+  // This warp's ring and its copies. A tile is 16 consecutive rows: contiguous bytes in global
+  // memory; lane copies 16-byte chunks lane, lane + 32, ... into rows padded by 16 bytes.
+  char* ring = reinterpret_cast<char*>(stage_sh) + warp * T::warp_bytes;
+  const unsigned ring_s = alap_smem_addr(ring);
+  const char* kbase = (T::k_packed ? reinterpret_cast<const char*>(a.p.k_q) : reinterpret_cast<const char*>(a.p.k_f16)) +
+                      kv_row0 * T::k_row;
+  const char* vbase = (T::v_packed ? reinterpret_cast<const char*>(a.p.v_q) : reinterpret_cast<const char*>(a.p.v)) +
+                      kv_row0 * T::v_row;
+  const char* kdbase = T::k_packed ? reinterpret_cast<const char*>(a.p.k_d) + kv_row0 * T::sc_row : nullptr;
+  const char* vdbase = T::v_packed ? reinterpret_cast<const char*>(a.p.v_d) + kv_row0 * T::sc_row : nullptr;
+  // Chunk lane of a tile sits at row lane / cpr, column lane % cpr; chunk lane + 32i, 32/cpr·i rows
+  // further: immediate offsets from one pointer per array on full tiles.
+  constexpr int kcpr = T::k_row / 16, vcpr = T::v_row / 16;
+  const unsigned k_dst = T::k_off + (lane / kcpr) * T::k_stride + (lane % kcpr) * 16;
+  const unsigned v_dst = T::v_off + (lane / vcpr) * T::v_stride + (lane % vcpr) * 16;
+  const auto issue = [&](int tile, int stage) {
+    if (tile < end) {
+      const unsigned st = ring_s + stage * T::stage_bytes;
+      const int last = end - 1 - tile;  // rows past it are clamped to it (finite data, masked later)
+      if (last >= kMmaRows - 1) {
+        const char* ks = kbase + size_t(tile) * T::k_row + lane * 16;
+        const char* vs = vbase + size_t(tile) * T::v_row + lane * 16;
+#pragma unroll
+        for (int i = 0; i < T::k_copies; ++i)
+          alap_cp_async_raw<16>(st + k_dst + i * (32 / kcpr) * T::k_stride, ks + i * 512);
+#pragma unroll
+        for (int i = 0; i < T::v_copies; ++i)
+          alap_cp_async_raw<16>(st + v_dst + i * (32 / vcpr) * T::v_stride, vs + i * 512);
+      } else {
+#pragma unroll
+        for (int i = 0; i < T::k_copies; ++i) {
+          const int row = i * (32 / kcpr) + lane / kcpr, r = min(row, last);
+          alap_cp_async_raw<16>(st + k_dst + i * (32 / kcpr) * T::k_stride,
+                                kbase + size_t(tile + r) * T::k_row + (lane % kcpr) * 16);
+        }
+#pragma unroll
+        for (int i = 0; i < T::v_copies; ++i) {
+          const int row = i * (32 / vcpr) + lane / vcpr, r = min(row, last);
+          alap_cp_async_raw<16>(st + v_dst + i * (32 / vcpr) * T::v_stride,
+                                vbase + size_t(tile + r) * T::v_row + (lane % vcpr) * 16);
+        }
+      }
+      if constexpr (T::k_packed) {
+        const int row = lane % 16, r = min(row, last);
+        if (lane < 16) {
+          alap_cp_async_raw<T::sc_row>(st + T::kd_off + row * T::sc_row, kdbase + size_t(tile + r) * T::sc_row);
+        } else if (T::v_packed) {
+          alap_cp_async_raw<T::sc_row>(st + T::vd_off + row * T::sc_row, vdbase + size_t(tile + r) * T::sc_row);
+        }
+      }
+    }
+    alap_cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+
+  // The first tiles are in flight while the query is prepared.
+  constexpr int kStep = kMmaRows * kMmaWarps;
+  int t_issue = begin + warp * kMmaRows;
+#pragma unroll
+  for (int s = 0; s < T::kStages - 1; ++s, t_issue += kStep) issue(t_issue, s);
+
+  // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G.
+  for (int blk = warp; blk < GB * nb; blk += kMmaWarps) {
+    const int hh = blk / nb, b = blk % nb;
+    const float x = hh < G ? a.p.q[(size_t(h0) + hh) * HD + b * kQBlock + lane] : 0.0f;
+    if constexpr (T::k_packed) {
+      float amax = fabsf(x);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+      const float d = amax / 127.0f;
+      const int qv = d > 0.0f ? static_cast<int>(fminf(fmaxf(roundf(x / d), -127.0f), 127.0f)) : 0;
+      reinterpret_cast<int8_t*>(&q_sh[hh][0])[b * kQBlock + lane] = static_cast<int8_t>(qv);
+      if (lane == 0) dq_sh[hh][b] = alap_half_to_float(alap_float_to_half(d)) * qscale;
+    } else {
+      q_sh[hh][b * kQBlock + lane] = x * qscale;
+    }
+  }
+  __syncthreads();
+  // Head of score-mma row r: rows 0-7 → heads 0,0,1,1,2,2,3,3; rows 8-15 → 4,4,..,7,7 (GB 8).
+  const int hr0 = g / 2, hr1 = 4 + g / 2;
+  unsigned qa[T::q_regs];
+  float dqs[NH][nb];
+  if constexpr (T::k_packed) {
+    const int8_t* q8 = reinterpret_cast<const int8_t*>(&q_sh[0][0]);
+    const auto word = [&](int h, int byte) {
+      return h < GB ? *reinterpret_cast<const unsigned*>(q8 + h * HD * 4 + byte) : 0u;
+    };
+    // q8 rows are HD*4 bytes apart (q_sh is fp32-sized); A fragment of block b.
+#pragma unroll
+    for (int b = 0; b < nb; ++b) {
+      qa[b * 4 + 0] = word(hr0, b * 32 + 4 * tq);
+      qa[b * 4 + 1] = GB == 8 ? word(hr1, b * 32 + 4 * tq) : 0u;
+      qa[b * 4 + 2] = word(hr0, b * 32 + 16 + 4 * tq);
+      qa[b * 4 + 3] = GB == 8 ? word(hr1, b * 32 + 16 + 4 * tq) : 0u;
+#pragma unroll
+      for (int hh = 0; hh < NH; ++hh) dqs[hh][b] = dq_sh[hh == 0 ? hr0 : hr1][b];
+    }
+  } else {
+    // k-step s (16 dims): a0 = (row g; dims 2t, 2t+1), a1 = row g+8, a2/a3 = dims 8+2t, 9+2t.
+    const auto pair = [&](int h, int d, bool lo) {
+      const float x0 = q_sh[h][d], x1 = q_sh[h][d + 1];
+      return alap_p_part(x0, x1, lo ? 1.0f : 0.0f);
+    };
+#pragma unroll
+    for (int s = 0; s < HD / 16; ++s) {
+      const int d0 = s * 16 + 2 * tq;
+      if constexpr (GB == 4) {  // rows 8-15: the lo half of the same heads
+        qa[s * 4 + 0] = pair(hr0, d0, false);
+        qa[s * 4 + 1] = pair(hr0, d0, true);
+        qa[s * 4 + 2] = pair(hr0, d0 + 8, false);
+        qa[s * 4 + 3] = pair(hr0, d0 + 8, true);
+      } else {  // two A sets: hi, then lo
+#pragma unroll
+        for (int part = 0; part < 2; ++part) {
+          unsigned* q = qa + (part * (HD / 16) + s) * 4;
+          q[0] = pair(hr0, d0, part == 1);
+          q[1] = pair(hr1, d0, part == 1);
+          q[2] = pair(hr0, d0 + 8, part == 1);
+          q[3] = pair(hr1, d0 + 8, part == 1);
+        }
+      }
+    }
+    (void)dqs;
+  }
+
+  float acc[NH][MT][4];
+#pragma unroll
+  for (int hh = 0; hh < NH; ++hh)
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[hh][j][i] = 0.0f;
+  float m_run[NH], l_run[NH];
+#pragma unroll
+  for (int hh = 0; hh < NH; ++hh) {
+    m_run[hh] = -INFINITY;
+    l_run[hh] = 0.0f;
+  }
+  const float lo_lane = (g & 1) ? 1.0f : 0.0f;  // B column g of Pᵀ: head g/2, hi (even) or lo (odd)
+
+  int stage = 0;
+  for (int tile = begin + warp * kMmaRows; tile < end; tile += kStep) {
+    issue(t_issue, stage == 0 ? T::kStages - 1 : stage - 1);
+    t_issue += kStep;
+    alap_cp_async_wait<T::kStages - 1>();  // this lane's copies of this tile have landed
+    __syncwarp();                          // ... and every lane's
+    const unsigned st = ring_s + stage * T::stage_bytes;
+
+    // 1. scores s[hh][n][i]: head hr(g + 8hh), row 8n + 2t + i.
+    float sc[NH][2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const unsigned krow = st + T::k_off + (8 * n + (lane & 7)) * T::k_stride + 16 * (lane >> 3);
+      if constexpr (T::k_packed) {
+        int d[nb][4];
+#pragma unroll
+        for (int p = 0; p < nb / 2; ++p) {
+          unsigned bf[4];
+          alap_ldsm_x4(krow + 64 * p, bf);
+          alap_mma_16832_s8(d[2 * p], qa + (2 * p) * 4, bf[0], bf[1], kMagicI);
+          alap_mma_16832_s8(d[2 * p + 1], qa + (2 * p + 1) * 4, bf[2], bf[3], kMagicI);
+        }
+        // d_k of rows 8n + 2t and 8n + 2t + 1: 2·nb halves, contiguous.
+        float dk[2][nb];
+        const char* kd = ring + stage * T::stage_bytes + T::kd_off + (8 * n + 2 * tq) * T::sc_row;
+        if constexpr (nb == 4) {
+          const uint4 w = *reinterpret_cast<const uint4*>(kd);
+          const unsigned ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
+            dk[i / 2][(i % 2) * 2] = f.x;
+            dk[i / 2][(i % 2) * 2 + 1] = f.y;
+          }
+        } else {
+          const uint2 w = *reinterpret_cast<const uint2*>(kd);
+          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&w.x));
+          const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&w.y));
+          dk[0][0] = f0.x;
+          dk[0][1] = f0.y;
+          dk[1][0] = f1.x;
+          dk[1][1] = f1.y;
+        }
+#pragma unroll
+        for (int hh = 0; hh < NH; ++hh)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            float s = 0.0f;
+#pragma unroll
+            for (int b = 0; b < nb; ++b) s = fmaf(__int_as_float(d[b][2 * hh + i]) - kMagicF, dqs[hh][b] * dk[i][b], s);
+            sc[hh][n][i] = s;
+          }
+      } else {
+        float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int p = 0; p < HD / 32; ++p) {
+          unsigned bf[4];
+          alap_ldsm_x4(krow + 64 * p, bf);
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const int s = 2 * p + u;
+            alap_mma_16816_c(c, qa + s * 4, bf[2 * u], bf[2 * u + 1], c);
+            if constexpr (GB == 8) alap_mma_16816_c(c, qa + ((HD / 16) + s) * 4, bf[2 * u], bf[2 * u + 1], c);
+          }
+        }
+        if constexpr (GB == 4) {
+          sc[0][n][0] = c[0] + c[2];
+          sc[0][n][1] = c[1] + c[3];
+        } else {
+          sc[0][n][0] = c[0];
+          sc[0][n][1] = c[1];
+          sc[NH - 1][n][0] = c[2];
+          sc[NH - 1][n][1] = c[3];
+        }
+      }
+    }
+    if (tile + kMmaRows > end) {  // tail tile: rows past the slice get no weight
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+          if (tile + 8 * n + 2 * tq + i >= end)
+#pragma unroll
+            for (int hh = 0; hh < NH; ++hh) sc[hh][n][i] = -INFINITY;
+    }
+
+    // 2. online softmax per warp (lanes g, g^1 and t = 0..3 share a head: 16 rows).
+    float tmax[NH];
+    bool move = false;
+#pragma unroll
+    for (int hh = 0; hh < NH; ++hh) {
+      tmax[hh] = fmaxf(fmaxf(sc[hh][0][0], sc[hh][0][1]), fmaxf(sc[hh][1][0], sc[hh][1][1]));
+      tmax[hh] = fmaxf(tmax[hh], __shfl_xor_sync(0xffffffffu, tmax[hh], 1));
+      tmax[hh] = fmaxf(tmax[hh], __shfl_xor_sync(0xffffffffu, tmax[hh], 2));
+      move |= tmax[hh] > m_run[hh] + ALAP_ATTN_RESCALE;
+    }
+    if (__any_sync(0xffffffffu, move)) {
+#pragma unroll
+      for (int hh = 0; hh < NH; ++hh) {
+        const float m_new = fmaxf(m_run[hh], tmax[hh]);
+        const float al = alap_exp2(m_run[hh] - m_new);  // 0 on the first tile
+        l_run[hh] *= al;
+        m_run[hh] = m_new;
+        const float al_acc = __shfl_sync(0xffffffffu, al, 8 * tq);  // acc of this lane: head 4hh + t
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[hh][j][i] *= al_acc;
+      }
+    }
+    float pr[NH][2][2];
+#pragma unroll
+    for (int hh = 0; hh < NH; ++hh)
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          pr[hh][n][i] = alap_exp2(sc[hh][n][i] - m_run[hh]);
+          l_run[hh] += pr[hh][n][i];
+        }
+
+    // 3. Oᵀ += Vᵀ·Pᵀ.
+    if constexpr (!T::v_packed) {
+      unsigned bp[NH][2];
+#pragma unroll
+      for (int hh = 0; hh < NH; ++hh) {
+        bp[hh][0] = alap_p_part(pr[hh][0][0], pr[hh][0][1], lo_lane);
+        bp[hh][1] = alap_p_part(pr[hh][1][0], pr[hh][1][1], lo_lane);
+      }
+      const int q4 = lane >> 3;
+      const unsigned vrow = st + T::v_off + (8 * (q4 >> 1) + (lane & 7)) * T::v_stride + 16 * (q4 & 1);
+#pragma unroll
+      for (int j = 0; j < MT; ++j) {
+        unsigned af[4];
+        alap_ldsm_x4_trans(vrow + 32 * j, af);
+#pragma unroll
+        for (int hh = 0; hh < NH; ++hh) alap_mma_16816_c(acc[hh][j], af, bp[hh][0], bp[hh][1], acc[hh][j]);
+      }
+    } else {
+      // d_v of rows 8n + 2t + i, per 32-dim block.
+      float dv[2][2][nb];
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const char* vd = ring + stage * T::stage_bytes + T::vd_off + (8 * n + 2 * tq) * T::sc_row;
+        if constexpr (nb == 4) {
+          const uint4 w = *reinterpret_cast<const uint4*>(vd);
+          const unsigned ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
+            dv[n][i / 2][(i % 2) * 2] = f.x;
+            dv[n][i / 2][(i % 2) * 2 + 1] = f.y;
+          }
+        } else {
+          const uint2 w = *reinterpret_cast<const uint2*>(vd);
+          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&w.x));
+          const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&w.y));
+          dv[n][0][0] = f0.x;
+          dv[n][0][1] = f0.y;
+          dv[n][1][0] = f1.x;
+          dv[n][1][1] = f1.y;
+        }
+      }
+      const int q4 = lane >> 3;
+      const unsigned vrow = st + T::v_off + (8 * (q4 & 1) + (lane & 7)) * T::v_stride + 16 * (q4 >> 1);
+#pragma unroll
+      for (int b = 0; b < nb; ++b) {
+        unsigned bp[NH][2];
+#pragma unroll
+        for (int hh = 0; hh < NH; ++hh) {
+          bp[hh][0] = alap_p_part(pr[hh][0][0] * dv[0][0][b], pr[hh][0][1] * dv[0][1][b], lo_lane);
+          bp[hh][1] = alap_p_part(pr[hh][1][0] * dv[1][0][b], pr[hh][1][1] * dv[1][1][b], lo_lane);
+        }
+        unsigned r[4];
+        alap_ldsm_x4_trans(vrow + 32 * b, r);  // rows 0-7 / 8-15 × dims 32b..+15, then 32b+16..+31
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const unsigned x0 = r[2 * u] ^ 0x80808080u, x1 = r[2 * u + 1] ^ 0x80808080u;
+          const unsigned af[4] = {alap_i8_to_h2(x0, 0x4240u), alap_i8_to_h2(x0, 0x4341u), alap_i8_to_h2(x1, 0x4240u),
+                                  alap_i8_to_h2(x1, 0x4341u)};
+#pragma unroll
+          for (int hh = 0; hh < NH; ++hh)
+            alap_mma_16816_c(acc[hh][2 * b + u], af, bp[hh][0], bp[hh][1], acc[hh][2 * b + u]);
+        }
+      }
+    }
+    __syncwarp();  // every lane is done with this stage before it is refilled
+    stage = stage == T::kStages - 1 ? 0 : stage + 1;
+  }
+  alap_cp_async_wait<0>();  // no copy outlives the loop
+  __syncthreads();          // the rings are reused below
+
+  // Merge the warps. Lane (g, t) holds, for head 4hh + t, dims m = g and g + 8 of each Vᵀ tile
+  // (hi in acc[..][0]/[2], lo in [1]/[3]); that head's m and l live in lane 8t.
+  float* red = reinterpret_cast<float*>(stage_sh);  // [kMmaWarps][GB][HD], then l [kMmaWarps][GB]
+  float* lred = red + kMmaWarps * GB * HD;
+  float l_h[NH], m_h[NH];
+#pragma unroll
+  for (int hh = 0; hh < NH; ++hh) {
+    float l = l_run[hh];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    l_h[hh] = __shfl_sync(0xffffffffu, l, 8 * tq);
+    m_h[hh] = __shfl_sync(0xffffffffu, m_run[hh], 8 * tq);
+    if (g == 0) mw_sh[warp][4 * hh + tq] = m_h[hh];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int hh = 0; hh < NH; ++hh) {
+    const int h = 4 * hh + tq;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][h]);
+    const float f = m_h[hh] == -INFINITY ? 0.0f : alap_exp2(m_h[hh] - mx);
+    float* o = red + (warp * GB + h) * HD;
+#pragma unroll
+    for (int j = 0; j < MT; ++j) {
+      const int d0 = T::v_packed ? 16 * j + 2 * g : 16 * j + g;
+      const int d1 = T::v_packed ? d0 + 1 : d0 + 8;
+      o[d0] = (acc[hh][j][0] + acc[hh][j][1]) * f;
+      o[d1] = (acc[hh][j][2] + acc[hh][j][3]) * f;
+    }
+    if (g == 0) lred[warp * GB + h] = l_h[hh] * f;
+  }
+  __syncthreads();
+  const bool single = a.n_split == 1;
+  for (int i = tid; i < G * HD; i += kMmaThreads) {
+    const int hg = i / HD, d = i % HD, h = h0 + hg;
+    float o = 0.0f, l = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kMmaWarps; ++w) {
+      o += red[(w * GB + hg) * HD + d];
+      l += lred[w * GB + hg];
+    }
+    if (single) {
+      a.p.out[size_t(h) * HD + d] = l > 0.0f ? o / l : 0.0f;
+    } else {
+      a.part_o[(size_t(h) * kAttnMaxSplit + split) * HD + d] = o;
+      if (d == 0) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
+        a.part_m[size_t(h) * kAttnMaxSplit + split] = mx;  // log2 units (only this kernel reads it)
+        a.part_l[size_t(h) * kAttnMaxSplit + split] = l;
+      }
+    }
+  }
+  if (single) return;
+
+  // The last block of this KV head (slice) to finish merges the splits, kC at a time with every load
+  // of a chunk in flight at once (one L2 round trip for up to kC splits):
+  //   out = Σ_s o_s·2^(m_s−M) / Σ_s l_s·2^(m_s−M),  M = max_s m_s.
+  // The barrier orders every thread's partial writes before thread 0's release-acquire count (the
+  // split-K semaphore pattern: no per-thread fence); the last block's barrier orders its reads after.
   const int counter = kv * int(gridDim.z) + int(blockIdx.z);
-  __threadfence();  // this block's partials are visible device-wide before it is counted
+  __syncthreads();
   if (tid == 0) {
-    const unsigned done = atomicAdd(a.counters + counter, 1u);
+    unsigned done;
+    asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;\n" : "=r"(done) : "l"(a.counters + counter) : "memory");
     last_sh = done == unsigned(a.n_split - 1);
   }
   __syncthreads();
   if (!last_sh) return;
-  __threadfence();
-  for (int g = tid / kSoftLanes; g < G; g += kThreads / kSoftLanes) {
-    const int h = h0 + g, lane = tid % kSoftLanes;
+  constexpr int kC = 16;
+  for (int i = 2 * tid; i < G * HD; i += 2 * kMmaThreads) {
+    const int hg = i / HD, d = i % HD, h = h0 + hg;
+    const float* po = a.part_o + size_t(h) * kAttnMaxSplit * HD + d;
     const float* pm = a.part_m + size_t(h) * kAttnMaxSplit;
     const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
-    constexpr int kPer = kAttnMaxSplit / kSoftLanes;  // splits per lane
-    float mv[kPer], lv[kPer];
-    float mx = -INFINITY;
+    float mx = -INFINITY, lsum = 0.0f;
+    float2 o = make_float2(0.0f, 0.0f);
+    for (int c0 = 0; c0 < a.n_split; c0 += kC) {
+      float2 ov[kC];
+      float mv[kC], lv[kC];
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int sp = lane + k * kSoftLanes;
-      mv[k] = sp < a.n_split ? alap_load_l2(pm + sp) : -INFINITY;
-      lv[k] = sp < a.n_split ? alap_load_l2(pl + sp) : 0.0f;
-      mx = fmaxf(mx, mv[k]);
-    }
-#pragma unroll
-    for (int off = kSoftLanes / 2; off > 0; off >>= 1) mx = fmaxf(mx, alap_shfl_xor(mx, off, kSoftLanes));
-    float lsum = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      mv[k] = expf(mv[k] - mx);  // every split has at least one row; 0 past n_split
-      lsum += lv[k] * mv[k];
-    }
-#pragma unroll
-    for (int off = kSoftLanes / 2; off > 0; off >>= 1) lsum += alap_shfl_xor(lsum, off, kSoftLanes);
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int sp = lane + k * kSoftLanes;
-      if (sp < a.n_split) w_sh[g][sp] = mv[k] / lsum;
-    }
-  }
-  __syncthreads();
-  // Four output elements per thread and step; kUnroll splits' loads in flight (L2 latency bound).
-  constexpr int kUnroll = 16;
-  for (int i = tid * 4; i < G * hd; i += kThreads * 4) {
-    const int g = i / hd, d = i % hd, h = h0 + g;
-    const float* o = a.part_o + size_t(h) * kAttnMaxSplit * hd + d;
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int sp0 = 0; sp0 < a.n_split; sp0 += kUnroll) {
-      float4 ov[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        ov[u] = sp0 + u < a.n_split ? alap_load_l2_f4(o + size_t(sp0 + u) * hd) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const float w = sp0 + u < a.n_split ? w_sh[g][sp0 + u] : 0.0f;
-        sum.x = fmaf(ov[u].x, w, sum.x);
-        sum.y = fmaf(ov[u].y, w, sum.y);
-        sum.z = fmaf(ov[u].z, w, sum.z);
-        sum.w = fmaf(ov[u].w, w, sum.w);
+      for (int u = 0; u < kC; ++u) {
+        const bool ok = c0 + u < a.n_split;
+        ov[u] = ok ? __ldcg(reinterpret_cast<const float2*>(po + size_t(c0 + u) * HD)) : make_float2(0.0f, 0.0f);
+        mv[u] = ok ? __ldcg(pm + c0 + u) : -INFINITY;
+        lv[u] = ok ? __ldcg(pl + c0 + u) : 0.0f;
       }
+      float cmx = mx;
+#pragma unroll
+      for (int u = 0; u < kC; ++u) cmx = fmaxf(cmx, mv[u]);
+      const float f = alap_exp2(mx - cmx);  // 0 on the first chunk
+      o.x *= f;
+      o.y *= f;
+      lsum *= f;
+#pragma unroll
+      for (int u = 0; u < kC; ++u) {
+        const float w = alap_exp2(mv[u] - cmx);  // 0 past n_split
+        o.x = fmaf(w, ov[u].x, o.x);
+        o.y = fmaf(w, ov[u].y, o.y);
+        lsum = fmaf(w, lv[u], lsum);
+      }
+      mx = cmx;
     }
-    *reinterpret_cast<float4*>(a.p.out + size_t(h) * hd + d) = sum;
+    *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) = make_float2(o.x / lsum, o.y / lsum);
   }
   if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
 }
+#endif  // ALAP_ATTN_MMA
 
 }  // namespace alap::gpu

@@ -5,8 +5,10 @@
 # Logs go to $OUT (or ./h200-out). Usage from the repo root: bash tests/kernels/gpu/run_h200.sh [bench args]
 # Environment: ALAP_VARIANT="-Dflags;-Dflags..." builds, tests and benches each variant
 # (ALAP_VARIANT_CTX picks its contexts; ALAP_SAN_VARIANTS=1 runs the sanitizers on them too);
-# ALAP_NCU="k8 k8v8" profiles one launch of each at 32k; ALAP_SKIP_SAN=1 skips the sanitizers;
-# ALAP_SAN_TIMEOUT / ALAP_NCU_TIMEOUT bound each tool run (seconds).
+# ALAP_NCU="k8 k8v8" profiles one launch of each at 32k (ALAP_NCU_CTX="1024 32768": at those contexts);
+# ALAP_SKIP_SAN=1 skips the sanitizers;
+# ALAP_SAN_TIMEOUT / ALAP_NCU_TIMEOUT bound each tool run (seconds); ALAP_VARIANT_NOTEST=1 benches the
+# variants without running their correctness test.
 set -u -o pipefail
 out=${OUT:-h200-out}
 mkdir -p "$out" /tmp/alap
@@ -42,9 +44,15 @@ for t in attn_gpu_test attn_gpu_bench; do
 done
 echo "build took $(( $(date +%s) - start )) s"
 grep -E "error" "$out/build.log" | head
+# Instruction mix of the Llama-3-8B instantiations (head_dim 128, group bucket 4) of the mma kernels.
 cuobjdump --dump-sass $b/attn_k8.o > $b/sass.txt 2>/dev/null &&
-  awk '/Function : .*attn_k8_decode_kernelILi128ELi4E/{on=1} on&&/Function : /&&!/attn_k8_decode_kernelILi128ELi4E/{on=0} on' $b/sass.txt |
-  grep -oE "LDG[.A-Z0-9]*|IDP[.A-Z0-9]*|HMMA[.A-Z0-9]*|SHFL[.A-Z]*|STL[.A-Z0-9]*|LDL[.A-Z0-9]*" | sort | uniq -c | tee -a "$out/build.log"
+  for m in f16 k8 k8v8; do
+    k=attn_${m}_decode_mma_kernelILi128ELi4E
+    awk -v k="$k" '$0 ~ "Function : .*" k {on=1} on && /Function : / && $0 !~ k {on=0} on' $b/sass.txt > $b/sass_$m.txt
+    cat $b/sass_$m.txt >> "$out/sass_mma.txt"
+    echo "SASS $k: $(grep -c '^ */\*[0-9a-f]*\*/' $b/sass_$m.txt) instructions; $(cat $b/sass_$m.txt |
+      grep -oE "(LDGSTS|LDSM|IMMA|HMMA|SHFL|MUFU|STL|LDL|BAR|LDS|LDG)[.A-Z0-9]*" | sort | uniq -c | tr -s ' \n' ' ')"
+  done | tee -a "$out/build.log"
 # Largest error of each kernel against its same-precision reference, from an attn_gpu_test log.
 max_err() {
   awk 'function mx(a, b) { return (b + 0 > a + 0) ? b + 0 : a + 0 }
@@ -70,8 +78,9 @@ for i in "${!variants[@]}"; do
   v=$b/attn_k8_var$i.o
   $nvcc -arch=sm_90 $b/attn_gpu_bench.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/bench_var$i &&
   $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/test_var$i &&
-  { echo "== variant ${variants[$i]}"; $b/test_var$i > $b/test_var.log 2>&1; tail -1 $b/test_var.log; max_err $b/test_var.log;
-    $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 | tail -24; } 2>&1 | tee -a "$out/bench_variants.log"
+  { echo "== variant ${variants[$i]}"
+    if [ -z "${ALAP_VARIANT_NOTEST:-}" ]; then $b/test_var$i > $b/test_var.log 2>&1; tail -1 $b/test_var.log; max_err $b/test_var.log; fi
+    $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 | grep -vE "^(device|copy|geometry|mode)"; } 2>&1 | tee -a "$out/bench_variants.log"
 done
 
 echo "== attn_gpu_bench $* (at $(( $(date +%s) - start )) s)"
@@ -85,12 +94,13 @@ fi
 
 if [ -n "${ALAP_NCU:-}" ]; then
   echo "== ncu ($ALAP_NCU)"
-  for m in $ALAP_NCU; do
+  for c in ${ALAP_NCU_CTX:-32768}; do for m in $ALAP_NCU; do
+    echo "ncu: $m at context $c" >> "$out/ncu.txt"
     timeout ${ALAP_NCU_TIMEOUT:-200} ncu --clock-control none -k regex:attn_${m}_decode --launch-skip 12 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
       --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis \
-      $b/attn_gpu_bench --ctx 32768 --reps 2 --mode $m --no-prefill >> "$out/ncu.txt" 2>&1
-  done
-  grep -E "attn_|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|No Eligible|Warp Cycles Per Issued|Block Limit|Executed Instructions  " "$out/ncu.txt" | grep -v "==PROF==" | head -60
+      $b/attn_gpu_bench --ctx $c --reps 2 --mode $m --no-prefill >> "$out/ncu.txt" 2>&1
+  done; done
+  grep -E "ncu: |attn_|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|No Eligible|Warp Cycles Per Issued|Block Limit|Executed Instructions  " "$out/ncu.txt" | grep -v "==PROF==" | head -60
 fi
 
