@@ -3,11 +3,13 @@
 //
 //   make_random_model qwen2.5-0.5b q8_0 /tmp/qwen05-q8_0.gguf
 //   make_random_model llama3.2-1b q4_k /tmp/llama1b-q4_k.gguf
+//   make_random_model llama3.2-1b q2_k /tmp/llama1b-q2_k.gguf
 //
 // Shapes: qwen2.5-0.5b (E 896, 24 layers, H 14, Hk 2, head_dim 64, F 4864, V 151936, tied, qkv
 // bias) and llama3.2-1b (E 2048, 16 layers, H 32, Hk 8, head_dim 64, F 8192, V 128256, tied).
 // Types: q8_0 (every matrix) or q4_k (Q4_K where the row length is a multiple of 256, else Q5_0,
-// the fallback llama.cpp uses; token_embd Q6_K or Q8_0). To keep making a 1B model fast, each
+// the fallback llama.cpp uses; token_embd Q6_K or Q8_0); likewise q2_k, q3_k, q5_k, q6_k (Q5_0
+// fallback, token_embd Q6_K) and the blocks of 32 q4_0, q4_1, q5_0, q5_1 (every matrix; token_embd Q8_0). To keep making a 1B model fast, each
 // matrix's rows are drawn from a pool of 97 distinct random quantised rows (the bytes a forward
 // pass reads are as many as in a real model; only their variety is smaller).
 #include <cmath>
@@ -65,7 +67,8 @@ std::vector<uint8_t> random_f32(int64_t n, float center, float spread, std::mt19
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b q8_0|q4_k OUT.gguf\n");
+    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b TYPE OUT.gguf\n"
+                         "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
     return 2;
   }
   const std::string which = argv[1], type = argv[2];
@@ -78,14 +81,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "make_random_model: unknown shape %s\n", which.c_str());
     return 2;
   }
-  if (type != "q8_0" && type != "q4_k") {
-    std::fprintf(stderr, "make_random_model: unknown type %s (q8_0 or q4_k)\n", type.c_str());
+  const struct {
+    const char* name;
+    DType t;
+  } kTypes[] = {{"q8_0", DType::q8_0}, {"q4_0", DType::q4_0}, {"q4_1", DType::q4_1}, {"q5_0", DType::q5_0},
+                {"q5_1", DType::q5_1}, {"q2_k", DType::q2_k}, {"q3_k", DType::q3_k}, {"q4_k", DType::q4_k},
+                {"q5_k", DType::q5_k}, {"q6_k", DType::q6_k}};
+  DType main_type = DType::f32;
+  for (const auto& e : kTypes) {
+    if (type == e.name) main_type = e.t;
+  }
+  if (main_type == DType::f32) {
+    std::fprintf(stderr, "make_random_model: unknown type %s (q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)\n",
+                 type.c_str());
     return 2;
   }
-  auto mat_type = [&](int64_t cols) {
-    if (type == "q8_0") return DType::q8_0;
-    return cols % 256 == 0 ? DType::q4_k : DType::q5_0;
-  };
+  const bool k_quant = kernels::dtype_info(static_cast<uint32_t>(main_type))->block_elems == 256;
+  auto mat_type = [&](int64_t cols) { return !k_quant || cols % 256 == 0 ? main_type : DType::q5_0; };
   std::mt19937 rng(42);
   gguf::Writer w;
   const std::string A = s.arch + ".";
@@ -107,10 +119,11 @@ int main(int argc, char** argv) {
     std::snprintf(name, sizeof name, "t%zu", i);
     toks[i] = name;
   }
+  w.set("tokenizer.ggml.model", gguf::Value::string("llama"));  // so alap-cli bench can load the file
   w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
 
   const float sd = 1.0f / std::sqrt(static_cast<float>(s.E));
-  const DType embd_type = type == "q8_0" ? DType::q8_0 : (s.E % 256 == 0 ? DType::q6_k : DType::q8_0);
+  const DType embd_type = k_quant && s.E % 256 == 0 ? DType::q6_k : DType::q8_0;
   auto add = [&](const std::string& name, DType t, int64_t cols, int64_t rows, float sdev) {
     w.add_tensor(name, t, {cols, rows}, random_matrix(t, cols, rows, sdev, rng));
   };

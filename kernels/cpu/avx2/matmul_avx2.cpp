@@ -1,4 +1,4 @@
-// AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K as
+// AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K as
 // integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32.
 // Other types go to the scalar twin. Built only with -mavx2 -mfma -mf16c; run only after cpuid.
 #include <vector>
@@ -63,6 +63,95 @@ float dot_q5_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
     const __m256i w = _mm256_sub_epi8(_mm256_or_si256(nibbles_lo_hi(blk + 6), hb), _mm256_set1_epi8(16));
     const __m256i p = dot_s8s8(w, load_act(x, b));
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
+  }
+  return hsum_ps(acc);
+}
+
+// Q4_1 and Q5_1 (y = d·q + m, q unsigned): Σ_b d·dx_b·Σ q·xq + m·dx_b·s_b.
+template <bool kFiveBit>
+float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  constexpr size_t kBytes = kFiveBit ? 24 : 20;
+  __m256 acc = _mm256_setzero_ps();
+  __m128 mins = _mm_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + kBytes * b;
+    const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(blk))));  // d, m
+    __m256i w = nibbles_lo_hi(blk + (kFiveBit ? 8 : 4));
+    if constexpr (kFiveBit) w = _mm256_or_si256(w, _mm256_and_si256(expand_bits32(load_u32(blk + 4)), _mm256_set1_epi8(0x10)));
+    const __m256i p = dot_u8s8(w, load_act(x, b));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(_mm_cvtss_f32(dm) * x.d[b]), acc);
+    // lane 1: m·(dx·s)
+    mins = _mm_fmadd_ps(dm, _mm_set1_ps(x.d[b] * static_cast<float>(x.s[b])), mins);
+  }
+  return hsum_ps(acc) + _mm_cvtss_f32(_mm_movehdup_ps(mins));
+}
+
+// Q2_K: per 16 values y = d·(sc & 15)·q − dmin·(sc >> 4), q in 0..3 (FORMATS.md §2). Per block
+// of 32: maddubs(q, xq) and maddubs(1, xq) (the pair sums of xq), each weighted by its 16-value
+// groups' scales or mins with one madd, then scaled by d·dx and dmin·dx.
+float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m3 = _mm256_set1_epi8(0x03), ones = _mm256_set1_epi8(1);
+  // word i of lane half h: byte 2j + h of the scales (zero-extended), for block j
+  const __m256i pick = _mm256_setr_epi8(0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128, 0, -128,
+                                        1, -128, 1, -128, 1, -128, 1, -128, 1, -128, 1, -128, 1, -128, 1, -128);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 84 * sb;
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(blk + 80))));  // d, dmin
+    const float d = _mm_cvtss_f32(dd), dmin = _mm_cvtss_f32(_mm_movehdup_ps(dd));
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk));
+    const __m256i scs = _mm256_broadcastsi128_si256(_mm_and_si128(sc, _mm_set1_epi8(0x0F)));
+    const __m256i mns = _mm256_broadcastsi128_si256(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
+    for (int h = 0; h < 2; ++h) {
+      const __m256i q = load32(blk + 16 + 32 * h);
+      for (int g = 0; g < 4; ++g) {
+        const int j = 4 * h + g;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        const __m256i w = _mm256_and_si256(_mm256_srli_epi16(q, 2 * g), m3);
+        const __m256i xq = load_act(x, b);
+        const __m256i sel = _mm256_add_epi8(pick, _mm256_set1_epi16(static_cast<short>(2 * j)));
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, xq), _mm256_shuffle_epi8(scs, sel));
+        const __m256i pm = _mm256_madd_epi16(_mm256_maddubs_epi16(ones, xq), _mm256_shuffle_epi8(mns, sel));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x.d[b]), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pm), _mm256_set1_ps(-dmin * x.d[b]), acc);
+      }
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2);
+// signed dots (|q| with x's sign flipped where q < 0) weighted by the signed scales with one madd.
+float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m3 = _mm256_set1_epi8(0x03), four = _mm256_set1_epi8(4);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 110 * sb;
+    const float d = f16_at(blk + 108);
+    const uint8_t* s = blk + 96;
+    alignas(32) int16_t scale[16];
+    for (int k = 0; k < 16; ++k) {
+      const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
+      const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
+      scale[k] = static_cast<int16_t>((low4 | (high2 << 4)) - 32);
+    }
+    const __m256i hm = load32(blk);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i q = load32(blk + 32 + 32 * h);
+      for (int g = 0; g < 4; ++g) {
+        const int j = 4 * h + g;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+        const __m256i hb = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit);  // 0xFF where set
+        // q2 − 4 + 4·hbit: subtract 4 where the bit is clear
+        const __m256i w = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 2 * g), m3), _mm256_andnot_si256(hb, four));
+        const __m256i xq = load_act(x, b);
+        const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
+        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(scale[2 * j + 1]), _mm_set1_epi16(scale[2 * j]));
+        const __m256i p = _mm256_madd_epi16(p16, scales);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x.d[b]), acc);
+      }
+    }
   }
   return hsum_ps(acc);
 }
@@ -222,6 +311,10 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::q8_0: dot = dot_q8_0; break;
     case DType::q4_0: dot = dot_q4_0; break;
     case DType::q5_0: dot = dot_q5_0; break;
+    case DType::q4_1: dot = dot_q45_1<false>; break;
+    case DType::q5_1: dot = dot_q45_1<true>; break;
+    case DType::q2_k: dot = dot_q2_k; break;
+    case DType::q3_k: dot = dot_q3_k; break;
     case DType::q4_k: dot = dot_q45_k<false>; break;
     case DType::q5_k: dot = dot_q45_k<true>; break;
     case DType::q6_k: dot = dot_q6_k; break;

@@ -1,5 +1,6 @@
 // AVX-512 VNNI variant: the tiled int8 matmuls of vnni/vnni_kernels.inc with 512-bit vpdpbusd
-// over pairs of blocks and 32 vector registers (4 rows × 4 tokens per tile); packed-K scores
+// over pairs of blocks and 32 vector registers (4 rows × 4 tokens per tile), one-token decode
+// paths bit-identical to the tile, and 512-bit products for Q4_1/Q5_1/Q2_K/Q3_K; packed-K scores
 // with the EVEX 256-bit vpdpbusd (AVX512VL); 16-lane attention V sums.
 // Plain weight types, k8_dot and the attention loops are the AVX2 ones.
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which

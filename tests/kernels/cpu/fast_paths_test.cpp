@@ -81,48 +81,61 @@ TEST(FastPaths, QuantizeActivationsIsTheSameInEveryVariant) {
   EXPECT_THROW(quantize_activations(x.data(), 1, 40, q.data(), d.data(), s.data(), s4.data()), std::invalid_argument);
 }
 
-// For each variant and type: one call over all tokens and rows equals, bit for bit, token-by-token
-// calls on row ranges split at odd places, and equals the f32-activation overload.
-TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
-  const DType types[] = {DType::f16, DType::q4_0, DType::q5_0, DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k,
-                         DType::q4_1, DType::q2_k};
+namespace {
+
+// One call over all tokens and rows of an 11-row matrix against token-by-token calls on row ranges
+// split at odd places (one token: the decode paths) and against the f32-activation overload.
+void expect_split_independent(const char* v, DType t, size_t n_cols) {
   const size_t n_rows = 11, n_tok = 7;
+  const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
+  const size_t rb = dtype_row_bytes(info, n_cols);
+  std::vector<uint8_t> w(n_rows * rb);
+  const std::vector<float> wf = random_x(n_rows * n_cols, 9);
+  for (size_t r = 0; r < n_rows; ++r) quantize_row(t, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
+  const WeightView wv{t, w.data(), n_rows, n_cols};
+  const std::vector<float> x = random_x(n_tok * n_cols, 10);
+  const Acts a = quantise(x, n_tok, n_cols);
+  std::vector<float> all(n_tok * n_rows), split(n_tok * n_rows), plain(n_tok * n_rows);
+  matmul(wv, a.view(x.data(), n_tok, n_cols), all.data(), n_rows, 0, n_rows);
+  matmul(wv, x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
+  for (size_t tok = 0; tok < n_tok; ++tok) {
+    const QuantizedActs one{x.data() + tok * n_cols, a.q.data() + tok * n_cols, a.d.data() + tok * n_cols / 32,
+                            a.s.data() + tok * n_cols / 32, a.s4.data() + tok * n_cols / 4, 1, n_cols};
+    for (auto [lo, hi] : {std::pair<size_t, size_t>{0, 3}, {3, 4}, {4, 9}, {9, 11}}) {
+      matmul(wv, one, split.data() + tok * n_rows, n_rows, lo, hi);
+    }
+  }
+  const std::string what = std::string(v) + " " + info.name + " cols " + std::to_string(n_cols);
+  EXPECT_EQ(all, split) << what;
+  EXPECT_EQ(all, plain) << what;
+  double err = 0, mag = 0;  // and it is the product (loose: activations are int8)
+  for (size_t tok = 0; tok < n_tok; ++tok) {
+    for (size_t r = 0; r < n_rows; ++r) {
+      std::vector<float> row(n_cols);
+      dequantize_row(t, w.data() + r * rb, row.data(), n_cols);
+      double ref = 0;
+      for (size_t c = 0; c < n_cols; ++c) ref += double(row[c]) * x[tok * n_cols + c];
+      err = std::max(err, std::fabs(ref - all[tok * n_rows + r]));
+      mag = std::max(mag, std::fabs(ref));
+    }
+  }
+  EXPECT_LT(err, 0.03 * mag) << what;
+}
+
+}  // namespace
+
+// For each variant and type, on short rows and on rows long enough for every unrolled decode loop
+// (odd block counts): batch and row splits give the same bits.
+TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
+  const DType types[] = {DType::f16,  DType::q4_0, DType::q5_0, DType::q8_0, DType::q4_k, DType::q5_k,
+                         DType::q6_k, DType::q4_1, DType::q5_1, DType::q2_k, DType::q3_k};
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;
     for (DType t : types) {
-      const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
-      const size_t n_cols = info.block_elems == 256 ? 512 : 96;
-      const size_t rb = dtype_row_bytes(info, n_cols);
-      std::vector<uint8_t> w(n_rows * rb);
-      const std::vector<float> wf = random_x(n_rows * n_cols, 9);
-      for (size_t r = 0; r < n_rows; ++r) quantize_row(t, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
-      const WeightView wv{t, w.data(), n_rows, n_cols};
-      const std::vector<float> x = random_x(n_tok * n_cols, 10);
-      const Acts a = quantise(x, n_tok, n_cols);
-      std::vector<float> all(n_tok * n_rows), split(n_tok * n_rows), plain(n_tok * n_rows);
-      matmul(wv, a.view(x.data(), n_tok, n_cols), all.data(), n_rows, 0, n_rows);
-      matmul(wv, x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
-      for (size_t tok = 0; tok < n_tok; ++tok) {
-        const QuantizedActs one{x.data() + tok * n_cols, a.q.data() + tok * n_cols, a.d.data() + tok * n_cols / 32,
-                                a.s.data() + tok * n_cols / 32, a.s4.data() + tok * n_cols / 4, 1, n_cols};
-        for (auto [lo, hi] : {std::pair<size_t, size_t>{0, 3}, {3, 4}, {4, 9}, {9, 11}}) {
-          matmul(wv, one, split.data() + tok * n_rows, n_rows, lo, hi);
-        }
+      const bool k_quant = dtype_info(static_cast<uint32_t>(t))->block_elems == 256;
+      for (size_t n_cols : k_quant ? std::vector<size_t>{512, 256 * 9} : std::vector<size_t>{96, 32 * 37}) {
+        expect_split_independent(v, t, n_cols);
       }
-      EXPECT_EQ(all, split) << v << " " << info.name;
-      EXPECT_EQ(all, plain) << v << " " << info.name;
-      double err = 0, mag = 0;  // and it is the product (loose: activations are int8)
-      for (size_t tok = 0; tok < n_tok; ++tok) {
-        for (size_t r = 0; r < n_rows; ++r) {
-          std::vector<float> row(n_cols);
-          dequantize_row(t, w.data() + r * rb, row.data(), n_cols);
-          double ref = 0;
-          for (size_t c = 0; c < n_cols; ++c) ref += double(row[c]) * x[tok * n_cols + c];
-          err = std::max(err, std::fabs(ref - all[tok * n_rows + r]));
-          mag = std::max(mag, std::fabs(ref));
-        }
-      }
-      EXPECT_LT(err, 0.03 * mag) << v << " " << info.name;
     }
   }
   set_cpu_variant("best");
