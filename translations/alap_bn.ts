@@ -584,6 +584,40 @@
         <source>%1 of %2 tokens</source>
         <translation>%2 টোকেনের মধ্যে %1</translation>
     </message>
+    <message>
+        <source>Free GPU memory</source>
+        <translation>খালি GPU মেমরি</translation>
+    </message>
+    <message>
+        <source>GPU %1 · %2 of %3 layers</source>
+        <extracomment>where the model runs: GPU name, layers on the GPU, all layers</extracomment>
+        <translation>GPU %1 · %3টির মধ্যে %2টি লেয়ার</translation>
+    </message>
+    <message>
+        <source>CPU · %1 threads</source>
+        <extracomment>where the model runs: on the processor, with this many threads</extracomment>
+        <translation>CPU · %1টি থ্রেড</translation>
+    </message>
+    <message>
+        <source>This build of Alap has no GPU support: it runs on the CPU.</source>
+        <translation>আলাপের এই বিল্ডে GPU সমর্থন নেই: এটি CPU-তে চলছে।</translation>
+    </message>
+    <message>
+        <source>The GPU library could not be loaded (AMD Radeon RX 7000 cards need ROCm 6): running on the CPU.</source>
+        <translation>GPU লাইব্রেরি লোড করা যায়নি (AMD Radeon RX 7000 কার্ডে ROCm 6 লাগে): CPU-তে চলছে।</translation>
+    </message>
+    <message>
+        <source>No usable GPU was found: running on the CPU.</source>
+        <translation>ব্যবহারযোগ্য কোনো GPU পাওয়া যায়নি: CPU-তে চলছে।</translation>
+    </message>
+    <message>
+        <source>This model cannot run on the GPU: running on the CPU.</source>
+        <translation>এই মডেল GPU-তে চলতে পারে না: CPU-তে চলছে।</translation>
+    </message>
+    <message>
+        <source>The GPU has too little free memory for this model and context: running on the CPU.</source>
+        <translation>এই মডেল আর কনটেক্সটের জন্য GPU-তে যথেষ্ট খালি মেমরি নেই: CPU-তে চলছে।</translation>
+    </message>
 </context>
 <context>
     <name>MemoryPanel</name>
@@ -646,6 +680,10 @@
     <message>
         <source>Cache over this answer</source>
         <translation>এই উত্তরে ক্যাশ</translation>
+    </message>
+    <message>
+        <source>Runs on: %1</source>
+        <translation>চলছে: %1</translation>
     </message>
 </context>
 <context>
@@ -1213,6 +1251,14 @@
     <message>
         <source>Waiting for the quality check… Esc cancels the answer.</source>
         <translation>মান যাচাইয়ের অপেক্ষায়… Esc চাপলে উত্তর বাতিল হবে।</translation>
+    </message>
+    <message>
+        <source>This model&apos;s chat template could not be used, so Alap writes the chat in the generic ChatML form; its answers may be worse.</source>
+        <translation>এই মডেলের চ্যাট টেমপ্লেট ব্যবহার করা যায়নি, তাই আলাপ চ্যাটটি সাধারণ ChatML রূপে লিখছে; উত্তর কিছুটা খারাপ হতে পারে।</translation>
+    </message>
+    <message>
+        <source>The GPU layers you asked for could not be used: the model runs on the CPU. The memory panel says why.</source>
+        <translation>আপনার চাওয়া GPU লেয়ারগুলো ব্যবহার করা যায়নি: মডেলটি CPU-তে চলছে। কারণ মেমরি প্যানেলে লেখা আছে।</translation>
     </message>
 </context>
 <context>

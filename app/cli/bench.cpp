@@ -36,12 +36,15 @@ int run_bench(const std::vector<std::string>& argv) {
       return args.fail("--ctx " + std::to_string(load.params.n_ctx) + " is smaller than depth + p + n = " +
                        std::to_string(total));
     }
+    apply_gpu_defaults(load);
     Engine engine;
     engine.load(load.model, load.params);
     const ModelInfo info = engine.model_info();
     for (const auto& w : info.warnings) {
       if (w.find("chat template") == std::string::npos) std::fprintf(stderr, "warning: %s\n", w.c_str());  // no chat here
     }
+    print_backend_line(engine);
+    const bool on_gpu = info.gpu_layers > 0;
 
     std::mt19937_64 rng(1234);
     std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(info.n_vocab - 1));
@@ -87,7 +90,8 @@ int run_bench(const std::vector<std::string>& argv) {
     // The decode floor, measured in this process now: the bytes one token reads (the weights, as
     // the file holds them — an untied embedding table counts in full — and the cached K/V) over
     // this machine's read bandwidth with all threads (kernels/cpu/probe.cpp).
-    const double bw_gbps = measure_read_bandwidth_gbps(0);
+    // (CPU only: on the GPU the device's bandwidth is not measured here.)
+    const double bw_gbps = on_gpu ? 0.0 : measure_read_bandwidth_gbps(0);
     const double floor_ms = bw_gbps > 0 ? static_cast<double>(mem.weights_bytes + mem.kv_bytes) / (bw_gbps * 1e9) * 1e3 : 0.0;
     const double decode_ms = decode_tps > 0 ? 1000.0 / decode_tps : 0.0;
     if (json) {
@@ -96,7 +100,11 @@ int run_bench(const std::vector<std::string>& argv) {
       o.add("depth", static_cast<int64_t>(depth)).add("cache", cache_mode_name(info.cache_mode));
       o.add("threads", static_cast<uint64_t>(info.n_threads)).add("prefill_tps", prefill_tps).add("decode_tps", decode_tps);
       o.add("prefill_ms", prefill_s * 1000.0).add("decode_ms", decode_s * 1000.0);
-      o.add("kv_bytes", mem.kv_bytes).add("kv_fp16_bytes", mem.kv_fp16_bytes).add("backend", "cpu");
+      o.add("kv_bytes", mem.kv_bytes).add("kv_fp16_bytes", mem.kv_fp16_bytes).add("backend", on_gpu ? "gpu" : "cpu");
+      o.add("device", on_gpu ? info.backend : std::string("CPU")).add("gpu_layers", static_cast<int64_t>(info.gpu_layers));
+      o.add("n_layer", info.n_layer).add("weights_bytes", mem.weights_bytes).add("kv_capacity_bytes", mem.kv_capacity_bytes);
+      o.add("scratch_bytes", mem.scratch_bytes).add("device_total_bytes", mem.device_total_bytes);
+      o.add("device_free_bytes", mem.device_free_bytes);
       o.add("floor_ms_per_token", floor_ms).add("bandwidth_gbps", bw_gbps).add("decode_ms_per_token", decode_ms);
       std::printf("%s\n", o.str().c_str());
     } else {
@@ -104,8 +112,17 @@ int run_bench(const std::vector<std::string>& argv) {
                   info.n_threads, depth);
       std::printf("prefill %lld tokens: %.2f tok/s (%.1f ms)\n", n_prompt, prefill_tps, prefill_s * 1000.0);
       std::printf("decode  %lld tokens: %.2f tok/s (%.1f ms)\n", n_gen, decode_tps, decode_s * 1000.0);
-      std::printf("decode floor %.3f ms/token (%.1f MB at %.2f GB/s read bandwidth) beside %.3f ms/token measured\n",
-                  floor_ms, static_cast<double>(mem.weights_bytes + mem.kv_bytes) / 1e6, bw_gbps, decode_ms);
+      if (on_gpu) {
+        std::printf("device %s: %d of %lld layers; weights %.1f MiB, kv cache %.1f MiB allocated, scratch %.1f MiB; "
+                    "%.2f of %.2f GiB free\n",
+                    info.backend.c_str(), info.gpu_layers, static_cast<long long>(info.n_layer),
+                    static_cast<double>(mem.weights_bytes) / (1 << 20), static_cast<double>(mem.kv_capacity_bytes) / (1 << 20),
+                    static_cast<double>(mem.scratch_bytes) / (1 << 20), static_cast<double>(mem.device_free_bytes) / (1ull << 30),
+                    static_cast<double>(mem.device_total_bytes) / (1ull << 30));
+      } else {
+        std::printf("decode floor %.3f ms/token (%.1f MB at %.2f GB/s read bandwidth) beside %.3f ms/token measured\n",
+                    floor_ms, static_cast<double>(mem.weights_bytes + mem.kv_bytes) / 1e6, bw_gbps, decode_ms);
+      }
       std::printf("kv cache now %llu bytes (%llu in f16)\n", static_cast<unsigned long long>(mem.kv_bytes),
                   static_cast<unsigned long long>(mem.kv_fp16_bytes));
     }

@@ -24,9 +24,10 @@ int run_chat(const std::vector<std::string>& argv) {
 
   try {
     Engine engine;
-    engine.load(load.model, load.params);
+    load_with_gpu_defaults(engine, load);
     const ModelInfo info = engine.model_info();
     for (const auto& w : info.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    print_backend_line(engine);
     const bool tty = isatty(STDIN_FILENO) != 0;
     if (tty) {
       std::fprintf(stderr, "%s: %zu tokens of context, cache %s. /exit or Ctrl-D to leave, /reset to start over.\n",

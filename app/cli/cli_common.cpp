@@ -2,9 +2,14 @@
 // alap-cli (cli_common.h). Registers no subcommand.
 #include "cli_common.h"
 
+#include "core/model/forward_gpu.h"
+#include "core/model/model.h"
+#include "core/runtime/gpu_backend.h"
+
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -34,7 +39,9 @@ LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_
   LoadOptions o;
   o.params.cache_mode = default_mode;
   if (auto m = args.value("-m", "--model")) o.model = *m;
+  bool args_has_cache = false;
   if (auto c = args.value("--cache")) {
+    args_has_cache = true;
     if (auto mode = parse_cache_mode(*c)) {
       o.params.cache_mode = *mode;
     } else {
@@ -49,11 +56,60 @@ LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_
     if (*n < 1) set_error(error, "--threads must be at least 1");
     else o.params.n_threads = static_cast<size_t>(*n);
   }
-  if (auto n = args.integer("--gpu-layers", "-ngl")) {
-    if (*n < 0) set_error(error, "--gpu-layers must not be negative");
-    else o.params.gpu_layers = static_cast<int32_t>(*n);
+  o.cache_given = args_has_cache || default_mode != CacheMode::f16;
+  if (auto g = args.value("--gpu-layers", "-ngl")) {
+    o.gpu_layers_given = true;
+    char* end = nullptr;
+    const long n = std::strtol(g->c_str(), &end, 10);
+    if (*g == "auto") {
+      o.params.gpu_layers = -1;
+    } else if (g->empty() || *end != '\0' || n < -1 || n > 100000) {
+      set_error(error, "--gpu-layers must be a number of layers, -1 or auto, not '" + *g + "'");
+    } else {
+      o.params.gpu_layers = static_cast<int32_t>(n);
+    }
   }
   return o;
+}
+
+void apply_gpu_defaults(LoadOptions& o) {
+  if (!o.gpu_layers_given) o.params.gpu_layers = default_gpu_layers();
+  o.cache_for_gpu = false;
+  if (o.cache_given || o.params.gpu_layers == 0) return;
+  const GpuBackend::Probe probe = GpuBackend::probe();
+  if (!probe.backend) return;
+  try {  // a model the GPU cannot run stays on the CPU, in the CPU's default
+    const Model model = Model::load(o.model);
+    if (!gpu_unsupported_reason(model, *probe.backend).empty()) return;
+  } catch (const std::exception&) {
+    return;  // Engine::load names what is wrong with the file
+  }
+  o.params.cache_mode = CacheMode::k8;
+  o.cache_for_gpu = true;
+}
+
+void load_with_gpu_defaults(Engine& engine, LoadOptions& o) {
+  apply_gpu_defaults(o);
+  engine.load(o.model, o.params);
+  if (o.cache_for_gpu && engine.model_info().gpu_layers == 0) {
+    o.params.cache_mode = CacheMode::f16;
+    o.cache_for_gpu = false;
+    engine.load(o.model, o.params);
+  }
+}
+
+void print_backend_line(const Engine& engine) {
+  const ModelInfo info = engine.model_info();
+  std::string line = "backend: " + backend_summary(info) + ", cache " + cache_mode_name(info.cache_mode);
+  if (info.gpu_layers > 0) {
+    const MemoryReport m = engine.memory_report();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "; device memory %.2f of %.2f GiB free", static_cast<double>(m.device_free_bytes) / (1ull << 30),
+                  static_cast<double>(m.device_total_bytes) / (1ull << 30));
+    line += buf;
+  }
+  if (info.gpu_layers == 0 && !info.gpu_reason.empty()) line += " (" + info.gpu_reason + ")";
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 GenerateRequest read_generate_options(Args& args, std::string& error) {

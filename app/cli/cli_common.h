@@ -14,13 +14,32 @@
 
 namespace alap::cli {
 
-// -m/--model (required), --cache, --ctx, --threads, --gpu-layers. Problems are collected in
-// `error` (first one wins); the rest of the options stay for the caller to read.
+// -m/--model (required), --cache, --ctx, --threads, --gpu-layers N|-1|auto. Problems are collected
+// in `error` (first one wins); the rest of the options stay for the caller to read.
 struct LoadOptions {
   std::string model;
   LoadParams params;
+  bool cache_given = false;       // --cache was on the command line
+  bool gpu_layers_given = false;  // --gpu-layers was on the command line
+  bool cache_for_gpu = false;     // apply_gpu_defaults chose k8 because the GPU will run the model
 };
 LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_mode = CacheMode::f16);
+
+// The GPU defaults of the commands that run a model (generate, chat, bench, serve): without
+// --gpu-layers, -1 (auto) when a GPU backend is usable, else 0; without --cache, k8 when layers
+// will run on the GPU (DESIGN.md), i.e. a backend is usable and the model is one the GPU can run
+// (gpu_unsupported_reason), else the CPU's default f16. Loads the GPU library and maps the model's
+// header to find out (a file that does not open is left to Engine::load to report).
+void apply_gpu_defaults(LoadOptions& options);
+
+// apply_gpu_defaults, then engine.load; when k8 was chosen for the GPU but the engine still runs
+// every layer on the CPU (not one layer fits the device's free memory), loads again with the CPU's
+// default f16. A --cache given on the command line is never changed.
+void load_with_gpu_defaults(Engine& engine, LoadOptions& options);
+
+// "backend: GPU NVIDIA H200, 24 of 24 layers (...)" or "backend: CPU, 8 threads" on stderr, with
+// the device's memory when on the GPU.
+void print_backend_line(const Engine& engine);
 
 // The sampling and request options of generate and chat: --temp --top-k --top-p --min-p
 // --repeat-penalty --repeat-last-n --seed -n --system --stop (one stop string).

@@ -25,12 +25,14 @@ int run_generate(const std::vector<std::string>& argv) {
   if (raw && !req.system_prompt.empty()) return args.fail("--system has no effect with --raw");
 
   try {
+    apply_gpu_defaults(load);
     Engine engine;
     engine.load(load.model, load.params);
     for (const auto& w : engine.model_info().warnings) {
       // The chat-template fallback does not matter when no template is used.
       if (!raw || w.find("chat template") == std::string::npos) std::fprintf(stderr, "warning: %s\n", w.c_str());
     }
+    print_backend_line(engine);
     if (raw) {
       req.prompt = *prompt;
     } else {

@@ -102,8 +102,10 @@ int run_serve(const std::vector<std::string>& argv) {
   std::string load_error;
   std::thread loader([&] {
     try {
+      apply_gpu_defaults(load);
       engine.load(load.model, load.params, {}, &cancel_load);
       for (const auto& w : engine.model_info().warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+      print_backend_line(engine);
       const std::string id = server::model_id_from_path(load.model);
       server.set_ready(id);
       std::fprintf(stderr, "alap-cli serve: model '%s' ready (context %zu, cache %s)\n", id.c_str(),

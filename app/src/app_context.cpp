@@ -65,9 +65,11 @@ AppContext::AppContext(std::unique_ptr<alap::EngineInterface> engine, QSettings*
     if (const int n = m_modelFiles->rowCount(); n > 0)
       emit m_modelFiles->dataChanged(m_modelFiles->index(0), m_modelFiles->index(n - 1));
     m_chat->relocalize();
+    if (m_models) m_models->setLanguage(m_localizer->language());
   });
   m_store->open(databasePath);
   m_models = std::make_unique<ModelsController>(m_settings.get(), m_store.get());
+  m_models->setLanguage(m_localizer->language());
   m_backend = std::make_unique<BackendController>(settings, m_remote, m_engine.get());
   // A remote backend chosen last time connects at start (a local model is loaded by main.cpp).
   if (m_backend->remote() && !m_backend->url().isEmpty()) m_backend->connectRemote();

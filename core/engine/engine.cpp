@@ -12,7 +12,9 @@
 #include "core/engine/stop_strings.h"
 #include "core/gguf/gguf.h"
 #include "core/model/forward.h"
+#include "core/model/forward_gpu.h"
 #include "core/model/model.h"
+#include "core/runtime/gpu_backend.h"
 #include "core/runtime/kv_cache.h"
 #include "core/runtime/thread_pool.h"
 #include "core/text/detokenizer.h"
@@ -85,8 +87,28 @@ struct Engine::State {
   std::unique_ptr<KvCache> cache;
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Forward> forward;
+  // GPU path (cache and forward are then null): the GPU forward owns the device cache and, with
+  // partial offload, the host cache and CPU forward of the remaining layers.
+  std::unique_ptr<GpuForward> gpu;
   std::vector<int32_t> cached;  // ids whose K/V the cache holds: cached.size() == cache->n_tokens()
+
+  size_t capacity() const { return gpu ? gpu->capacity() : cache->capacity(); }
+  void clear() {
+    if (gpu) gpu->clear();
+    else cache->clear();
+    cached.clear();
+  }
 };
+
+int32_t default_gpu_layers() { return GpuBackend::probe().backend ? -1 : 0; }
+
+std::string backend_summary(const ModelInfo& info) {
+  if (info.gpu_layers <= 0) return "CPU, " + std::to_string(info.n_threads) + " threads";
+  std::string s = "GPU " + info.backend + ", " + std::to_string(info.gpu_layers) + " of " +
+                  std::to_string(info.n_layer) + " layers (" + format_bytes(info.gpu_weights_bytes) + " of weights)";
+  if (info.gpu_layers < info.n_layer) s += ", the rest on the CPU (" + std::to_string(info.n_threads) + " threads)";
+  return s;
+}
 
 Engine::Engine() = default;
 Engine::~Engine() = default;
@@ -165,9 +187,27 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       st->chat_template = ChatTemplate::parse(builtin_chatml_template());
       info.chat_template_builtin = true;
     }
-    if (params.gpu_layers > 0) {
-      info.warnings.push_back("this build has no GPU backend; --gpu-layers " + std::to_string(params.gpu_layers) +
-                              " ignored, running on the CPU");
+    // GPU: probe only when asked; any reason not to use it becomes a warning and the CPU runs.
+    std::shared_ptr<GpuBackend> gpu;
+    if (params.gpu_layers != 0) {
+      if (params.gpu_layers < -1) throw EngineError(where + ": gpu_layers must be -1 (auto), 0 or positive");
+      GpuBackend::Probe probe = GpuBackend::probe();
+      const bool explicit_layers = params.gpu_layers > 0;
+      if (!probe.backend) {
+        switch (probe.failure) {
+          case GpuBackend::Failure::no_library: info.gpu_status = ModelInfo::GpuStatus::no_library; break;
+          case GpuBackend::Failure::no_device: info.gpu_status = ModelInfo::GpuStatus::no_device; break;
+          default: info.gpu_status = ModelInfo::GpuStatus::load_failed; break;
+        }
+        info.gpu_reason = probe.reason;
+        if (explicit_layers) info.warnings.push_back(probe.reason);
+      } else if (const std::string why = gpu_unsupported_reason(m, *probe.backend); !why.empty()) {
+        info.gpu_status = ModelInfo::GpuStatus::unsupported_model;
+        info.gpu_reason = "this model cannot run on the GPU (" + why + "): running on the CPU";
+        info.warnings.push_back(info.gpu_reason);
+      } else {
+        gpu = std::move(probe.backend);
+      }
     }
 
     step(0.8f, "allocating cache");
@@ -181,11 +221,45 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     if (!packed_mode_supported(shape, params.cache_mode, &why)) {
       throw EngineError(where + ": cache mode " + cache_mode_name(params.cache_mode) + " is not possible: " + why);
     }
-    if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, params.cache_mode, n_ctx);
-    st->cache = std::make_unique<KvCache>(kv_cache_config(m, params.cache_mode, n_ctx));
+    const size_t max_batch = std::min(kPrefillChunk, n_ctx);
+    int32_t n_gpu = 0;
+    if (gpu) {
+      const int32_t n_layer = static_cast<int32_t>(hp.n_layer);
+      n_gpu = params.gpu_layers < 0 ? auto_gpu_layers(m, *gpu, params.cache_mode, n_ctx, max_batch,
+                                                      gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom))
+                                    : std::min(params.gpu_layers, n_layer);
+      if (n_gpu == 0) {
+        info.gpu_status = ModelInfo::GpuStatus::no_memory;
+        info.gpu_reason = "the GPU (" + gpu->device_name() + ") has too little free memory for one layer beside a " +
+                          "context of " + std::to_string(n_ctx) + " tokens: running on the CPU";
+        info.warnings.push_back(info.gpu_reason);
+        gpu.reset();
+      }
+    }
+    if (gpu) {
+      // The host keeps the layers left to the CPU and their cache.
+      const GpuMemoryPlan plan = plan_gpu_memory(m, *gpu, n_gpu, params.cache_mode, n_ctx, max_batch);
+      const KvShape host_shape{hp.n_layer - n_gpu, hp.n_head_kv, hp.head_dim_k, hp.head_dim_v};
+      const uint64_t host_weights = m.weights_bytes() > plan.weights_bytes ? m.weights_bytes() - plan.weights_bytes : 0;
+      if (mem && n_gpu < hp.n_layer) check_context_fits(where, *mem, host_weights, host_shape, params.cache_mode, n_ctx);
+      step(0.85f, "copying weights to the GPU");
+      GpuForwardOptions go;
+      go.n_gpu_layers = n_gpu;
+      go.mode = params.cache_mode;
+      go.capacity = n_ctx;
+      go.max_batch = max_batch;
+      st->gpu = std::make_unique<GpuForward>(m, gpu, go);
+      info.backend = gpu->device_name();
+      info.gpu_status = ModelInfo::GpuStatus::used;
+      info.gpu_layers = st->gpu->n_gpu_layers();
+      info.gpu_weights_bytes = st->gpu->plan().weights_bytes;
+    } else {
+      if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, params.cache_mode, n_ctx);
+      st->cache = std::make_unique<KvCache>(kv_cache_config(m, params.cache_mode, n_ctx));
+      st->forward = std::make_unique<Forward>(m, max_batch);
+    }
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
-    st->forward = std::make_unique<Forward>(m, std::min(kPrefillChunk, n_ctx));
     step(1.0f, "ready");
   } catch (const EngineError&) {
     throw;
@@ -208,13 +282,13 @@ const std::vector<int32_t>& Engine::cached_tokens() const { return state().cache
 
 void Engine::reset_context() {
   if (!s_) return;
-  s_->cache->clear();
-  s_->cached.clear();
+  s_->clear();
   notify_memory();
 }
 
 MemoryReport Engine::memory_report() const {
   const State& st = state();
+  if (st.gpu) return st.gpu->memory_report();
   return make_memory_report(*st.cache, st.model->weights_bytes(), st.forward->scratch_bytes());
 }
 
@@ -274,16 +348,16 @@ std::span<const float> Engine::evaluate(std::span<const int32_t> tokens, size_t 
     throw EngineError("engine: evaluate at position " + std::to_string(pos0) + " but the cache holds " +
                       std::to_string(st.cached.size()) + " tokens");
   }
-  if (pos0 + tokens.size() > st.cache->capacity()) {
+  if (pos0 + tokens.size() > st.capacity()) {
     throw EngineError("engine: " + std::to_string(pos0 + tokens.size()) + " tokens do not fit the context of " +
-                      std::to_string(st.cache->capacity()));
+                      std::to_string(st.capacity()));
   }
   st.cached.resize(pos0);
   std::span<const float> logits;
   try {
-    logits = st.forward->run(*st.cache, *st.pool, tokens, pos0);
+    logits = st.gpu ? st.gpu->run(*st.pool, tokens, pos0) : st.forward->run(*st.cache, *st.pool, tokens, pos0);
   } catch (const std::exception& e) {
-    st.cached.resize(std::min(st.cached.size(), st.cache->n_tokens()));
+    st.cached.resize(std::min(st.cached.size(), st.gpu ? st.gpu->n_tokens() : st.cache->n_tokens()));
     throw EngineError(std::string("forward pass: ") + e.what());
   }
   st.cached.insert(st.cached.end(), tokens.begin(), tokens.end());
@@ -302,7 +376,7 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
   for (const auto& s : request.stop) {
     if (s.empty()) throw EngineError("generate: a stop string is empty");
   }
-  const size_t n_ctx = st.cache->capacity();
+  const size_t n_ctx = st.capacity();
   // The room kept for the answer: a quarter of the context, or max_tokens when smaller.
   const size_t reserve = std::max<size_t>(
       1, request.max_tokens > 0 ? std::min(static_cast<size_t>(request.max_tokens), n_ctx / 4) : n_ctx / 4);

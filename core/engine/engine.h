@@ -46,7 +46,12 @@ struct LoadParams {
   size_t n_ctx = 0;                       // 0: min(the model's training context, 4096)
   CacheMode cache_mode = CacheMode::f16;  // the CPU default; the GPU default is k8 (DESIGN.md)
   size_t n_threads = 0;                   // 0: std::thread::hardware_concurrency()
-  int32_t gpu_layers = 0;                 // no GPU backend yet: > 0 runs on the CPU with a warning
+  // Layers on the GPU (libalap_gpu.so, core/runtime/gpu_backend.h): 0 = CPU only; N > 0 = the
+  // first N (N >= the model's layers: all of them); -1 = as many as fit the device's free memory
+  // beside the cache for n_ctx (5% kept free). When no GPU is usable the model runs on the CPU and
+  // ModelInfo::warnings says why. The GPU's cache mode is cache_mode as given (k8 is its default
+  // in alap-cli, DESIGN.md). Callers pick -1 by default only when default_gpu_layers() says so.
+  int32_t gpu_layers = 0;
   bool prefault = false;                  // touch every weight page while loading
   // Memory the model and its cache may use; 0: this machine's available memory (MemAvailable).
   // A model larger than the machine's memory, or a context whose cache does not fit beside the
@@ -76,7 +81,23 @@ struct ModelInfo {
   size_t n_threads = 0;
   bool chat_template_builtin = false;  // the model's template was missing or unusable: ChatML is used
   std::vector<std::string> warnings;   // one line each (template fallback, GPU layers ignored, ...)
+  std::string backend = "CPU";         // "CPU", or the GPU's name ("NVIDIA H200") when layers run there
+  // Why no layer runs on the GPU although gpu_layers asked for some (the app shows it in its own
+  // words by code; gpu_reason is the English detail). not_requested when gpu_layers was 0, used
+  // when layers run there. An explicit N > 0 that cannot be honoured is also a warning; auto (-1)
+  // falling back to the CPU is not (a CPU-only machine is normal).
+  enum class GpuStatus { not_requested, used, no_library, load_failed, no_device, unsupported_model, no_memory };
+  GpuStatus gpu_status = GpuStatus::not_requested;
+  std::string gpu_reason;
+  int32_t gpu_layers = 0;              // layers on the GPU (the rest on the CPU)
+  uint64_t gpu_weights_bytes = 0;      // weights held in device memory
 };
+
+// -1 (auto) when a GPU backend is usable on this machine, else 0: the default of LoadParams::gpu_layers
+// for the app and alap-cli. Loads the GPU library to find out (once per call; cheap after the first).
+int32_t default_gpu_layers();
+// One line for people: "GPU NVIDIA H200, 24 of 24 layers (403.2 MiB of weights)" or "CPU, 8 threads".
+std::string backend_summary(const ModelInfo& info);
 
 struct GenerateRequest {
   // Chat: when messages is non-empty they are rendered with the model's chat template (with the

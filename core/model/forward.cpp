@@ -1,6 +1,6 @@
 // The run-time forward pass: the math of forward_ref.cpp, with matmuls through kernels::matmul
-// split over the thread pool (activations quantised once per matmul group), attention parallel
-// over (token, head) through the kernels' score and V loops (int8 dot4 scores for packed K), a
+// split over the thread pool (activations quantised once per matmul group), attention through
+// CpuAttention (grouped heads, key blocks with an online softmax: attention_cpu.h), a
 // RoPE table per batch, and scratch held across calls so decode allocates nothing.
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,7 @@
 
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
+#include "core/model/attention_cpu.h"
 #include "core/model/forward.h"
 
 namespace alap {
@@ -129,27 +130,15 @@ struct Forward::Impl {
   std::vector<float> rope_sin; // [B][n_rot/2]
   std::vector<float> logits;   // [n_out][V]
   ActScratch act;              // int8 blocks of the activations of one matmul group [B][max(E, F, H·Dv)]
-  // Per-thread attention scratch (grown to the pool size and cache capacity on first use).
-  struct ThreadScratch {
-    std::vector<float> scores;  // [capacity]
-    std::vector<int8_t> qq;     // quantised query [Dk]
-    std::vector<uint16_t> qd;   // its scales [Dk / block]
-  };
-  std::vector<ThreadScratch> threads;
+  CpuAttention attn;           // attention's head/key-block loops and their scratch (attention_cpu.h)
 
-  void ensure_threads(size_t n_threads, size_t capacity) {
-    const ModelHParams& hp = model->hparams();
-    const size_t Dk = hp.head_dim_k;
-    if (threads.size() < n_threads) threads.resize(n_threads);
-    for (auto& ts : threads) {
-      if (ts.scores.size() < capacity) ts.scores.resize(capacity);
-      if (ts.qq.size() < Dk) ts.qq.resize(Dk);
-      if (ts.qd.size() < Dk) ts.qd.resize(Dk);
-    }
-  }
+  // Nothing to prepare any more: CpuAttention grows its per-thread scratch on first use.
+  void ensure_threads(size_t, size_t) {}
 
+  // Layers [first_layer, first_layer + cache.n_layer()) on tokens' embeddings (x_in null) or on
+  // hidden states x_in [n][E] handed over by another backend (partial GPU offload).
   void eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* tokens, size_t n, size_t pos0, float* logits_out,
-                  bool all_logits);
+                  bool all_logits, const float* x_in = nullptr, size_t first_layer = 0);
 };
 
 Forward::Forward(const Model& model, size_t max_batch) : impl_(std::make_unique<Impl>()) {
@@ -194,10 +183,7 @@ size_t Forward::scratch_bytes() const {
     b += vec->capacity() * sizeof(float);
   }
   b += s.act.q.capacity() + (s.act.d.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4;
-  for (const auto& ts : s.threads) {
-    b += ts.scores.capacity() * sizeof(float) + ts.qq.capacity() +
-         ts.qd.capacity() * sizeof(uint16_t);
-  }
+  b += s.attn.scratch_bytes();
   return b;
 }
 
@@ -230,18 +216,46 @@ std::span<const float> Forward::run(KvCache& cache, ThreadPool& pool, std::span<
   return std::span<const float>(s.logits.data(), all ? n * V : V);
 }
 
+std::span<const float> Forward::run_from_hidden(KvCache& cache, ThreadPool& pool, const float* x, size_t n,
+                                                size_t pos0, size_t first_layer, LogitsMode mode, bool logits) {
+  Impl& s = *impl_;
+  const ModelHParams& hp = s.model->hparams();
+  const size_t V = hp.n_vocab, E = hp.n_embd;
+  if (n == 0) throw ModelError("forward: empty batch");
+  if (first_layer >= static_cast<size_t>(hp.n_layer) || cache.n_layer() != static_cast<size_t>(hp.n_layer) - first_layer ||
+      cache.n_head_kv() != static_cast<size_t>(hp.n_head_kv) || cache.head_dim_k() != static_cast<size_t>(hp.head_dim_k) ||
+      cache.head_dim_v() != static_cast<size_t>(hp.head_dim_v)) {
+    throw ModelError("forward: the KV cache shape does not match layers " + std::to_string(first_layer) + ".. of the model");
+  }
+  if (pos0 > cache.n_tokens()) throw ModelError("forward: position " + std::to_string(pos0) + " leaves a gap in the cache");
+  if (pos0 + n > cache.capacity()) throw ModelError("forward: the KV cache is full (" + std::to_string(cache.capacity()) + " tokens)");
+  cache.truncate(pos0);
+  s.ensure_threads(pool.n_threads(), cache.capacity());
+  const bool all = mode == LogitsMode::all;
+  if (all && s.logits.size() < n * V) s.logits.resize(n * V);
+  for (size_t c = 0; c < n; c += s.max_batch) {
+    const size_t m = std::min(s.max_batch, n - c);
+    const bool last_chunk = c + m == n;
+    float* out = !logits ? nullptr : all ? s.logits.data() + c * V : (last_chunk ? s.logits.data() : nullptr);
+    s.eval_chunk(cache, pool, nullptr, m, pos0 + c, out, all, x + c * E, first_layer);
+  }
+  if (!logits) return {};
+  return std::span<const float>(s.logits.data(), all ? n * V : V);
+}
+
 void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* tokens, size_t n, size_t pos0,
-                               float* logits_out, bool all_logits) {
+                               float* logits_out, bool all_logits, const float* x_in, size_t first_layer) {
   const ModelHParams& hp = model->hparams();
   const ModelWeights& w = model->weights();
   const size_t E = hp.n_embd, H = hp.n_head, Hk = hp.n_head_kv, Dk = hp.head_dim_k, Dv = hp.head_dim_v;
-  const size_t F = hp.n_ff, V = hp.n_vocab, gqa = H / Hk, half = hp.n_rot / 2;
+  const size_t F = hp.n_ff, V = hp.n_vocab, half = hp.n_rot / 2;
   const float eps = hp.rms_eps;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dk));
 
-  // Embeddings x [n][E].
+  // Embeddings x [n][E] (or the hidden states given).
   const size_t embd_row_bytes = kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.token_embd.type)), E);
-  for (size_t t = 0; t < n; ++t) {
+  if (x_in != nullptr) std::copy(x_in, x_in + n * E, x.begin());
+  for (size_t t = 0; t < n && x_in == nullptr; ++t) {
     kernels::dequantize_row(w.token_embd.type, static_cast<const uint8_t*>(w.token_embd.data) + tokens[t] * embd_row_bytes,
                             &x[t * E], E);
   }
@@ -255,8 +269,9 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     }
   }
 
-  for (size_t l = 0; l < static_cast<size_t>(hp.n_layer); ++l) {
-    const LayerWeights& L = w.layers[l];
+  // l is the cache's layer; the model's is first_layer + l.
+  for (size_t l = 0; l < cache.n_layer(); ++l) {
+    const LayerWeights& L = w.layers[first_layer + l];
     for (size_t t = 0; t < n; ++t) rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]);
     matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
     for (size_t t = 0; t < n; ++t) {
@@ -279,30 +294,8 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
       cache.store(l, pos0 + t, kt, vt);
     }
 
-    // Attention: one work item per (token t, head h); keys 0..pos0+t.
-    auto attention = [&](size_t begin, size_t end, size_t thread) {
-      ThreadScratch& ts = threads[thread];
-      float* scores = ts.scores.data();
-      for (size_t item = begin; item < end; ++item) {
-        const size_t t = item / H, h = item % H, g = h / gqa, n_keys = pos0 + t + 1;
-        const float* qh = &q[(t * H + h) * Dk];
-        if (cache.k_packed()) {
-          kernels::k8_quantize(qh, Dk, ts.qq.data(), ts.qd.data());
-          kernels::k8_scores(ts.qq.data(), ts.qd.data(), cache.k_q8(l, g), cache.k_scales(l, g), Dk, n_keys, scale, scores);
-        } else {
-          kernels::f16_scores(qh, cache.k_f16(l, g), Dk, n_keys, scale, scores);
-        }
-        kernels::softmax(scores, n_keys);
-        float* oh = &o[(t * H + h) * Dv];
-        std::fill(oh, oh + Dv, 0.0f);
-        if (cache.v_packed()) {
-          kernels::k8_accum_v(scores, cache.v_q8(l, g), cache.v_scales(l, g), Dv, cache.block_v(), n_keys, oh);
-        } else {
-          kernels::f16_accum_v(scores, cache.v_f16(l, g), Dv, n_keys, oh);
-        }
-      }
-    };
-    pool.parallel_for_chunked(n * H, std::max<size_t>(1, n * H / (4 * pool.n_threads())), std::ref(attention));
+    // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
+    attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
 
     matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
     for (size_t t = 0; t < n; ++t) {

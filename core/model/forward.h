@@ -51,6 +51,13 @@ class Forward {
   std::span<const float> run(KvCache& cache, ThreadPool& pool, std::span<const int32_t> tokens, size_t pos0,
                              LogitsMode mode = LogitsMode::last);
 
+  // Partial offload: layers [first_layer, n_layer) and the output head on hidden states x [n][E]
+  // that layers [0, first_layer) computed elsewhere (the GPU). `cache` holds only those layers
+  // (its layer i is the model's first_layer + i); otherwise the contract of run(). With
+  // logits == false no output head runs and the span is empty.
+  std::span<const float> run_from_hidden(KvCache& cache, ThreadPool& pool, const float* x, size_t n, size_t pos0,
+                                         size_t first_layer, LogitsMode mode = LogitsMode::last, bool logits = true);
+
   size_t max_batch() const;
   size_t scratch_bytes() const;  // bytes of scratch held now (for the memory report)
 

@@ -6,6 +6,7 @@
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
+#include "attn_heads.h"
 #include "cpu_features.h"
 #include "cpu_variants.h"
 
@@ -103,6 +104,77 @@ void softmax(float* x, size_t n) { active().softmax(x, n); }
 void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
                 float* out) {
   active().k8_accum_v(p, q, d, head_dim, block, n, out);
+}
+
+// Grouped-head attention: the table that goes with the active variant (the avxvnni variant uses
+// the AVX2 one, its packed-K scores through its own k8_scores per head).
+namespace {
+const AttnHeadsVariant& active_heads() {
+  const CpuVariant* v = &active();
+  if (v == &avx512vnni::kVariant) return avx512vnni::kAttnHeads;
+  if (v == &scalar::kVariant) return scalar::kAttnHeads;
+  return avx2::kAttnHeads;
+}
+
+size_t checked_k8_block(const char* where, size_t head_dim) {
+  const size_t block = k8_block_size(head_dim);
+  if (block == 0) {
+    throw std::invalid_argument(std::string(where) + ": head_dim " + std::to_string(head_dim) +
+                                " is not a multiple of the 32-value k8 block");
+  }
+  return block;
+}
+
+void check_ld(const char* where, size_t n, size_t ld) {
+  if (ld < n) {
+    throw std::invalid_argument(std::string(where) + ": row stride " + std::to_string(ld) + " is below " +
+                                std::to_string(n) + " keys");
+  }
+}
+}  // namespace
+
+void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
+  const size_t block = checked_k8_block("k8_scores_heads", head_dim);
+  check_ld("k8_scores_heads", n, ld);
+  if (n == 0 || n_heads == 0) return;
+  const CpuVariant& v = active();
+  if (&v == &avx512vnni::kVariant || &v == &scalar::kVariant) {
+    return active_heads().k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
+  }
+  for (size_t h = 0; h < n_heads; ++h) {
+    v.k8_scores(q + h * head_dim, dq + h * (head_dim / block), k, dk, head_dim, n, scale, scores + h * ld);
+  }
+}
+
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  check_ld("f16_scores_heads", n, ld);
+  if (n == 0 || n_heads == 0) return;
+  active_heads().f16_scores_heads(q, n_heads, k, head_dim, n, scale, scores, ld);
+}
+
+void softmax_partial(float* x, size_t n, float* m, float* l) {
+  if (n == 0) throw std::invalid_argument("softmax_partial: no keys");
+  active_heads().softmax_partial(x, n, m, l);
+}
+
+void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out) {
+  check_ld("f16_accum_v_heads", n, ldp);
+  if (n == 0 || n_heads == 0) return;
+  active_heads().f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
+}
+
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  check_ld("k8_accum_v_heads", n, ldp);
+  if (block == 0 || head_dim % block != 0) {
+    throw std::invalid_argument("k8_accum_v_heads: block " + std::to_string(block) + " does not divide head_dim " +
+                                std::to_string(head_dim));
+  }
+  if (n == 0 || n_heads == 0) return;
+  active_heads().k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
 }
 
 const char* cpu_variant_name() { return active().name; }

@@ -33,6 +33,18 @@ inline constexpr int kAttnMaxHeadDim = 256;  // head_dim a multiple of 32, at mo
 inline constexpr int kAttnMaxGroup = 16;     // query heads per KV head
 inline constexpr int kAttnMaxSplit = 128;    // flash-decoding splits of the context
 
+// Launch flags of attn_decode_run_ex.
+// kAttnLaunchPdl: programmatic dependent launch (CUDA sm_90, matrix-unit kernels; ignored elsewhere,
+// where the call launches normally). The kernel may start while the previous kernel on the stream
+// is still running and streams cache rows 0..n_ctx-2 before waiting for it; it reads q and row
+// n_ctx-1 and writes out and scratch only after that kernel has finished. So the previous kernel
+// may write q and the newest row (RoPE, the cache store of this token) but no older row, and every
+// older writer must have finished before the previous kernel started (plain stream order gives
+// that, unless the previous kernel was itself launched with PDL and let its dependents start early;
+// this kernel lets them start only after its own wait). A following kernel launched with PDL must
+// wait (cudaGridDependencySynchronize) before it reads out.
+inline constexpr unsigned kAttnLaunchPdl = 1u;
+
 extern "C" {
 
 struct attn_decode_params {
@@ -70,6 +82,9 @@ const char* attn_decode_check(const attn_decode_params* p, int mode);
 int attn_f16_decode_run(const attn_decode_params* p, void* stream);   // K f16, V f16
 int attn_k8_decode_run(const attn_decode_params* p, void* stream);    // K int8, V f16
 int attn_k8v8_decode_run(const attn_decode_params* p, void* stream);  // K int8, V int8
+// The same with a cache mode (0 f16, 1 k8, 2 k8v8) and launch flags (kAttnLaunchPdl or 0; 0 is
+// exactly the calls above).
+int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, void* stream);
 
 // Prefill: n_q new query tokens at positions pos0..pos0+n_q-1, whose K/V rows are already in the
 // cache; token i attends cache rows 0..pos0+i (causal). K is read packed (dot4 on the int8 payload,

@@ -2,6 +2,8 @@
 // the kernel (matrix-unit kernels on CUDA for head_dim 64/128, else the scalar ones by head_dim
 // bucket × group bucket) and the flash-decoding split, one launch per call. The arithmetic lives
 // in attn_k8_kernel.h.
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -88,13 +90,49 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream) {
 }
 
 #if ALAP_ATTN_MMA
+// Whether the n_split blocks of each KV head (slice) can run as one thread-block cluster with all
+// n_kv_head × slices clusters resident at once (one wave). The device is asked once per kernel and
+// split count (cache[n_split] = resident clusters + 1, or -1 when refused; 0 = not asked yet).
+// Clusters above 8 blocks are non-portable (Hopper allows 16).
+template <class Kernel>
+bool cluster_fits(Kernel kernel, int n_split, int n_clusters, size_t smem, int* cache) {
+  if (!ALAP_ATTN_CLUSTER || n_split < 2 || n_split > 16) return false;
+  int& known = cache[n_split];
+  if (known == 0) {
+    cudaError_t err = cudaSuccess;
+    if (n_split > 8) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    int active = 0;
+    if (err == cudaSuccess) {
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(unsigned(n_clusters), unsigned(n_split), 1);
+      cfg.blockDim = dim3(kMmaThreads);
+      cfg.dynamicSmemBytes = smem;
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = 1;
+      attr.val.clusterDim.y = unsigned(n_split);
+      attr.val.clusterDim.z = 1;
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      err = cudaOccupancyMaxActiveClusters(&active, kernel, &cfg);
+    }
+    if (err != cudaSuccess) (void)cudaGetLastError();  // a refusal is an answer, not a sticky error
+    known = err == cudaSuccess ? active + 1 : -1;
+    if (std::getenv("ALAP_ATTN_DEBUG"))
+      std::fprintf(stderr, "attn decode: clusters of %d blocks: %d resident at once (%s)\n", n_split, active,
+                   err == cudaSuccess ? "asked" : cudaGetErrorString(err));
+  }
+  return known - 1 >= n_clusters;
+}
+
 template <kv_mode M, int HD, int GB>
-void launch_mma(attn_kernel_args& a, alap_gpu_stream_t stream) {
+void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
   using T = mma_tiles<M, HD, GB>;
   auto kernel = M == kv_mode::f16  ? attn_f16_decode_mma_kernel<HD, GB>
                 : M == kv_mode::k8 ? attn_k8_decode_mma_kernel<HD, GB>
                                    : attn_k8v8_decode_mma_kernel<HD, GB>;
   thread_local int cached_occupancy = 0;
+  thread_local int cluster_cache[17] = {};
   if (cached_occupancy == 0) {
     ALAP_GPU_CHECK(alap_gpu_set_max_dynamic_smem(kernel, T::smem_bytes));
     ALAP_GPU_CHECK(alap_gpu_occupancy(&cached_occupancy, kernel, kMmaThreads, T::smem_bytes));
@@ -103,22 +141,51 @@ void launch_mma(attn_kernel_args& a, alap_gpu_stream_t stream) {
   const int n_slices = ceil_div(a.group, GB);
   set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps);
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
-  kernel<<<grid, kMmaThreads, T::smem_bytes, stream>>>(a);
-  ALAP_GPU_CHECK_LAUNCH();
+  const bool pdl = (flags & kAttnLaunchPdl) != 0;
+  const bool cluster = cluster_fits(kernel, a.n_split, a.p.n_kv_head * n_slices, T::smem_bytes, cluster_cache);
+  if (!pdl && !cluster) {
+    kernel<<<grid, kMmaThreads, T::smem_bytes, stream>>>(a);
+    ALAP_GPU_CHECK_LAUNCH();
+    return;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kMmaThreads);
+  cfg.dynamicSmemBytes = T::smem_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2]{};
+  unsigned n = 0;
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (cluster) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = 1;
+    attr[n].val.clusterDim.y = unsigned(a.n_split);
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = n;
+  ALAP_GPU_CHECK(cudaLaunchKernelEx(&cfg, kernel, a));
 }
 #endif
 
 // The selector: the matrix-unit kernels where they apply (CUDA; head_dim 64 or 128), else the
 // smallest head_dim bucket and group bucket that hold the call.
+// Flags (kAttnLaunchPdl) apply to the matrix-unit kernels; the scalar ones launch normally, which
+// is always correct (the flag only permits overlap).
 template <kv_mode M>
-void launch_bucket(attn_kernel_args& a, alap_gpu_stream_t stream) {
+void launch_bucket(attn_kernel_args& a, [[maybe_unused]] unsigned flags, alap_gpu_stream_t stream) {
   const int hd = a.p.head_dim, g = a.group;
   const int gb = g <= 4 ? 4 : 8;  // larger groups: slices of 8 (grid z)
 #if ALAP_ATTN_MMA
-  if (hd == 64 && gb == 4) return launch_mma<M, 64, 4>(a, stream);
-  if (hd == 64 && gb == 8) return launch_mma<M, 64, 8>(a, stream);
-  if (hd == 128 && gb == 4) return launch_mma<M, 128, 4>(a, stream);
-  if (hd == 128 && gb == 8) return launch_mma<M, 128, 8>(a, stream);
+  if (hd == 64 && gb == 4) return launch_mma<M, 64, 4>(a, flags, stream);
+  if (hd == 64 && gb == 8) return launch_mma<M, 64, 8>(a, flags, stream);
+  if (hd == 128 && gb == 4) return launch_mma<M, 128, 4>(a, flags, stream);
+  if (hd == 128 && gb == 8) return launch_mma<M, 128, 8>(a, flags, stream);
 #endif
   const int hdb = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
 #define ALAP_ATTN_CASE(H, B) \
@@ -130,7 +197,7 @@ void launch_bucket(attn_kernel_args& a, alap_gpu_stream_t stream) {
   throw std::logic_error("attn_decode: no kernel for this head_dim/group");
 }
 
-void run_decode(const attn_decode_params& p, kv_mode mode, alap_gpu_stream_t stream) {
+void run_decode(const attn_decode_params& p, kv_mode mode, unsigned flags, alap_gpu_stream_t stream) {
   if (const char* why = attn_decode_check(&p, static_cast<int>(mode))) throw std::invalid_argument(why);
   attn_kernel_args a{};
   a.p = p;
@@ -141,9 +208,9 @@ void run_decode(const attn_decode_params& p, kv_mode mode, alap_gpu_stream_t str
   a.part_l = a.part_m + size_t(p.n_head) * kAttnMaxSplit;
   a.counters = reinterpret_cast<unsigned*>(a.part_l + size_t(p.n_head) * kAttnMaxSplit);
   switch (mode) {
-    case kv_mode::f16: return launch_bucket<kv_mode::f16>(a, stream);
-    case kv_mode::k8: return launch_bucket<kv_mode::k8>(a, stream);
-    case kv_mode::k8v8: return launch_bucket<kv_mode::k8v8>(a, stream);
+    case kv_mode::f16: return launch_bucket<kv_mode::f16>(a, flags, stream);
+    case kv_mode::k8: return launch_bucket<kv_mode::k8>(a, flags, stream);
+    case kv_mode::k8v8: return launch_bucket<kv_mode::k8v8>(a, flags, stream);
   }
 }
 
@@ -183,17 +250,26 @@ const char* attn_decode_check(const attn_decode_params* p, int mode) {
 
 int attn_f16_decode_run(const attn_decode_params* p, void* stream) {
   return gpu_api_call("attn_f16_decode_run",
-                      [&] { run_decode(*p, kv_mode::f16, static_cast<alap_gpu_stream_t>(stream)); });
+                      [&] { run_decode(*p, kv_mode::f16, 0u, static_cast<alap_gpu_stream_t>(stream)); });
 }
 
 int attn_k8_decode_run(const attn_decode_params* p, void* stream) {
   return gpu_api_call("attn_k8_decode_run",
-                      [&] { run_decode(*p, kv_mode::k8, static_cast<alap_gpu_stream_t>(stream)); });
+                      [&] { run_decode(*p, kv_mode::k8, 0u, static_cast<alap_gpu_stream_t>(stream)); });
 }
 
 int attn_k8v8_decode_run(const attn_decode_params* p, void* stream) {
   return gpu_api_call("attn_k8v8_decode_run",
-                      [&] { run_decode(*p, kv_mode::k8v8, static_cast<alap_gpu_stream_t>(stream)); });
+                      [&] { run_decode(*p, kv_mode::k8v8, 0u, static_cast<alap_gpu_stream_t>(stream)); });
+}
+
+int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, void* stream) {
+  return gpu_api_call("attn_decode_run_ex", [&] {
+    if (mode < 0 || mode > 2) throw std::invalid_argument("attn_decode_run_ex: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
+    if ((flags & ~kAttnLaunchPdl) != 0) throw std::invalid_argument("attn_decode_run_ex: unknown flag bits");
+    if (p == nullptr) throw std::invalid_argument("attn_decode: params is null");
+    run_decode(*p, static_cast<kv_mode>(mode), flags, static_cast<alap_gpu_stream_t>(stream));
+  });
 }
 
 const char* gpu_error_message(void) { return gpu_error_slot().c_str(); }

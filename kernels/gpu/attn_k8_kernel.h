@@ -736,6 +736,16 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #ifndef ALAP_ATTN_MMA_WARPS
 #define ALAP_ATTN_MMA_WARPS 8  // warps per block of the mma kernels (4 was 6-13% slower at 16k-128k)
 #endif
+#ifndef ALAP_ATTN_CLUSTER
+#define ALAP_ATTN_CLUSTER 0  // 1: the splits of a KV head run as one thread-block cluster and merge on chip
+#endif
+// Diagnostics for timing pieces by difference (wrong results; never shipped): 1 = the kernel returns
+// at once, 2 = no split merge (partials written, no count, no merge), 3 = no tiles streamed,
+// 4 = correct results plus %globaltimer stamps of each block's phases (alap_attn_stamp; the bench's
+// --stamps prints them).
+#ifndef ALAP_ATTN_DIAG
+#define ALAP_ATTN_DIAG 0
+#endif
 inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
 inline constexpr int kMmaThreads = 32 * kMmaWarps;
 inline constexpr int kMmaRows = 16;  // rows per warp tile
@@ -773,6 +783,70 @@ __device__ __forceinline__ void alap_mma_16816_c(float* d, const unsigned* a, un
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]), "f"(c[2]),
                  "f"(c[3]));
+}
+// Programmatic dependent launch (sm_90): wait until the previous kernel on the stream has finished
+// and its writes are visible (a no-op when this grid was launched normally), and let the next
+// kernel, if launched with the PDL attribute, start early (it waits in turn before reading ours).
+__device__ __forceinline__ void alap_griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void alap_griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+// Thread-block clusters (sm_90): blocks in this block's cluster (1 when launched without one), this
+// block's rank in it, a cluster-wide barrier with release/acquire of shared memory, and loads from
+// another block's shared memory (distributed shared memory).
+__device__ __forceinline__ unsigned alap_cluster_size() {
+  unsigned n = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+#endif
+  return n;
+}
+__device__ __forceinline__ unsigned alap_cluster_rank() {
+  unsigned r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void alap_cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ unsigned alap_cluster_map(unsigned smem_addr, unsigned rank) {
+  unsigned r = smem_addr;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr), "r"(rank));
+#endif
+  return r;
+}
+__device__ __forceinline__ float alap_cluster_load(unsigned cluster_addr) {
+  float x;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(cluster_addr) : "memory");
+#else
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(cluster_addr) : "memory");
+#endif
+  return x;
+}
+// DIAG 4: thread 0 writes the global timer (ns) into slot i of its block's 8 stamps, kept in an
+// unused corner of the scratch: the partial slots of splits 64..127 of the last query head.
+__device__ __forceinline__ void alap_attn_stamp([[maybe_unused]] const attn_kernel_args& a, [[maybe_unused]] int hd,
+                                                [[maybe_unused]] int i, [[maybe_unused]] unsigned long long value = 1ull) {
+#if ALAP_ATTN_DIAG == 4
+  if (threadIdx.x != 0) return;
+  unsigned long long t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  unsigned long long* st = reinterpret_cast<unsigned long long*>(a.part_o + (size_t(a.p.n_head - 1) * kAttnMaxSplit + 64) * hd);
+  const size_t blk = (size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  st[blk * 8 + i] = value ? t : 0ull;
+#endif
 }
 __device__ __forceinline__ float alap_exp2(float x) {  // 2^x, ex2.approx (2 ulp); 2^-inf = 0
   float y;
@@ -812,8 +886,11 @@ struct mma_tiles {
   static constexpr int m_tiles = HD / 16;  // 16-dim tiles of Vᵀ
   static constexpr int q_regs = k_packed ? nb * 4 : (HD / 16) * 4 * (GB == 8 ? 2 : 1);
   static constexpr int red_bytes = kMmaWarps * GB * (HD + 2) * 4;
-  static constexpr size_t smem_bytes = size_t(kMmaWarps) * warp_bytes > size_t(red_bytes) ? size_t(kMmaWarps) * warp_bytes
-                                                                                          : size_t(red_bytes);
+  // After the warps' partials: the block's (o [GB][HD], m [GB], l [GB]) for the cluster merge.
+  static constexpr int blk_off = (red_bytes + 15) / 16 * 16;
+  static constexpr int end_bytes = blk_off + GB * (HD + 2) * 4;
+  static constexpr size_t smem_bytes = size_t(kMmaWarps) * warp_bytes > size_t(end_bytes) ? size_t(kMmaWarps) * warp_bytes
+                                                                                          : size_t(end_bytes);
   static_assert(HD == 64 || HD == 128, "the mma body takes head_dim 64 or 128");
   static_assert(GB == 4 || GB == 8);
   static_assert(kStages >= 2);
@@ -835,12 +912,14 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   __shared__ float dq_sh[GB][HD / kQBlock];
   extern __shared__ int4 stage_sh[];
 
+  if constexpr (ALAP_ATTN_DIAG == 1) return;
   const int kv = blockIdx.x, split = blockIdx.y, tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
   const int G = min(GB, a.group - int(blockIdx.z) * GB);
   const int h0 = kv * a.group + int(blockIdx.z) * GB;
   const int begin = split * a.split_len;
-  const int end = min(a.p.n_ctx, begin + a.split_len);
+  const int end = ALAP_ATTN_DIAG == 3 ? begin : min(a.p.n_ctx, begin + a.split_len);
+  alap_attn_stamp(a, HD, 0);  // block start
   const size_t kv_row0 = size_t(kv) * a.p.capacity;
   const float qscale = a.p.scale * kLog2e;
 
@@ -898,16 +977,35 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     alap_cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
 
-  // The first tiles are in flight while the query is prepared.
+  // The first tiles are in flight while the query is prepared, and, under programmatic dependent
+  // launch, while the previous kernel finishes: that kernel may write q and the newest row
+  // (n_ctx − 1), so a warp whose first tiles reach that row issues them after the wait instead.
   constexpr int kStep = kMmaRows * kMmaWarps;
   int t_issue = begin + warp * kMmaRows;
+  const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, end - 1) < a.p.n_ctx - 1;
+  const auto fill_ring = [&] {
 #pragma unroll
-  for (int s = 0; s < T::kStages - 1; ++s, t_issue += kStep) issue(t_issue, s);
+    for (int s = 0; s < T::kStages - 1; ++s, t_issue += kStep) issue(t_issue, s);
+  };
+  if (early) fill_ring();
+  alap_griddep_wait();               // q, the newest row, out and scratch are ours from here
+  alap_griddep_launch_dependents();  // the next kernel may start streaming (it waits for our end)
+  if (!early) fill_ring();
 
-  // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G.
-  for (int blk = warp; blk < GB * nb; blk += kMmaWarps) {
-    const int hh = blk / nb, b = blk % nb;
-    const float x = hh < G ? a.p.q[(size_t(h0) + hh) * HD + b * kQBlock + lane] : 0.0f;
+  // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G. All of
+  // a warp's loads first (one round trip), then the blocks.
+  constexpr int kQBlocks = GB * nb, kQPer = (kQBlocks + kMmaWarps - 1) / kMmaWarps;
+  float xq[kQPer];
+#pragma unroll
+  for (int k = 0; k < kQPer; ++k) {
+    const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;
+    xq[k] = blk < kQBlocks && hh < G ? a.p.q[(size_t(h0) + hh) * HD + b * kQBlock + lane] : 0.0f;
+  }
+#pragma unroll
+  for (int k = 0; k < kQPer; ++k) {
+    const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;
+    if (blk >= kQBlocks) break;
+    const float x = xq[k];
     if constexpr (T::k_packed) {
       float amax = fabsf(x);
 #pragma unroll
@@ -921,6 +1019,8 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     }
   }
   __syncthreads();
+  alap_attn_stamp(a, HD, 1);  // query ready
+  alap_attn_stamp(a, HD, 2, 0ull);
   // Head of score-mma row r: rows 0-7 → heads 0,0,1,1,2,2,3,3; rows 8-15 → 4,4,..,7,7 (GB 8).
   const int hr0 = g / 2, hr1 = 4 + g / 2;
   unsigned qa[T::q_regs];
@@ -984,11 +1084,14 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   const float lo_lane = (g & 1) ? 1.0f : 0.0f;  // B column g of Pᵀ: head g/2, hi (even) or lo (odd)
 
   int stage = 0;
+  bool first_tile = true;
   for (int tile = begin + warp * kMmaRows; tile < end; tile += kStep) {
     issue(t_issue, stage == 0 ? T::kStages - 1 : stage - 1);
     t_issue += kStep;
     alap_cp_async_wait<T::kStages - 1>();  // this lane's copies of this tile have landed
     __syncwarp();                          // ... and every lane's
+    if (ALAP_ATTN_DIAG == 4 && first_tile) alap_attn_stamp(a, HD, 2);  // warp 0's first tile landed
+    first_tile = false;
     const unsigned st = ring_s + stage * T::stage_bytes;
 
     // 1. scores s[hh][n][i]: head hr(g + 8hh), row 8n + 2t + i.
@@ -1172,8 +1275,10 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     __syncwarp();  // every lane is done with this stage before it is refilled
     stage = stage == T::kStages - 1 ? 0 : stage + 1;
   }
-  alap_cp_async_wait<0>();  // no copy outlives the loop
-  __syncthreads();          // the rings are reused below
+  alap_attn_stamp(a, HD, 3);  // warp 0 done streaming
+  alap_cp_async_wait<0>();    // no copy outlives the loop
+  __syncthreads();            // the rings are reused below
+  alap_attn_stamp(a, HD, 4);  // every warp done
 
   // Merge the warps. Lane (g, t) holds, for head 4hh + t, dims m = g and g + 8 of each Vᵀ tile
   // (hi in acc[..][0]/[2], lo in [1]/[3]); that head's m and l live in lane 8t.
@@ -1209,6 +1314,12 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   }
   __syncthreads();
   const bool single = a.n_split == 1;
+  // Launched as a cluster of the n_split blocks of this KV head (slice): the partials stay in shared
+  // memory (blk_o [GB][HD], blk_m [GB], blk_l [GB]) and are merged through distributed shared memory.
+  const unsigned n_cluster = single || !ALAP_ATTN_CLUSTER ? 1u : alap_cluster_size();
+  float* blk_o = reinterpret_cast<float*>(reinterpret_cast<char*>(stage_sh) + T::blk_off);
+  float* blk_m = blk_o + GB * HD;
+  float* blk_l = blk_m + GB;
   for (int i = tid; i < G * HD; i += kMmaThreads) {
     const int hg = i / HD, d = i % HD, h = h0 + hg;
     float o = 0.0f, l = 0.0f;
@@ -1220,17 +1331,69 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     if (single) {
       a.p.out[size_t(h) * HD + d] = l > 0.0f ? o / l : 0.0f;
     } else {
-      a.part_o[(size_t(h) * kAttnMaxSplit + split) * HD + d] = o;
+      float mx = -INFINITY;
       if (d == 0) {
-        float mx = -INFINITY;
 #pragma unroll
         for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
-        a.part_m[size_t(h) * kAttnMaxSplit + split] = mx;  // log2 units (only this kernel reads it)
-        a.part_l[size_t(h) * kAttnMaxSplit + split] = l;
+      }
+      if (n_cluster > 1) {
+        blk_o[hg * HD + d] = o;
+        if (d == 0) {
+          blk_m[hg] = mx;
+          blk_l[hg] = l;
+        }
+      } else {
+        a.part_o[(size_t(h) * kAttnMaxSplit + split) * HD + d] = o;
+        if (d == 0) {
+          a.part_m[size_t(h) * kAttnMaxSplit + split] = mx;  // log2 units (only this kernel reads it)
+          a.part_l[size_t(h) * kAttnMaxSplit + split] = l;
+        }
       }
     }
   }
-  if (single) return;
+  alap_attn_stamp(a, HD, 5);  // partials written (thread 0's)
+  alap_attn_stamp(a, HD, 6, 0ull);
+  alap_attn_stamp(a, HD, 7, 0ull);
+  if (single || ALAP_ATTN_DIAG == 2) return;
+
+  if (n_cluster > 1) {
+    // Cluster merge: after the barrier every block's partial is visible cluster-wide; block `rank`
+    // merges elements [rank·per, (rank + 1)·per) of the G·HD outputs, reading the n_cluster ≤ 16
+    // partials of each (all loads in flight at once), then waits until every block is done reading
+    // before its shared memory goes away.
+    constexpr int kMaxCluster = 16;
+    alap_cluster_sync();
+    const unsigned rank = alap_cluster_rank();
+    const int n_out = G * HD, per = (n_out + int(n_cluster) - 1) / int(n_cluster);
+    const unsigned o_s = alap_smem_addr(blk_o), m_s = alap_smem_addr(blk_m), l_s = alap_smem_addr(blk_l);
+    for (int j = tid; j < per; j += kMmaThreads) {
+      const int i = int(rank) * per + j;
+      if (i >= n_out) break;
+      const int hg = i / HD;
+      float ov[kMaxCluster], mv[kMaxCluster], lv[kMaxCluster];
+#pragma unroll
+      for (int r = 0; r < kMaxCluster; ++r) {  // ranks past the cluster re-read the last one, weight 0
+        const unsigned src = min(unsigned(r), n_cluster - 1u);
+        ov[r] = alap_cluster_load(alap_cluster_map(o_s + 4u * unsigned(i), src));
+        const float m = alap_cluster_load(alap_cluster_map(m_s + 4u * unsigned(hg), src));
+        mv[r] = r < int(n_cluster) ? m : -INFINITY;
+        lv[r] = alap_cluster_load(alap_cluster_map(l_s + 4u * unsigned(hg), src));
+      }
+      float mx = -INFINITY;
+#pragma unroll
+      for (int r = 0; r < kMaxCluster; ++r) mx = fmaxf(mx, mv[r]);
+      float o = 0.0f, lsum = 0.0f;
+#pragma unroll
+      for (int r = 0; r < kMaxCluster; ++r) {
+        const float w = alap_exp2(mv[r] - mx);  // 0 past n_cluster
+        o = fmaf(w, ov[r], o);
+        lsum = fmaf(w, lv[r], lsum);
+      }
+      a.p.out[size_t(h0 + hg) * HD + i % HD] = o / lsum;
+    }
+    alap_cluster_sync();
+    return;
+  }
 
   // The last block of this KV head (slice) to finish merges the splits, kC at a time with every load
   // of a chunk in flight at once (one L2 round trip for up to kC splits):
@@ -1245,6 +1408,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     last_sh = done == unsigned(a.n_split - 1);
   }
   __syncthreads();
+  alap_attn_stamp(a, HD, 6);  // counted
   if (!last_sh) return;
   constexpr int kC = 16;
   for (int i = 2 * tid; i < G * HD; i += 2 * kMmaThreads) {
@@ -1283,6 +1447,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) = make_float2(o.x / lsum, o.y / lsum);
   }
   if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
+  alap_attn_stamp(a, HD, 7);  // merged (last block only)
 }
 #endif  // ALAP_ATTN_MMA
 

@@ -96,6 +96,18 @@ int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int
 int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
                  float* d_out, void* stream);
 
+// Fused variants (fewer launches per decode step; same arithmetic as the calls they replace):
+// gpu_rms_norm followed by gpu_quantize_act_q8 of its output, in one launch: y as gpu_rms_norm
+// gives it (y may alias x) and d_xq byte for byte what gpu_quantize_act_q8(y, n_rows, n_cols) gives.
+// n_cols a multiple of 32.
+int gpu_rms_norm_q8(const float* d_x, const float* d_w, float* d_y, void* d_xq, int n_cols, int n_rows, float eps,
+                    void* stream);
+// gpu_swiglu then gpu_quantize_act_q8: out[r][c] = silu(gate[r][c])·up[r][c] for r < n_rows,
+// c < n_cols (gate, up and out [n_rows][n_cols]; out may alias gate), and out quantised into d_xq
+// as for n_rows tokens of n_cols (a multiple of 32), byte for byte.
+int gpu_swiglu_q8(const float* d_gate, const float* d_up, float* d_out, void* d_xq, int n_cols, int n_rows,
+                  void* stream);
+
 // Index of the largest of x[0..n) (the first on ties) into *d_out.
 int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream);
 
@@ -120,6 +132,26 @@ struct attn_f16_prefill_params {
   float scale;
 };
 int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* stream);
+
+// ---- graphs: a stream's calls captured once and replayed with one launch ---------------------
+
+// Starts capturing `stream` (not null; CUDA/HIP thread-local capture mode). Until
+// gpu_graph_capture_end, the calls enqueued on it are recorded, not run: no kernel executes, and
+// this thread must make no synchronising call (gpu_stream_sync, gpu_alloc, gpu_release, copies
+// from or to pageable host memory). Non-zero when the runtime cannot capture (the caller then
+// launches plainly; nothing was recorded).
+int gpu_graph_capture_begin(void* stream);
+// Ends the capture of `stream` (always: the stream leaves capture mode even when this fails) and
+// makes it executable into *graph_exec: a null *graph_exec gets a new one; an existing one is
+// updated in place when the new capture has its topology (same calls, only parameters such as
+// positions or context lengths changed: cudaGraphExecUpdate / hipGraphExecUpdate), else destroyed
+// and replaced by a new instantiation. Non-zero when a call during the capture failed or the
+// graph cannot be instantiated; *graph_exec is then destroyed and null. *updated (may be null) is
+// set to 1 when an existing exec was updated in place, 0 when one was instantiated.
+int gpu_graph_capture_end(void* stream, void** graph_exec, int* updated);
+// Enqueues the captured calls on `stream` (asynchronous, like the calls themselves).
+int gpu_graph_launch(void* graph_exec, void* stream);
+int gpu_graph_destroy(void* graph_exec);  // null is allowed
 
 }  // extern "C"
 

@@ -1,4 +1,5 @@
-// The device calls of ops.h: device count and selection, memory, copies, streams. Each returns
+// The device calls of ops.h: device count and selection, memory, copies, streams, graph capture
+// and replay (update in place when only parameters changed). Each returns
 // non-zero with a message naming the call and the runtime's reason (never aborts); a failed
 // allocation also clears the runtime's last-error slot so the next kernel launch is not blamed.
 // Not the kernels (matmul.hip, ops_elementwise.hip).
@@ -171,6 +172,72 @@ int gpu_stream_destroy(void* stream) {
 int gpu_stream_sync(void* stream) {
   return gpu_api_call("gpu_stream_sync", [&] {
     check(alap_gpu_stream_synchronize(static_cast<alap_gpu_stream_t>(stream)), "stream sync (a kernel on it failed)");
+  });
+}
+
+int gpu_graph_capture_begin(void* stream) {
+  return gpu_api_call("gpu_graph_capture_begin", [&] {
+    if (stream == nullptr) throw std::invalid_argument("the default stream cannot be captured");
+    check(alap_gpu_stream_begin_capture(static_cast<alap_gpu_stream_t>(stream)), "begin capture");
+  });
+}
+
+int gpu_graph_capture_end(void* stream, void** graph_exec, int* updated) {
+  if (updated != nullptr) *updated = 0;
+  return gpu_api_call("gpu_graph_capture_end", [&] {
+    if (stream == nullptr || graph_exec == nullptr) throw std::invalid_argument("stream or graph_exec is null");
+    auto drop_exec = [&] {
+      if (*graph_exec != nullptr) (void)alap_gpu_graph_exec_destroy(static_cast<alap_gpu_graph_exec_t>(*graph_exec));
+      *graph_exec = nullptr;
+    };
+    alap_gpu_graph_t graph = nullptr;
+    const alap_gpu_error_t err = alap_gpu_stream_end_capture(static_cast<alap_gpu_stream_t>(stream), &graph);
+    struct GraphGuard {
+      alap_gpu_graph_t g;
+      ~GraphGuard() {
+        if (g != nullptr) (void)alap_gpu_graph_destroy(g);
+      }
+    } guard{graph};
+    if (err != alap_gpu_success || graph == nullptr) {
+      (void)alap_gpu_get_last_error();
+      drop_exec();
+      throw std::runtime_error(std::string("end capture (a call during the capture failed or cannot be captured): ") +
+                               alap_gpu_error_string(err));
+    }
+    if (*graph_exec != nullptr) {
+      const auto exec = static_cast<alap_gpu_graph_exec_t>(*graph_exec);
+#if defined(ALAP_GPU_BACKEND_CUDA)
+      cudaGraphExecUpdateResultInfo info{};
+      const alap_gpu_error_t u = cudaGraphExecUpdate(exec, graph, &info);
+#else
+      hipGraphNode_t error_node = nullptr;
+      hipGraphExecUpdateResult result{};
+      const alap_gpu_error_t u = hipGraphExecUpdate(exec, graph, &error_node, &result);
+#endif
+      if (u == alap_gpu_success) {
+        if (updated != nullptr) *updated = 1;
+        return;
+      }
+      (void)alap_gpu_get_last_error();  // another topology: instantiate anew
+      drop_exec();
+    }
+    alap_gpu_graph_exec_t exec = nullptr;
+    check(alap_gpu_graph_instantiate(&exec, graph), "instantiate graph");
+    *graph_exec = exec;
+  });
+}
+
+int gpu_graph_launch(void* graph_exec, void* stream) {
+  return gpu_api_call("gpu_graph_launch", [&] {
+    if (graph_exec == nullptr) throw std::invalid_argument("graph_exec is null");
+    check(alap_gpu_graph_launch(static_cast<alap_gpu_graph_exec_t>(graph_exec), static_cast<alap_gpu_stream_t>(stream)),
+          "graph launch");
+  });
+}
+
+int gpu_graph_destroy(void* graph_exec) {
+  return gpu_api_call("gpu_graph_destroy", [&] {
+    if (graph_exec != nullptr) check(alap_gpu_graph_exec_destroy(static_cast<alap_gpu_graph_exec_t>(graph_exec)), "graph destroy");
   });
 }
 

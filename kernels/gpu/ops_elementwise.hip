@@ -1,6 +1,7 @@
 // The small kernels of ops.h: RMSNorm (sum of squares in double, like the CPU), bias and vector
 // adds, SwiGLU, RoPE (angles in double, like core/model/forward.cpp), embedding lookup for every
-// weight type, argmax (first on ties) and the fp16 KV cache writer.
+// weight type, argmax (first on ties), the fp16 KV cache writer, and RMSNorm / SwiGLU fused with
+// the activation quantiser of the weight products (matmul.hip's rule, byte for byte).
 // Not the weight products (matmul.hip) and not attention.
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,69 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, si
     const float g = gate[i];
     out[i] = g / (1.0f + expf(-g)) * up[i];
   }
+}
+
+// The activation quantiser of matmul.hip (quantize_act_q8_kernel) for one 32-block held by a group
+// of 32 lanes, lane i holding element i: d = max|v|/127, q = rint(v/d) clamped, s16 = Σq of each
+// half. Every lane of the group calls it (shuffles); only valid groups write.
+__device__ __forceinline__ void quantize_block_32(float v, bool valid, const act_q8_view& view, long long blk,
+                                                  int lane) {
+  float amax = fabsf(v);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const int q = max(-127, min(127, static_cast<int>(rintf(v * id))));
+  int s = q;
+#pragma unroll
+  for (int off = 8; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 16);
+  if (!valid) return;
+  const_cast<int8_t*>(view.q)[blk * 32 + lane] = static_cast<int8_t>(q);
+  if (lane == 0) const_cast<float*>(view.d)[blk] = d;
+  if (lane % 16 == 0) const_cast<int32_t*>(view.s16)[blk * 2 + lane / 16] = s;
+}
+
+// One block per row: the sum of squares as rms_norm_kernel, then groups of 32 lanes walk the row's
+// 32-blocks in rounds (every lane takes part in every round's shuffles), writing y and its blocks.
+__global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, const float* w, float* y, void* xq,
+                                                               int n_rows, int n_cols, float eps) {
+  __shared__ double sh[kThreads];
+  const float* xr = x + size_t(blockIdx.x) * n_cols;
+  float* yr = y + size_t(blockIdx.x) * n_cols;
+  double ss = 0.0;
+  for (int c = threadIdx.x; c < n_cols; c += kThreads) ss += double(xr[c]) * xr[c];
+  ss = block_sum(ss, sh);
+  const float inv = static_cast<float>(1.0 / sqrt(ss / double(n_cols) + double(eps)));
+  const act_q8_view view = act_q8_layout(xq, n_rows, n_cols);
+  const int lane = threadIdx.x % 32, group = threadIdx.x / 32, nb = n_cols / 32;
+  for (int b0 = 0; b0 < nb; b0 += kThreads / 32) {
+    const int b = b0 + group;
+    const bool valid = b < nb;
+    const int c = b * 32 + lane;
+    float v = 0.0f;
+    if (valid) {
+      const float xv = xr[c] * inv;
+      v = w != nullptr ? w[c] * xv : xv;
+    }
+    quantize_block_32(v, valid, view, (long long)blockIdx.x * nb + b, lane);
+    if (valid) yr[c] = v;  // each thread rewrites only what it read (y may alias x)
+  }
+}
+
+// Four 32-blocks per block of 128 threads over the flat [n_rows·n_cols] values.
+__global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const float* up, float* out, void* xq,
+                                                        int n_rows, int n_cols) {
+  const long long n_blocks = (long long)n_rows * (n_cols / 32);
+  const long long blk = (long long)blockIdx.x * 4 + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const bool valid = blk < n_blocks;
+  float v = 0.0f;
+  if (valid) {
+    const float g = gate[blk * 32 + lane];
+    v = g / (1.0f + expf(-g)) * up[blk * 32 + lane];
+  }
+  quantize_block_32(v, valid, act_q8_layout(xq, n_rows, n_cols), blk, lane);
+  if (valid) out[blk * 32 + lane] = v;
 }
 
 // One thread per (token, pair): the angle in double, then every head of the token.
@@ -181,6 +245,36 @@ int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int
     if (d_x == nullptr || d_y == nullptr) throw std::invalid_argument("d_x or d_y is null");
     if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
     rms_norm_kernel<<<unsigned(n_rows), kThreads, 0, as_stream(stream)>>>(d_x, d_w, d_y, n_cols, eps);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_rms_norm_q8(const float* d_x, const float* d_w, float* d_y, void* d_xq, int n_cols, int n_rows, float eps,
+                    void* stream) {
+  return gpu_api_call("gpu_rms_norm_q8", [&] {
+    if (n_cols <= 0 || n_cols % 32 != 0 || n_rows < 0)
+      throw std::invalid_argument("n_cols must be a positive multiple of 32 and n_rows >= 0");
+    if (n_rows == 0) return;
+    if (d_x == nullptr || d_y == nullptr || d_xq == nullptr) throw std::invalid_argument("d_x, d_y or d_xq is null");
+    if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
+    if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
+    rms_norm_q8_kernel<<<unsigned(n_rows), kThreads, 0, as_stream(stream)>>>(d_x, d_w, d_y, d_xq, n_rows, n_cols, eps);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_swiglu_q8(const float* d_gate, const float* d_up, float* d_out, void* d_xq, int n_cols, int n_rows,
+                  void* stream) {
+  return gpu_api_call("gpu_swiglu_q8", [&] {
+    if (n_cols <= 0 || n_cols % 32 != 0 || n_rows < 0)
+      throw std::invalid_argument("n_cols must be a positive multiple of 32 and n_rows >= 0");
+    if (n_rows == 0) return;
+    if (d_gate == nullptr || d_up == nullptr || d_out == nullptr || d_xq == nullptr)
+      throw std::invalid_argument("null pointer");
+    if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
+    const long long grid = ((long long)n_rows * (n_cols / 32) + 3) / 4;
+    if (grid > 0x7fffffffLL) throw std::invalid_argument("too many values for one launch");
+    swiglu_q8_kernel<<<unsigned(grid), 128, 0, as_stream(stream)>>>(d_gate, d_up, d_out, d_xq, n_rows, n_cols);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

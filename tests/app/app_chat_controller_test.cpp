@@ -114,6 +114,27 @@ class ChatControllerTest : public QObject {
 
   // Export to Markdown and JSON on the store thread: the files hold the conversation; a bad target
   // reports failure in words and writes nothing.
+  void loadingAModelWithoutAUsableTemplateSaysSo() {
+    const QString model = m_dir.filePath(QStringLiteral("notemplate.gguf"));
+    alap::test::TinyLlamaOptions plain;
+    plain.name = "no-template";  // chat_template empty: no tokenizer.chat_template key
+    alap::test::write_tiny_llama_model(model.toStdString(), plain);
+    const QString good = m_dir.filePath(QStringLiteral("tiny.gguf"));
+    alap::e2e::write_tiny_chat_model(good.toStdString());
+    m_qsettings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("notice.ini")), QSettings::IniFormat);
+    AppContext context(std::make_unique<alap::Engine>(), m_qsettings.get(), dbPath(), QLocale::c());
+    context.settings()->setGpuLayers(0);
+    QSignalSpy opened(context.store(), &StoreWorker::opened);
+    QVERIFY(opened.wait(5000));
+    QSignalSpy loaded(context.engine(), &EngineController::modelLoadedChanged);
+    context.engine()->loadModel(good);
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(context.chat()->notice(), QString());  // a model with its own template: nothing to say
+    context.engine()->loadModel(model);
+    QVERIFY(loaded.wait(10000));
+    QVERIFY2(context.chat()->notice().contains(QStringLiteral("ChatML")), qPrintable(context.chat()->notice()));
+  }
+
   void exportWritesMarkdownAndJson() {
     auto app = make("The **Padma** and the Jamuna.", 0);
     QVERIFY(app);

@@ -201,6 +201,37 @@ class ViewModelsTest : public QObject {
     QVERIFY2(meter.contextText().contains(QStringLiteral("৩,৯০০")), qPrintable(meter.contextText()));
   }
 
+  void memoryMeterSaysWhereTheModelRuns() {
+    MemoryMeter meter{QLocale(QLocale::English)};
+    alap::ModelInfo info;
+    info.n_layer = 24;
+    info.n_head_kv = 2;
+    info.head_dim = 64;
+    info.n_ctx = 4096;
+    info.n_threads = 2;
+    meter.setModel(info);  // CPU, GPU not requested
+    QCOMPARE(meter.backendText(), QStringLiteral("CPU · 2 threads"));
+    QCOMPARE(meter.backendNote(), QString());
+    QCOMPARE(meter.freeLabel(), QStringLiteral("Free system memory"));
+
+    info.gpu_status = alap::ModelInfo::GpuStatus::no_device;  // auto found no device
+    meter.setModel(info);
+    QCOMPARE(meter.backendText(), QStringLiteral("CPU · 2 threads"));
+    QVERIFY2(meter.backendNote().contains(QStringLiteral("No usable GPU")), qPrintable(meter.backendNote()));
+
+    info.gpu_status = alap::ModelInfo::GpuStatus::used;
+    info.backend = "NVIDIA H200";
+    info.gpu_layers = 16;
+    meter.setModel(info);
+    QCOMPARE(meter.backendText(), QStringLiteral("GPU NVIDIA H200 · 16 of 24 layers"));
+    QCOMPARE(meter.backendNote(), QString());
+    QCOMPARE(meter.freeLabel(), QStringLiteral("Free GPU memory"));
+
+    MemoryMeter bn{QLocale(QStringLiteral("bn_BD"))};
+    bn.setModel(info);
+    QVERIFY2(bn.backendText().contains(QStringLiteral("১৬")), qPrintable(bn.backendText()));
+  }
+
   void settingsAreClampedAndPersisted() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("s.ini"));

@@ -43,6 +43,19 @@ Pane {
                 spacing: 4
 
                 Label {
+                    Layout.fillWidth: true
+                    text: root.meter.backendText
+                    wrapMode: Text.WordWrap
+                    Accessible.name: qsTr("Runs on: %1").arg(root.meter.backendText)
+                }
+                Label {
+                    Layout.fillWidth: true
+                    visible: root.meter.backendNote !== ""
+                    text: root.meter.backendNote
+                    wrapMode: Text.WordWrap
+                    opacity: 0.7
+                }
+                Label {
                     text: qsTr("KV cache (%1)").arg(root.meter.cacheMode)
                     font.bold: true
                 }

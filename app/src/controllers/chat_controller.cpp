@@ -2,6 +2,8 @@
 // EngineController. The GUI thread only updates models in the completions.
 #include "controllers/chat_controller.h"
 
+#include <algorithm>
+
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -145,6 +147,18 @@ ChatController::ChatController(EngineController* engine, StoreWorker* store, App
     emit canSendChanged();
   });
   connect(m_engine, &EngineController::checkingQualityChanged, this, &ChatController::canSendChanged);
+  // What a person should know about the model just loaded (the CLI prints these as warnings).
+  connect(m_engine, &EngineController::modelLoadedChanged, this, [this](const alap::ModelInfo& info) {
+    using S = alap::ModelInfo::GpuStatus;
+    const bool gpuWarned = info.gpu_status != S::used && info.gpu_status != S::not_requested &&
+                           std::find(info.warnings.begin(), info.warnings.end(), info.gpu_reason) != info.warnings.end();
+    if (info.chat_template_builtin) {
+      setNotice(tr("This model's chat template could not be used, so Alap writes the chat in the generic ChatML "
+                   "form; its answers may be worse."));
+    } else if (gpuWarned) {
+      setNotice(tr("The GPU layers you asked for could not be used: the model runs on the CPU. The memory panel says why."));
+    }
+  });
 
   connect(m_store, &StoreWorker::opened, this, [this](bool readOnly, const QString& message) {
     m_readOnly = readOnly;

@@ -93,7 +93,42 @@ QString MemoryMeter::savingText() const {
 }
 
 QString MemoryMeter::freeLabel() const {
+  if (m_info.gpu_layers > 0) return QCoreApplication::translate("MemoryMeter", "Free GPU memory");
   return QCoreApplication::translate("MemoryMeter", "Free system memory");
+}
+
+QString MemoryMeter::backendText() const {
+  if (!m_hasModel) return {};
+  if (m_info.gpu_layers > 0) {
+    //: where the model runs: GPU name, layers on the GPU, all layers
+    return QCoreApplication::translate("MemoryMeter", "GPU %1 · %2 of %3 layers")
+        .arg(QString::fromStdString(m_info.backend), m_locale.toString(m_info.gpu_layers), m_locale.toString(m_info.n_layer));
+  }
+  //: where the model runs: on the processor, with this many threads
+  return QCoreApplication::translate("MemoryMeter", "CPU · %1 threads").arg(m_locale.toString(qulonglong(m_info.n_threads)));
+}
+
+QString MemoryMeter::backendNote() const {
+  if (!m_hasModel) return {};
+  using S = alap::ModelInfo::GpuStatus;
+  switch (m_info.gpu_status) {
+    case S::no_library:
+      return QCoreApplication::translate("MemoryMeter", "This build of Alap has no GPU support: it runs on the CPU.");
+    case S::load_failed:
+      return QCoreApplication::translate(
+          "MemoryMeter", "The GPU library could not be loaded (AMD Radeon RX 7000 cards need ROCm 6): running on the CPU.");
+    case S::no_device:
+      return QCoreApplication::translate("MemoryMeter", "No usable GPU was found: running on the CPU.");
+    case S::unsupported_model:
+      return QCoreApplication::translate("MemoryMeter", "This model cannot run on the GPU: running on the CPU.");
+    case S::no_memory:
+      return QCoreApplication::translate(
+          "MemoryMeter", "The GPU has too little free memory for this model and context: running on the CPU.");
+    case S::not_requested:
+    case S::used:
+      break;
+  }
+  return {};
 }
 
 double MemoryMeter::bytesPerToken(alap::CacheMode mode) const {

@@ -33,6 +33,10 @@ class MemoryMeter : public QObject {
   Q_PROPERTY(QString weightsText READ weightsText NOTIFY changed)
   Q_PROPERTY(QString freeText READ freeText NOTIFY changed)
   Q_PROPERTY(QString freeLabel READ freeLabel NOTIFY changed)
+  // Where the model runs ("GPU NVIDIA H200 · 24 of 24 layers" / "CPU · 8 threads") and, when a GPU
+  // was wanted but is not used, why (in the interface's language); empty otherwise.
+  Q_PROPERTY(QString backendText READ backendText NOTIFY changed)
+  Q_PROPERTY(QString backendNote READ backendNote NOTIFY changed)
   Q_PROPERTY(QVariantList modeCapacity READ modeCapacity NOTIFY changed)
   Q_PROPERTY(QString contextText READ contextText NOTIFY contextChanged)
   Q_PROPERTY(double contextFraction READ contextFraction NOTIFY contextChanged)
@@ -69,6 +73,8 @@ class MemoryMeter : public QObject {
   QString weightsText() const { return bytes(m_report.weights_bytes); }
   QString freeText() const { return bytes(m_report.device_free_bytes); }
   QString freeLabel() const;
+  QString backendText() const;
+  QString backendNote() const;
   QVariantList modeCapacity() const;
   QString contextText() const;
   double contextFraction() const;

@@ -137,6 +137,10 @@ void ModelsController::forgetDownload(const QString& id) { m_downloads->forget(i
 
 QAbstractListModel* ModelsController::installedModel() const { return m_installed.get(); }
 QAbstractListModel* ModelsController::catalogModel() const { return m_catalog.get(); }
+
+void ModelsController::setLanguage(const QString& language) {
+  static_cast<dl::CatalogListModel*>(m_catalog.get())->setLanguage(language);
+}
 QAbstractListModel* ModelsController::downloadsModel() const { return m_downloads.get(); }
 QString ModelsController::endpoint() const { return m_hf->endpoint(); }
 

@@ -64,6 +64,8 @@ class ModelsController : public QObject {
 
   QAbstractListModel* installedModel() const;
   QAbstractListModel* catalogModel() const;
+  // The interface language ("en", "bn"): the catalog shows its descriptions in it.
+  void setLanguage(const QString& language);
   QAbstractListModel* downloadsModel() const;
   alap::download::DownloadEngine* downloadEngine() const { return m_engine.get(); }
   QString endpoint() const;

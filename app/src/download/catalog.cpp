@@ -121,6 +121,7 @@ Parsed<QList<CatalogEntry>> parseCatalog(const QByteArray& json) {
       e.nHeadKv = positive(o, "n_head_kv", where);
       e.headDim = positive(o, "head_dim", where);
       e.description = str(o, "description", where, 120);
+      e.descriptionBn = str(o, "description_bn", where, 160);
       entries.push_back(e);
     }
   } catch (const CatalogError& err) {

@@ -32,7 +32,8 @@ struct CatalogEntry {
   bool bengali = false;   // languages contains "bn"
   qint64 contextLength = 0;
   qint64 nLayer = 0, nHeadKv = 0, headDim = 0;
-  QString description;
+  QString description;    // English, one line
+  QString descriptionBn;  // the same in Bengali ("description_bn")
 };
 
 inline constexpr const char* kCatalogResource = ":/alap/catalog.json";

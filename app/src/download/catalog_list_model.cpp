@@ -34,6 +34,13 @@ void CatalogListModel::setCacheMode(const QString& mode) {
   if (!m_entries.isEmpty()) emit dataChanged(index(0), index(int(m_entries.size()) - 1));
 }
 
+void CatalogListModel::setLanguage(const QString& language) {
+  const bool bengali = language == QLatin1String("bn");
+  if (bengali == m_bengali) return;
+  m_bengali = bengali;
+  if (!m_entries.isEmpty()) emit dataChanged(index(0), index(int(m_entries.size()) - 1), {DescriptionRole});
+}
+
 void CatalogListModel::refreshMemory() {
   m_mem = systemMemory();
   emit memoryChanged();
@@ -57,7 +64,7 @@ QVariant CatalogListModel::data(const QModelIndex& index, int role) const {
     case LanguagesRole: return e.languages;
     case MultilingualRole: return e.multilingual;
     case BengaliRole: return e.bengali;
-    case DescriptionRole: return e.description;
+    case DescriptionRole: return m_bengali && !e.descriptionBn.isEmpty() ? e.descriptionBn : e.description;
     case ContextLengthRole: return double(e.contextLength);
     case KvBytesRole:
     case NeedBytesRole:

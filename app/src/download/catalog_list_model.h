@@ -40,6 +40,8 @@ class CatalogListModel : public QAbstractListModel {
   void setContextLength(int ctx);
   QString cacheMode() const { return m_mode; }
   void setCacheMode(const QString& mode);
+  // The interface language ("en", "bn"): picks the description shown.
+  void setLanguage(const QString& language);
   double totalMemory() const { return double(m_mem.totalBytes); }
   double availableMemory() const { return double(m_mem.availableBytes); }
   Q_INVOKABLE void refreshMemory();  // re-reads free memory
@@ -57,6 +59,7 @@ class CatalogListModel : public QAbstractListModel {
   SystemMemory m_mem;
   int m_ctx = 4096;
   QString m_mode = QStringLiteral("k8");
+  bool m_bengali = false;
 };
 
 }  // namespace alap::download

@@ -1,9 +1,12 @@
 // AVX2 + F16C: activation quantisation to int8 blocks (byte-identical to scalar::quantize_acts) and
 // the attention inner loops of alap/kernels/attn.h with vcvtph2ps. The V sums multiply then add
 // per lane in the scalar order, so they match the scalar twin bit for bit; f16 scores sum 8 lanes
-// at a time (tested within rounding of the scalar twin).
+// at a time (tested within rounding of the scalar twin). Also the grouped-head V sums (one FMA per
+// key, head and 8 lanes, bit for bit the scalar twin) and softmax_partial for attn_heads.h.
 #include <algorithm>
 
+#include "alap/kernels/kv_k8.h"
+#include "attn_heads.h"
 #include "avx2/avx2_common.h"
 
 namespace alap::kernels::avx2 {
@@ -131,18 +134,12 @@ inline __m256 exp_neg(__m256 x) {
   return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
-void softmax(float* x, size_t n) {
-  __m256 vmx = _mm256_set1_ps(x[0]);
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmx), _mm256_extractf128_ps(vmx, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  float mx = _mm_cvtss_f32(m4);
-  for (; j < n; ++j) mx = std::max(mx, x[j]);
+namespace {
+// x[j] = exp(x[j] − mx) in place; returns Σ x (8 lanes, then the tail in order).
+float exp_shift_sum(float* x, size_t n, float mx) {
   const __m256 vm = _mm256_set1_ps(mx);
   __m256 vs = _mm256_setzero_ps();
-  j = 0;
+  size_t j = 0;
   for (; j + 8 <= n; j += 8) {
     const __m256 e = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
     _mm256_storeu_ps(x + j, e);
@@ -155,10 +152,110 @@ void softmax(float* x, size_t n) {
     x[j] = t[0];
     sum += t[0];
   }
+  return sum;
+}
+
+float max_of(const float* x, size_t n) {
+  __m256 vmx = _mm256_set1_ps(x[0]);
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmx), _mm256_extractf128_ps(vmx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  float mx = _mm_cvtss_f32(m4);
+  for (; j < n; ++j) mx = std::max(mx, x[j]);
+  return mx;
+}
+}  // namespace
+
+void softmax(float* x, size_t n) {
+  const float sum = exp_shift_sum(x, n, max_of(x, n));
   const __m256 inv = _mm256_set1_ps(1.0f / sum);
-  j = 0;
+  size_t j = 0;
   for (; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
   for (; j < n; ++j) x[j] *= 1.0f / sum;
 }
+
+void softmax_partial(float* x, size_t n, float* m, float* l) {
+  *m = max_of(x, n);
+  *l = exp_shift_sum(x, n, *m);
+}
+
+// --- Grouped heads (attn_heads.h). Scores: each head through f16_scores (AVX2 has no cheap
+// lane tree for 8 keys × heads; the AVX-512 variant shares the converted rows).
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  for (size_t h = 0; h < n_heads; ++h) f16_scores(q + h * head_dim, k, head_dim, n, scale, scores + h * ld);
+}
+
+void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
+  const size_t block = k8_block_size(head_dim);
+  if (block == 0) return scalar::k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
+  for (size_t h = 0; h < n_heads; ++h) {
+    k8_scores(q + h * head_dim, dq + h * (head_dim / block), k, dk, head_dim, n, scale, scores + h * ld);
+  }
+}
+
+namespace {
+// V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once (Load), then one
+// fused multiply-add per head and 8 lanes, keys in order (the scalar twin's std::fma chain).
+template <int NH, class Load>
+void accum_heads_tile(const float* p, size_t ldp, size_t head_dim, size_t n, float* out, size_t i0, Load load) {
+  __m256 o[NH][2];
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < 2; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const __m256 x0 = load(j, i0), x1 = load(j, i0 + 8);
+    for (int h = 0; h < NH; ++h) {
+      const __m256 pb = _mm256_broadcast_ss(p + h * ldp + j);
+      o[h][0] = _mm256_fmadd_ps(pb, x0, o[h][0]);
+      o[h][1] = _mm256_fmadd_ps(pb, x1, o[h][1]);
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < 2; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
+  }
+}
+
+template <class Load>
+void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Load load) {
+  for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
+    const float* ph = p + h0 * ldp;
+    float* oh = out + h0 * head_dim;
+    for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
+      switch (std::min<size_t>(4, n_heads - h0)) {
+        case 4: accum_heads_tile<4>(ph, ldp, head_dim, n, oh, i0, load); break;
+        case 3: accum_heads_tile<3>(ph, ldp, head_dim, n, oh, i0, load); break;
+        case 2: accum_heads_tile<2>(ph, ldp, head_dim, n, oh, i0, load); break;
+        default: accum_heads_tile<1>(ph, ldp, head_dim, n, oh, i0, load); break;
+      }
+    }
+  }
+}
+}  // namespace
+
+void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out) {
+  if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
+  accum_heads(p, ldp, n_heads, head_dim, n, out, [&](size_t j, size_t i) { return h8(v + j * head_dim + i); });
+}
+
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  if (head_dim % 16 != 0 || block % 8 != 0) {
+    return scalar::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
+  }
+  const size_t nb = head_dim / block;
+  accum_heads(p, ldp, n_heads, head_dim, n, out, [&](size_t j, size_t i) {
+    const __m256 x = _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim + i))));
+    return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(d[j * nb + i / block])), x);
+  });
+}
+
+const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
+                                     &k8_accum_v_heads};
 
 }  // namespace alap::kernels::avx2

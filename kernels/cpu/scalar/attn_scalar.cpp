@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attn_heads.h"
 #include "cpu_variants.h"
 
 namespace alap::kernels::scalar {
@@ -65,5 +66,49 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
     }
   }
 }
+
+// Grouped heads: each head's scores in order, as f16_scores (the fast variants sum in a tree).
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  for (size_t h = 0; h < n_heads; ++h) f16_scores(q + h * head_dim, k, head_dim, n, scale, scores + h * ld);
+}
+
+void softmax_partial(float* x, size_t n, float* m, float* l) {
+  float mx = x[0];
+  for (size_t j = 1; j < n; ++j) mx = std::max(mx, x[j]);
+  float sum = 0.0f;
+  for (size_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - mx);
+    sum += x[j];
+  }
+  *m = mx;
+  *l = sum;
+}
+
+// One fused multiply-add per (key, head, lane), keys in order: the vector variants do the same
+// per lane, so they agree bit for bit.
+void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out) {
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t i = 0; i < head_dim; ++i) {
+      const float x = fp16_to_f32(v[j * head_dim + i]);
+      for (size_t h = 0; h < n_heads; ++h) out[h * head_dim + i] = std::fma(p[h * ldp + j], x, out[h * head_dim + i]);
+    }
+  }
+}
+
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  const size_t nb = head_dim / block;
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t i = 0; i < head_dim; ++i) {
+      const float x = fp16_to_f32(d[j * nb + i / block]) * static_cast<float>(q[j * head_dim + i]);
+      for (size_t h = 0; h < n_heads; ++h) out[h * head_dim + i] = std::fma(p[h * ldp + j], x, out[h * head_dim + i]);
+    }
+  }
+}
+
+const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
+                                     &k8_accum_v_heads};
 
 }  // namespace alap::kernels::scalar

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "alap/kernels/kv_k8.h"
+#include "attn_heads.h"
 #include "cpu_variants.h"
 
 namespace alap::kernels {
@@ -68,6 +69,14 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
   const size_t n_blocks = head_dim / checked_block("k8_scores", head_dim);
   for (size_t j = 0; j < n; ++j) {
     scores[j] = scale * k8_dot(q, dq, k + j * head_dim, dk + j * n_blocks, head_dim);
+  }
+}
+
+void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
+  const size_t n_blocks = head_dim / checked_block("k8_scores_heads", head_dim);
+  for (size_t h = 0; h < n_heads; ++h) {
+    k8_scores(q + h * head_dim, dq + h * n_blocks, k, dk, head_dim, n, scale, scores + h * ld);
   }
 }
 

@@ -1,5 +1,7 @@
 // resources/catalog.json (as embedded in alap_download) validates; the validator refuses bad
 // entries; the "fits on this machine" figures are the exact KV arithmetic plus the file size.
+#include <algorithm>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -46,6 +48,10 @@ class CatalogTest : public QObject {
       archs.insert(e.architecture);
       QVERIFY(e.sizeBytes > 100'000'000 && e.sizeBytes < 6'000'000'000);
       QVERIFY(!e.license.isEmpty() && !e.description.isEmpty());
+      // The Bengali description is in Bengali script (U+0980..U+09FF), not a copy of the English.
+      QVERIFY2(std::any_of(e.descriptionBn.begin(), e.descriptionBn.end(),
+                           [](QChar ch) { return ch.unicode() >= 0x0980 && ch.unicode() <= 0x09FF; }),
+               qPrintable(e.id));
       QVERIFY(e.headDim % 32 == 0);  // every cache mode possible
     }
     QCOMPARE(archs, QSet<QString>({"llama", "qwen2", "qwen3"}));
@@ -84,6 +90,8 @@ class CatalogTest : public QObject {
                                << "unsafe file name";
     QTest::newRow("repo") << withEdit([](QJsonObject& o) { o[QStringLiteral("repository")] = QStringLiteral("nope"); })
                           << "owner/name";
+    QTest::newRow("no bengali") << withEdit([](QJsonObject& o) { o.remove(QStringLiteral("description_bn")); })
+                                << "\"description_bn\"";
     QTest::newRow("no layers") << withEdit([](QJsonObject& o) { o.remove(QStringLiteral("n_layer")); }) << "\"n_layer\"";
     QTest::newRow("languages") << withEdit([](QJsonObject& o) { o[QStringLiteral("languages")] = QJsonArray(); }) << "\"languages\"";
     QTest::newRow("not json") << QByteArray("{") << "not valid JSON";
@@ -142,6 +150,13 @@ class CatalogTest : public QObject {
     QCOMPARE(value(0, "fit").toString(), QStringLiteral("too_large"));
     fixed.setCacheMode(QStringLiteral("bogus"));
     QCOMPARE(fixed.cacheMode(), QStringLiteral("f16"));
+    QCOMPARE(value(0, "description").toString(), c.value->at(0).description);
+    QSignalSpy changed(&fixed, &QAbstractItemModel::dataChanged);
+    fixed.setLanguage(QStringLiteral("bn"));
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(value(0, "description").toString(), c.value->at(0).descriptionBn);
+    fixed.setLanguage(QStringLiteral("en"));
+    QCOMPARE(value(0, "description").toString(), c.value->at(0).description);
   }
 
   void meminfo() {

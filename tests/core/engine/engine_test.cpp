@@ -1,27 +1,27 @@
 // Tests for core/engine/engine.{h,cpp} on a tiny random llama model with a tiny SentencePiece
-// vocab, both written with gguf::Writer here: seeded determinism, every stop reason, cancel,
-// KV prefix reuse, the context limit, the memory report and the chat-template fallback.
+// vocab (tests/support/tiny_llama_model.h, written per test): seeded determinism, every stop
+// reason, cancel, KV prefix reuse, the context limit, the memory report and the chat-template
+// fallback.
 #include "core/engine/engine.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "core/gguf/gguf.h"
 #include "core/text/tokenizer.h"
+#include "tests/support/tiny_llama_model.h"
 
 namespace alap {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kEmbd = 64, kHead = 2, kHeadKv = 1, kFf = 64, kLayers = 2;
+constexpr int64_t kLayers = 2, kHeadKv = 1;
 
 struct TinyOptions {
   int64_t head_dim = 32;
@@ -46,96 +46,26 @@ TinyOptions with_eos_bias(float b) {
   return o;
 }
 
-// Vocab: <unk> <s> </s> <|im_start|> <|im_end|>, 256 byte tokens, then SPM pieces.
-std::vector<std::string> vocab_tokens(std::vector<int32_t>& types, std::vector<float>& scores) {
-  std::vector<std::string> t{"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"};
-  types = {2, 3, 3, 3, 3};
-  for (int b = 0; b < 256; ++b) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-    t.push_back(buf);
-    types.push_back(6);
-  }
-  const std::vector<std::string> pieces{"\xE2\x96\x81", "a",  "b",  "c",  "d",  "e",  "s",  "t",  "u",  "r",
-                                        "n",  "i",  "o",  "m",  "y",  "\xE2\x96\x81" "a", "\xE2\x96\x81" "b",
-                                        "ab", "ba", "st", "ar", "ss", "is", "te", "us", "er", "as", "ys", "em"};
-  for (const auto& p : pieces) {
-    t.push_back(p);
-    types.push_back(1);
-  }
-  scores.assign(t.size(), 0.0f);
-  for (size_t i = 261; i < t.size(); ++i) scores[i] = -static_cast<float>(i);  // earlier pieces merge first
-  return t;
-}
-
-void add_f32(gguf::Writer& w, const std::string& name, std::vector<int64_t> ne, const std::vector<float>& v) {
-  w.add_tensor(name, kernels::DType::f32, std::move(ne),
-               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)));
-}
-
+// The shared tiny llama (tests/support/tiny_llama_model.h): 2 layers, d_model 64, 2 query heads
+// sharing 1 KV head, context 128; generation stays on the pieces, </s> as asked.
 fs::path write_tiny_model(const fs::path& dir, const std::string& file, const TinyOptions& o) {
-  std::vector<int32_t> types;
-  std::vector<float> scores;
-  const std::vector<std::string> toks = vocab_tokens(types, scores);
-  const int64_t V = static_cast<int64_t>(toks.size());
-  const int64_t Dk = o.head_dim;
-  gguf::Writer w;
-  w.set("general.architecture", gguf::Value::string("llama"));
-  w.set("general.name", gguf::Value::string("tiny-engine-test"));
-  w.set("llama.context_length", gguf::Value::u32(128));
-  w.set("llama.embedding_length", gguf::Value::u32(kEmbd));
-  w.set("llama.block_count", gguf::Value::u32(kLayers));
-  w.set("llama.feed_forward_length", gguf::Value::u32(kFf));
-  w.set("llama.attention.head_count", gguf::Value::u32(kHead));
-  w.set("llama.attention.head_count_kv", gguf::Value::u32(kHeadKv));
-  w.set("llama.attention.key_length", gguf::Value::u32(static_cast<uint32_t>(Dk)));
-  w.set("llama.attention.value_length", gguf::Value::u32(static_cast<uint32_t>(Dk)));
-  w.set("llama.rope.dimension_count", gguf::Value::u32(static_cast<uint32_t>(Dk)));
-  w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
-  w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
-  w.set("tokenizer.ggml.model", gguf::Value::string("llama"));
-  w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
-  w.set("tokenizer.ggml.scores", gguf::Value::array_of_f32(scores));
-  w.set("tokenizer.ggml.token_type", gguf::Value::array_of_i32(types));
-  w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
-  w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
-  w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(0));
-  w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(true));
-  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::boolean(true));
-  if (!o.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::string(o.chat_template));
-
-  std::mt19937 rng(o.seed);
-  auto rand = [&](int64_t n, float center, float spread) {
-    std::uniform_real_distribution<float> u(center - spread, center + spread);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = u(rng);
-    return v;
+  const std::string sp = "\xE2\x96\x81";  // ▁
+  const test::TinyLlamaOptions t{
+      .name = "tiny-engine-test",
+      .n_embd = 64,
+      .n_head_kv = kHeadKv,
+      .head_dim = o.head_dim,
+      .n_ff = 64,
+      .n_layer = kLayers,
+      .n_ctx_train = 128,
+      .pieces = {sp, "a", "b", "c", "d", "e", "s", "t", "u", "r", "n", "i", "o", "m", "y", sp + "a", sp + "b",
+                 "ab", "ba", "st", "ar", "ss", "is", "te", "us", "er", "as", "ys", "em"},
+      .chat_template = o.chat_template,
+      .eos_bias = o.eos_bias,
+      .seed = o.seed,
   };
-  auto mat = [&](const std::string& name, int64_t cols, int64_t rows) {
-    add_f32(w, name, {cols, rows}, rand(cols * rows, 0.0f, 2.5f / std::sqrt(static_cast<float>(cols))));
-  };
-  mat("token_embd.weight", kEmbd, V);
-  add_f32(w, "output_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
-  mat("output.weight", kEmbd, V);
-  // Only the normal pieces can be generated (text stays ASCII and predictable), except </s>.
-  std::vector<float> bias(static_cast<size_t>(V), 0.0f);
-  for (size_t i = 0; i < 261; ++i) bias[i] = -100.0f;
-  bias[2] = o.eos_bias;
-  add_f32(w, "output.bias", {V}, bias);
-  for (int64_t l = 0; l < kLayers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    add_f32(w, b + "attn_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
-    mat(b + "attn_q.weight", kEmbd, kHead * Dk);
-    mat(b + "attn_k.weight", kEmbd, kHeadKv * Dk);
-    mat(b + "attn_v.weight", kEmbd, kHeadKv * Dk);
-    mat(b + "attn_output.weight", kHead * Dk, kEmbd);
-    add_f32(w, b + "ffn_norm.weight", {kEmbd}, rand(kEmbd, 1.0f, 0.2f));
-    mat(b + "ffn_gate.weight", kEmbd, kFf);
-    mat(b + "ffn_up.weight", kEmbd, kFf);
-    mat(b + "ffn_down.weight", kFf, kEmbd);
-  }
   const fs::path path = dir / file;
-  w.write_file(path);
+  test::write_tiny_llama_model(path, t);
   return path;
 }
 

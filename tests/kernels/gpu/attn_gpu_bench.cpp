@@ -2,8 +2,13 @@
 // heads, head_dim 128, batch 1) at several contexts: time per step (device events, median of many
 // replays of a captured graph, cache copies rotated so that the data read is far larger than L2),
 // bytes of cache read per step, achieved GB/s against a device-to-device copy measured in the same
-// run. Not a test (not run by ctest; correctness is attn_gpu_test). Usage:
-//   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill]
+// run. Besides attention calls back to back (graph, direct launches, and graph with programmatic
+// dependent launch), it times a decode-step pair: the cache store of the new token's K row
+// (kv_k8_store_run, the kernel that precedes attention in a step) followed by the attention, with
+// and without PDL, and the store alone. Not a test (not run by ctest; correctness is attn_gpu_test).
+// Usage:
+//   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] [--no-step]
+//                  [--stamps]   (with a library built with -DALAP_ATTN_DIAG=4: per-block phase times)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -137,7 +142,8 @@ size_t step_bytes(int mode, int n_ctx) {
 
 struct result {
   int mode, ctx, copies, n_split;
-  double us_graph, us_stream;
+  double us_graph, us_stream, us_pdl;
+  double us_store, us_step, us_step_pdl;  // store alone, store + attention, the same with PDL (0: not run)
   size_t bytes;
 };
 
@@ -149,7 +155,36 @@ struct cache_copy {
   uint16_t* vd = nullptr;
 };
 
-result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, double) {
+// --stamps: the %globaltimer stamps that a -DALAP_ATTN_DIAG=4 build leaves in the scratch (8 per block,
+// at the partial slots of splits 64..127 of the last query head) after the last call of a graph:
+// per phase, min / median / max over the blocks of (stamp − earliest block start), µs.
+void print_stamps(const void* scratch, int mode, int ctx) {
+  constexpr int kMaxBlocks = 512;
+  std::vector<unsigned long long> st(size_t(kMaxBlocks) * 8);
+  const char* base = static_cast<const char*>(scratch) +
+                     sizeof(float) * (size_t(kHeads - 1) * alap::gpu::kAttnMaxSplit + 64) * kHeadDim;
+  ALAP_GPU_CHECK(alap_gpu_memcpy(st.data(), base, st.size() * sizeof(unsigned long long), alap_gpu_memcpy_d2h));
+  unsigned long long t0 = ~0ull;
+  int n = 0;
+  for (int b = 0; b < kMaxBlocks; ++b)
+    if (st[size_t(b) * 8] != 0) {
+      t0 = std::min(t0, st[size_t(b) * 8]);
+      ++n;
+    }
+  static const char* names[8] = {"start", "q ready", "1st tile", "warp0 done", "all done", "partials", "counted", "merged"};
+  std::printf("stamps %-4s %6d (%d blocks; min/median/max us after the first start):", mode_name(mode), ctx, n);
+  for (int i = 0; i < 8; ++i) {
+    std::vector<double> v;
+    for (int b = 0; b < kMaxBlocks; ++b)
+      if (st[size_t(b) * 8] != 0 && st[size_t(b) * 8 + i] != 0) v.push_back(double(st[size_t(b) * 8 + i] - t0) / 1000.0);
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    std::printf(" | %s %.2f/%.2f/%.2f", names[i], v.front(), v[v.size() / 2], v.back());
+  }
+  std::printf("\n");
+}
+
+result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, bool step, bool stamps) {
   const size_t vals = size_t(kKvHeads) * ctx * kHeadDim;
   const size_t per_copy = step_bytes(mode, ctx);
   const int copies = int(std::max<size_t>(2, (kRotateBytes + per_copy - 1) / per_copy));
@@ -217,12 +252,30 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
       p.v = static_cast<const uint16_t*>(cc[i].v);
     }
   }
-  const auto call = [&](int i) {
+  const auto attend = [&](int i, unsigned flags) {
     const alap::gpu::attn_decode_params& p = params[i % copies];
-    const int rc = mode == m_f16   ? alap::gpu::attn_f16_decode_run(&p, stream)
-                   : mode == m_k8 ? alap::gpu::attn_k8_decode_run(&p, stream)
-                                  : alap::gpu::attn_k8v8_decode_run(&p, stream);
-    if (rc != 0) {
+    if (alap::gpu::attn_decode_run_ex(&p, mode, flags, stream) != 0) {
+      std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
+      std::exit(1);
+    }
+  };
+  // The step's store: the new token's K row into row ctx − 1 of the copy about to be read (k8, k8v8)
+  // or into a one-row packed buffer (f16, whose cache has no packed K; same kernel, same cost).
+  std::vector<float> h_knew(size_t(kKvHeads) * kHeadDim, 0.5f);
+  float* knew = to_device(h_knew);
+  int8_t* dummy_q = nullptr;
+  uint16_t* dummy_d = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&dummy_q, size_t(kKvHeads) * kHeadDim));
+  ALAP_GPU_CHECK(alap_gpu_malloc(&dummy_d, size_t(kKvHeads) * kHeadDim / 32 * 2));
+  const auto store = [&](int i) {
+    alap::gpu::kv_k8_store_params sp{knew, dummy_q, dummy_d, 1, kKvHeads, kHeadDim, 1, 0};
+    if (mode != m_f16) {
+      sp.k_q = static_cast<int8_t*>(cc[i % copies].k);
+      sp.k_d = cc[i % copies].kd;
+      sp.capacity = ctx;
+      sp.pos0 = ctx - 1;
+    }
+    if (alap::gpu::kv_k8_store_run(&sp, stream) != 0) {
       std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
       std::exit(1);
     }
@@ -234,9 +287,25 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
   r.copies = copies;
   r.n_split = n_split;
   r.bytes = per_copy;
-  r.us_graph = 1000.0 * time_ms(stream, per, reps, true, call);
-  r.us_stream = 1000.0 * time_ms(stream, per, reps, false, call);
+  r.us_graph = 1000.0 * time_ms(stream, per, reps, true, [&](int i) { attend(i, 0u); });
+  if (stamps) print_stamps(scratch, mode, ctx);
+  r.us_stream = 1000.0 * time_ms(stream, per, reps, false, [&](int i) { attend(i, 0u); });
+  r.us_pdl = 1000.0 * time_ms(stream, per, reps, true, [&](int i) { attend(i, alap::gpu::kAttnLaunchPdl); });
+  if (step) {
+    r.us_store = 1000.0 * time_ms(stream, per, reps, true, store);
+    r.us_step = 1000.0 * time_ms(stream, per, reps, true, [&](int i) {
+      store(i);
+      attend(i, 0u);
+    });
+    r.us_step_pdl = 1000.0 * time_ms(stream, per, reps, true, [&](int i) {
+      store(i);
+      attend(i, alap::gpu::kAttnLaunchPdl);
+    });
+  }
   ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+  ALAP_GPU_CHECK(alap_gpu_free(knew));
+  ALAP_GPU_CHECK(alap_gpu_free(dummy_q));
+  ALAP_GPU_CHECK(alap_gpu_free(dummy_d));
   for (auto& c : cc) {
     ALAP_GPU_CHECK(alap_gpu_free(c.k));
     ALAP_GPU_CHECK(alap_gpu_free(c.v));
@@ -299,7 +368,7 @@ void bench_prefill(int n_q, int reps, alap_gpu_stream_t stream) {
 int main(int argc, char** argv) {
   std::vector<int> ctxs = {1024, 4096, 16384, 32768, 131072};
   int reps = 50;
-  bool sweep = false, prefill = true;
+  bool sweep = false, prefill = true, step = true, stamps = false;
   std::vector<int> modes = {m_f16, m_k8, m_k8v8};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -316,11 +385,17 @@ int main(int argc, char** argv) {
       sweep = true;
     } else if (a == "--no-prefill") {
       prefill = false;
+    } else if (a == "--no-step") {
+      step = false;
+    } else if (a == "--stamps") {
+      stamps = true;
     } else if (a == "--mode" && i + 1 < argc) {
       const std::string m = argv[++i];
       modes = {m == "f16" ? m_f16 : (m == "k8" ? m_k8 : m_k8v8)};
     } else {
-      std::fprintf(stderr, "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill]\n");
+      std::fprintf(stderr,
+                   "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] "
+                   "[--no-step] [--stamps]\n");
       return 2;
     }
   }
@@ -335,29 +410,41 @@ int main(int argc, char** argv) {
     std::printf("copy bandwidth (device-to-device, read+write): %.0f GB/s\n", copy);
     std::printf("geometry: %d query heads, %d KV heads, head_dim %d, batch 1; median of %d replays\n", kHeads,
                 kKvHeads, kHeadDim, reps);
-    std::printf("%-5s %7s %7s %10s %10s %9s %8s %6s\n", "mode", "ctx", "copies", "us/step", "us(launch)", "MB/step",
-                "GB/s", "%copy");
+    std::printf("us/step: graph of attention calls back to back; us(launch): direct launches; us(pdl): graph, PDL;\n"
+                "store/+attn/+attn pdl: graph of (K row store, attention) pairs, us per pair; attn in step = pair - store\n");
+    std::printf("%-5s %7s %7s %10s %10s %8s %9s %8s %6s %7s %8s %10s %8s %8s\n", "mode", "ctx", "copies", "us/step",
+                "us(launch)", "us(pdl)", "MB/step", "GB/s", "%copy", "store", "+attn", "+attn pdl", "attn", "attn pdl");
     std::vector<result> all;
     for (int ctx : ctxs)
       for (int mode : modes) {
-        const result r = bench_one(mode, ctx, reps, 0, stream, copy);
+        const result r = bench_one(mode, ctx, reps, 0, stream, step, stamps);
         const double gbps = r.bytes / (r.us_graph * 1e3);
-        std::printf("%-5s %7d %7d %10.2f %10.2f %9.2f %8.0f %5.1f%%\n", mode_name(mode), ctx, r.copies, r.us_graph,
-                    r.us_stream, r.bytes / 1e6, gbps, 100.0 * gbps / copy);
+        std::printf("%-5s %7d %7d %10.2f %10.2f %8.2f %9.2f %8.0f %5.1f%% %7.2f %8.2f %10.2f %8.2f %8.2f\n",
+                    mode_name(mode), ctx, r.copies, r.us_graph, r.us_stream, r.us_pdl, r.bytes / 1e6, gbps,
+                    100.0 * gbps / copy, r.us_store, r.us_step, r.us_step_pdl, r.us_step - r.us_store,
+                    r.us_step_pdl - r.us_store);
         std::fflush(stdout);
         all.push_back(r);
       }
     for (int ctx : ctxs) {
-      double t[3] = {0, 0, 0};
+      double t[3] = {0, 0, 0}, tp[3] = {0, 0, 0}, ts[3] = {0, 0, 0}, tsp[3] = {0, 0, 0};
       for (const result& r : all)
-        if (r.ctx == ctx) t[r.mode] = r.us_graph;
-      std::printf("ctx %6d: k8 %.2fx faster than f16, k8v8 %.2fx\n", ctx, t[0] / t[1], t[0] / t[2]);
+        if (r.ctx == ctx) {
+          t[r.mode] = r.us_graph;
+          tp[r.mode] = r.us_pdl;
+          ts[r.mode] = r.us_step - r.us_store;
+          tsp[r.mode] = r.us_step_pdl - r.us_store;
+        }
+      std::printf("ctx %6d: k8 %.2fx faster than f16, k8v8 %.2fx (pdl: %.2fx, %.2fx; in step: %.2fx, %.2fx; in step, pdl: "
+                  "%.2fx, %.2fx)\n",
+                  ctx, t[0] / t[1], t[0] / t[2], tp[0] / tp[1], tp[0] / tp[2], ts[0] / ts[1], ts[0] / ts[2],
+                  tsp[0] / tsp[1], tsp[0] / tsp[2]);
     }
     if (sweep) {
       std::printf("split sweep at 32k (us/step, graph):\n");
       for (int mode : modes)
         for (int ns : {8, 16, 32, 48, 64, 96, 128}) {
-          const result r = bench_one(mode, 32768, reps, ns, stream, copy);
+          const result r = bench_one(mode, 32768, reps, ns, stream, false, false);
           const double gbps = r.bytes / (r.us_graph * 1e3);
           std::printf("  %-5s n_split %3d: %8.2f us  %6.0f GB/s\n", mode_name(mode), ns, r.us_graph, gbps);
         }

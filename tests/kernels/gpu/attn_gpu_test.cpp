@@ -232,6 +232,32 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   // A second k8 run on the same scratch: the split counters must have been left at zero.
   const std::vector<float> out_k8_again = run(alap::gpu::attn_k8_decode_run);
 
+  // Programmatic dependent launch right after the kernel that writes the newest row: that row is
+  // zeroed, rewritten by kv_k8_store_run on a stream, and the attention launched on the same stream
+  // with kAttnLaunchPdl must see it; the result is bit-identical to the plain launch's (same kernel,
+  // same arithmetic; the flag only lets the launch overlap the store).
+  alap_gpu_stream_t stream = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_stream_create(&stream));
+  const auto run_pdl = [&](int mode) {
+    ALAP_GPU_CHECK(alap_gpu_memset(d_out.ptr, 0xff, q.size() * sizeof(float)));
+    for (int h = 0; h < n_kv; ++h) {
+      const size_t row = size_t(h) * capacity + (c.n_ctx - 1);
+      ALAP_GPU_CHECK(alap_gpu_memset(d_kq.ptr + row * hd, 0, size_t(hd)));
+      ALAP_GPU_CHECK(alap_gpu_memset(d_kd.ptr + row * nb, 0, size_t(nb) * 2));
+    }
+    alap::gpu::kv_k8_store_params last{d_k_new.ptr + size_t(c.n_ctx - 1) * n_kv * hd, d_kq.ptr, d_kd.ptr, 1, n_kv, hd,
+                                       capacity, c.n_ctx - 1};
+    expect(alap::gpu::kv_k8_store_run(&last, stream) == 0, alap::gpu::gpu_error_message());
+    expect(alap::gpu::attn_decode_run_ex(&p, mode, alap::gpu::kAttnLaunchPdl, stream) == 0,
+           alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+    return d_out.download();
+  };
+  expect(run_pdl(1) == out_k8, "k8 with PDL after the newest row's store differs from the plain launch, " + tag);
+  expect(run_pdl(0) == out_f16, "f16 with PDL differs from the plain launch, " + tag);
+  expect(run_pdl(2) == out_k8v8, "k8v8 with PDL after the newest row's store differs from the plain launch, " + tag);
+  ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
+
   const double e_k8 = max_abs_diff(out_k8, ref_k8);
   const double e_f16 = max_abs_diff(out_f16, ref_f16);
   const double e_k8v8 = max_abs_diff(out_k8v8, ref_k8v8);
@@ -372,6 +398,12 @@ void check_bad_input() {
   expect(alap::gpu::attn_k8v8_decode_run(&p, nullptr) != 0 &&
              std::strstr(alap::gpu::gpu_error_message(), "v_q") != nullptr,
          "k8v8 without v_q must be refused with a message naming v_q");
+  expect(alap::gpu::attn_decode_run_ex(&p, 3, 0u, nullptr) != 0 &&
+             std::strstr(alap::gpu::gpu_error_message(), "mode") != nullptr,
+         "attn_decode_run_ex must refuse mode 3");
+  expect(alap::gpu::attn_decode_run_ex(&p, 1, 0x80u, nullptr) != 0 &&
+             std::strstr(alap::gpu::gpu_error_message(), "flag") != nullptr,
+         "attn_decode_run_ex must refuse unknown flag bits");
   alap::gpu::attn_prefill_params pp{};
   pp.n_q = 4;
   pp.n_head = 4;
@@ -405,7 +437,8 @@ int main(int argc, char** argv) {
     std::mt19937 rng(20240611);
     std::vector<attn_case> cases;
     if (small) {
-      for (const attn_case& c : {attn_case{64, 2, 4, 200, 0}, attn_case{128, 1, 12, 131, 3}, attn_case{256, 1, 2, 70, 1}})
+      for (const attn_case& c : {attn_case{64, 2, 4, 200, 0}, attn_case{128, 1, 12, 131, 3}, attn_case{256, 1, 2, 70, 1},
+                                 attn_case{128, 8, 4, 2048, 16}})
         run_case(c, rng);
       run_prefill_case(128, 1, 4, 5, 20, rng);
       run_prefill_case(64, 1, 2, 0, 9, rng);
@@ -425,6 +458,12 @@ int main(int argc, char** argv) {
     cases.push_back({96, 2, 3, 450, 2});
     cases.push_back({128, 2, 12, 1500, 0});  // a group cut into slices of 8 and 4
     cases.push_back({64, 1, 16, 20000, 0});  // long context: over 64 splits
+    // Llama-3-8B geometry (8 KV heads, G 4): 16 and 12 splits (clusters of 16 and 12 blocks where the
+    // cluster merge is built), 7 and 2.
+    cases.push_back({128, 8, 4, 5000, 16});
+    cases.push_back({128, 8, 4, 3000, 0});
+    cases.push_back({128, 8, 4, 1900, 7});
+    cases.push_back({128, 8, 4, 129, 0});
     for (const attn_case& c : cases) run_case(c, rng);
     for (int hd : {64, 128, 256})
       for (int group : {1, 4, 7}) run_prefill_case(hd, 2, group, 0, 45, rng);

@@ -2,8 +2,10 @@
 // quantize_activations, quantize_row): the activation quantiser byte for byte, gpu_matmul for all 13
 // weight types on odd shapes (decode and prefill, beta 0 and 1), RMSNorm, adds, SwiGLU, RoPE (both
 // layouts, freq factors, freq_scale), get_rows, argmax (ties), the fp16 KV writer, f16 prefill
-// attention, and the device/memory error paths. Output buffers are NaN-poisoned first. Needs a GPU:
-// exits 77 (ctest: skipped) where none is present. --small: few shapes (compute-sanitizer).
+// attention, the fused norm/SwiGLU + quantiser calls against the pairs they replace (byte for
+// byte), graph capture/update/replay, and the device/memory error paths. Output buffers are
+// NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
+// shapes (compute-sanitizer). --fused: only the fused calls and graphs.
 // --bench: decode GB/s (Q4_K, Q8_0, F16 at Llama-3-8B FFN sizes) against copy bandwidth, prefill rate.
 #include <algorithm>
 #include <chrono>
@@ -626,6 +628,108 @@ void bench() {
 
 }  // namespace
 
+// ---- fused norm / SwiGLU with the activation quantiser, and graphs ---------------------------
+
+// gpu_rms_norm_q8 and gpu_swiglu_q8 against the two calls they replace, byte for byte (y/out and the
+// whole activation buffer, both poisoned alike first), in place and out of place; widths whose
+// 32-blocks do not fill the last round of groups (896 = 28 blocks, 96 = 3).
+void test_fused(std::mt19937& rng) {
+  for (int n_cols : {896, 4096, 96}) {
+    for (int n_rows : {1, 3}) {
+      const std::vector<float> x = randn(size_t(n_rows) * n_cols, rng, 3.0f), w = randn(n_cols, rng);
+      const size_t qb = g::gpu_act_q8_bytes(n_rows, n_cols);
+      for (int with_w = 0; with_w < 2; ++with_w) {
+        const float* wp = nullptr;
+        dbuf dx(x), dw(w), y1(x.size() * 4), y2(x.size() * 4), q1(qb), q2(qb), dz(x);
+        if (with_w) wp = dw.as<float>();
+        y1.poison(), y2.poison(), q1.poison(), q2.poison();
+        must(g::gpu_rms_norm(dx.as<float>(), wp, y1.as<float>(), n_cols, n_rows, 1e-6f, nullptr), "rms_norm");
+        must(g::gpu_quantize_act_q8(y1.as<float>(), q1.p, n_rows, n_cols, nullptr), "quantize");
+        must(g::gpu_rms_norm_q8(dx.as<float>(), wp, y2.as<float>(), q2.p, n_cols, n_rows, 1e-6f, nullptr), "rms_norm_q8");
+        const std::string at = " cols " + std::to_string(n_cols) + " rows " + std::to_string(n_rows) + " weight " +
+                               std::to_string(with_w);
+        expect(y1.get<uint8_t>() == y2.get<uint8_t>(), "gpu_rms_norm_q8 y equals gpu_rms_norm" + at);
+        expect(q1.get<uint8_t>() == q2.get<uint8_t>(), "gpu_rms_norm_q8 blocks equal gpu_quantize_act_q8's" + at);
+        q2.poison();
+        must(g::gpu_rms_norm_q8(dz.as<float>(), wp, dz.as<float>(), q2.p, n_cols, n_rows, 1e-6f, nullptr), "in place");
+        expect(dz.get<uint8_t>() == y1.get<uint8_t>() && q1.get<uint8_t>() == q2.get<uint8_t>(),
+               "gpu_rms_norm_q8 in place" + at);
+      }
+    }
+  }
+  for (int n_cols : {4864, 96}) {
+    for (int n_rows : {1, 5}) {
+      const size_t n = size_t(n_rows) * n_cols, qb = g::gpu_act_q8_bytes(n_rows, n_cols);
+      const std::vector<float> gt = randn(n, rng, 3.0f), up = randn(n, rng);
+      dbuf dg(gt), du(up), o1(n * 4), q1(qb), q2(qb);
+      o1.poison(), q1.poison(), q2.poison();
+      must(g::gpu_swiglu(dg.as<float>(), du.as<float>(), o1.as<float>(), n, nullptr), "swiglu");
+      must(g::gpu_quantize_act_q8(o1.as<float>(), q1.p, n_rows, n_cols, nullptr), "quantize");
+      must(g::gpu_swiglu_q8(dg.as<float>(), du.as<float>(), dg.as<float>(), q2.p, n_cols, n_rows, nullptr), "swiglu_q8");
+      const std::string at = " cols " + std::to_string(n_cols) + " rows " + std::to_string(n_rows);
+      expect(dg.get<uint8_t>() == o1.get<uint8_t>(), "gpu_swiglu_q8 (out aliases gate) equals gpu_swiglu" + at);
+      expect(q1.get<uint8_t>() == q2.get<uint8_t>(), "gpu_swiglu_q8 blocks equal gpu_quantize_act_q8's" + at);
+    }
+  }
+  expect(g::gpu_rms_norm_q8(nullptr, nullptr, nullptr, nullptr, 100, 1, 1e-6f, nullptr) != 0, "rms_norm_q8 width 100 refused");
+  expect(g::gpu_swiglu_q8(nullptr, nullptr, nullptr, nullptr, 33, 1, nullptr) != 0, "swiglu_q8 width 33 refused");
+}
+
+// Capture runs nothing; launch runs it; a capture with other parameters updates the executable in
+// place, one with other calls re-instantiates it; a synchronisation inside a capture spoils it.
+void test_graphs() {
+  void* st = nullptr;
+  must(g::gpu_stream_create(&st), "stream");
+  const int n = 1 << 12;
+  std::vector<float> a(n), b(n);
+  for (int i = 0; i < n; ++i) a[i] = float(i % 97) - 40.0f, b[i] = 0.5f * float(i % 13);
+  dbuf da(a), db(b), dy(n * 4);
+  must(g::gpu_stream_sync(nullptr), "sync");
+  auto host_y = [&] {
+    std::vector<float> h(n);
+    must(g::gpu_copy_to_host(h.data(), dy.p, n * 4, st), "copy");
+    must(g::gpu_stream_sync(st), "sync");
+    return h;
+  };
+  std::vector<float> sum(n), twice(n);
+  for (int i = 0; i < n; ++i) sum[i] = a[i] + b[i], twice[i] = sum[i] + b[i];
+  must(g::gpu_fill_zero(dy.p, n * 4, st), "zero");
+  void* exec = nullptr;
+  int updated = -1;
+  expect(g::gpu_graph_capture_begin(nullptr) != 0, "capturing the default stream is refused");
+  must(g::gpu_graph_capture_begin(st), "capture begin");
+  must(g::gpu_add(da.as<float>(), db.as<float>(), dy.as<float>(), n, st), "add (captured)");
+  must(g::gpu_graph_capture_end(st, &exec, &updated), "capture end");
+  expect(exec != nullptr && updated == 0, "first capture instantiates");
+  expect(host_y() == std::vector<float>(n, 0.0f), "nothing runs during the capture");
+  must(g::gpu_graph_launch(exec, st), "launch");
+  expect(host_y() == sum, "the launch runs the captured add");
+  // Same topology, other parameters (y = y + b): updated in place.
+  must(g::gpu_graph_capture_begin(st), "capture begin");
+  must(g::gpu_add(dy.as<float>(), db.as<float>(), dy.as<float>(), n, st), "add (captured)");
+  must(g::gpu_graph_capture_end(st, &exec, &updated), "capture end");
+  expect(exec != nullptr && updated == 1, "same topology: updated in place");
+  must(g::gpu_graph_launch(exec, st), "launch");
+  expect(host_y() == twice, "the updated graph runs with the new parameters");
+  // Other topology (two calls): instantiated anew.
+  must(g::gpu_graph_capture_begin(st), "capture begin");
+  must(g::gpu_fill_zero(dy.p, n * 4, st), "zero (captured)");
+  must(g::gpu_add(da.as<float>(), db.as<float>(), dy.as<float>(), n, st), "add (captured)");
+  must(g::gpu_graph_capture_end(st, &exec, &updated), "capture end");
+  expect(exec != nullptr && updated == 0, "other topology: instantiated anew");
+  must(g::gpu_graph_launch(exec, st), "launch");
+  must(g::gpu_graph_launch(exec, st), "launch again");
+  expect(host_y() == sum, "two calls replayed twice");
+  // A synchronisation inside a capture: refused, the capture spoiled, the exec dropped.
+  must(g::gpu_graph_capture_begin(st), "capture begin");
+  expect(g::gpu_stream_sync(st) != 0, "gpu_stream_sync while capturing fails");
+  expect(g::gpu_graph_capture_end(st, &exec, &updated) != 0 && exec == nullptr, "spoiled capture: end fails, exec null");
+  must(g::gpu_add(da.as<float>(), db.as<float>(), dy.as<float>(), n, st), "stream usable after a spoiled capture");
+  expect(host_y() == sum, "plain launch after a spoiled capture");
+  expect(g::gpu_graph_destroy(nullptr) == 0, "destroy(null)");
+  must(g::gpu_stream_destroy(st), "stream destroy");
+}
+
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
@@ -644,12 +748,20 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::mt19937 rng(1234);
+  if (argc > 1 && std::strcmp(argv[1], "--fused") == 0) {  // only the fused calls and graphs
+    test_fused(rng);
+    test_graphs();
+    std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+  }
   test_errors(n);
   test_quantize_act(rng);
   test_matmul(rng, small);
   test_elementwise(rng);
   test_get_rows(rng);
   test_attn_f16(rng, small);
+  test_fused(rng);
+  test_graphs();
   must(g::gpu_stream_sync(nullptr), "final sync");
   std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -8,7 +8,11 @@
 # ALAP_NCU="k8 k8v8" profiles one launch of each at 32k (ALAP_NCU_CTX="1024 32768": at those contexts);
 # ALAP_SKIP_SAN=1 skips the sanitizers;
 # ALAP_SAN_TIMEOUT / ALAP_NCU_TIMEOUT bound each tool run (seconds); ALAP_VARIANT_NOTEST=1 benches the
-# variants without running their correctness test.
+# variants without running their correctness test; ALAP_VARIANT_ARGS adds arguments to the variants'
+# bench (e.g. ALAP_VARIANT="-DALAP_ATTN_DIAG=4" ALAP_VARIANT_NOTEST=1 ALAP_VARIANT_ARGS=--stamps for the
+# per-block phase stamps; DIAG 1-3 time pieces by difference and give wrong results).
+# The bench prints, per mode and context, graph / direct-launch / graph-with-PDL times and the
+# decode-step pair (K row store + attention, with and without PDL).
 set -u -o pipefail
 out=${OUT:-h200-out}
 mkdir -p "$out" /tmp/alap
@@ -80,7 +84,8 @@ for i in "${!variants[@]}"; do
   $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/fp16.o -o $b/test_var$i &&
   { echo "== variant ${variants[$i]}"
     if [ -z "${ALAP_VARIANT_NOTEST:-}" ]; then $b/test_var$i > $b/test_var.log 2>&1; tail -1 $b/test_var.log; max_err $b/test_var.log; fi
-    $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 | grep -vE "^(device|copy|geometry|mode)"; } 2>&1 | tee -a "$out/bench_variants.log"
+    $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 ${ALAP_VARIANT_ARGS:-} |
+      grep -vE "^(device|copy|geometry|mode|us/step|store)"; } 2>&1 | tee -a "$out/bench_variants.log"
 done
 
 echo "== attn_gpu_bench $* (at $(( $(date +%s) - start )) s)"

@@ -23,4 +23,27 @@ void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, f
 void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
                 float* out);
 
+// --- All query heads of one KV group at once (GQA): each K/V row is loaded and converted once and
+// used by the group's n_heads query heads. The forward pass runs these over blocks of keys with an
+// online softmax (core/model/attention_cpu.h).
+
+// scores[h·ld + j] = scale · Σ_i q[h·head_dim + i]·fp16(k[j][i]) for h < n_heads, j < n (ld >= n).
+// The fast variants sum lanes in a tree (within rounding of the scalar twin, which sums in order).
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld);
+
+// One block's unnormalised softmax, in place: *m = max x, x[j] = exp(x[j] − *m), *l = Σ x[j]
+// (n >= 1). Same exp and summation as softmax (within a few ulp of the scalar twin).
+void softmax_partial(float* x, size_t n, float* m, float* l);
+
+// out[h·head_dim + i] = fma(p[h·ldp + j], fp16(v[j][i]), out[h·head_dim + i]) for j = 0..n−1 in
+// order (one fused multiply-add per key and head; the scalar twin uses std::fma: bit for bit equal).
+void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out);
+
+// Packed V: out[h·head_dim + i] = fma(p[h·ldp + j], fp16(d[j][i/block])·q[j][i], out[…]) for j in
+// order; the dequantised value (k8_dequantize's) is formed once per key and used by every head.
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out);
+
 }  // namespace alap::kernels

@@ -26,4 +26,11 @@ float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 
+// All query heads of one KV group at once: scores[h·ld + j] = scale · k8_dot(q_h, k_j) for
+// n_heads packed queries q [n_heads][head_dim], dq [n_heads][head_dim/block], n keys (ld >= n).
+// Bit for bit k8_scores per head; the AVX-512 VNNI variant reads each key row once for all heads
+// (vpdpbusd on k + 128 against the signed query, minus 128·Σq per block).
+void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld);
+
 }  // namespace alap::kernels

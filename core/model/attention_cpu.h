@@ -1,0 +1,48 @@
+// Causal attention of one layer on the CPU over the KV cache: the head and key-block loops around
+// the grouped-head kernels of alap/kernels/attn.h and kv_k8.h. Not the kernels themselves, and
+// not the projections or RoPE around it (forward.cpp).
+//
+//   alap::CpuAttention attn;
+//   attn.run(cache, pool, layer, q, n, pos0, n_head, scale, o);  // o [n][n_head][Dv]
+//
+// Keys are cut into blocks of kKeyBlock positions from 0; each (token, KV group, block) gives one
+// online-softmax partial (max m, sum l, unnormalised o) for all query heads of the group, and the
+// partials are combined in block order. The split depends only on the context length, so the
+// result is bit for bit the same whatever the thread count, batch split or work split: decode
+// spreads (group, block) items over the pool (every thread busy with 2 KV heads), prefill runs one
+// (token, group) item at a time per thread with its blocks in turn.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/runtime/kv_cache.h"
+#include "core/runtime/thread_pool.h"
+
+namespace alap {
+
+class CpuAttention {
+ public:
+  static constexpr size_t kKeyBlock = 256;  // keys per partial (scores of a group's heads stay in L1)
+
+  // For tokens t < n at positions pos0 + t: o[t][h] = Σ_j softmax_j(scale · q[t][h]·K[j]) V[j] over
+  // positions j <= pos0 + t of `layer`, query head h reading KV head h / (n_head / n_head_kv).
+  // q [n][n_head][Dk] (already rotated), o [n][n_head][Dv]. The cache must hold those positions.
+  void run(const KvCache& cache, ThreadPool& pool, size_t layer, const float* q, size_t n, size_t pos0,
+           size_t n_head, float scale, float* o);
+
+  size_t scratch_bytes() const;  // bytes held now (grown on first use, kept across calls)
+
+ private:
+  struct Thread {
+    std::vector<float> scores;    // [G][kKeyBlock]
+    std::vector<float> partials;  // [blocks][G·(Dv + 2)] of one (token, group) item
+  };
+  std::vector<Thread> threads_;
+  std::vector<int8_t> qq_;        // packed queries [n][n_head][Dk]
+  std::vector<uint16_t> qd_;      // their scales [n][n_head][Dk / block]
+  std::vector<float> partials_;   // decode split: [n][Hk][blocks][G·(Dv + 2)]
+};
+
+}  // namespace alap

@@ -1,0 +1,128 @@
+// The forward pass on the GPU (through GpuBackend's op table): weights of the first N layers and
+// their KV cache in device memory, the remaining layers on the CPU (Forward::run_from_hidden with
+// a host KvCache of those layers only). Same contract as Forward::run; owns both caches. Not the
+// kernels (kernels/gpu) and not the choice of backend (core/engine).
+//
+//   auto probe = alap::GpuBackend::probe();                       // backend or a reason
+//   alap::GpuForwardOptions o;  o.n_gpu_layers = -1;  o.mode = alap::CacheMode::k8;  o.capacity = 4096;
+//   alap::GpuForward fwd(model, probe.backend, o);                // throws ModelError if it does not fit
+//   std::span<const float> logits = fwd.run(pool, prompt_ids, 0); // [n_vocab] on the host
+//   logits = fwd.run(pool, std::span(&next, 1), fwd.n_tokens());
+//
+// A single-token step with every layer on the device is captured as a graph and replayed
+// (gpu_graph_* of kernels/gpu/ops.h). Positions and the context length are kernel parameters, so
+// each position has its own capture: the graph of the next position is captured (an executable
+// updated in place) while the device runs this one, which hides its host cost. The first such
+// step and any step where capture fails run as plain launches. Q/K/V and gate/up weights of a layer are stored
+// back to back when their types match, so a decode step multiplies each pair/triple in one call.
+//
+// Device memory (one allocation each): weights (layers [0, N); token_embd, output, output_norm
+// only when N = n_layer; rope_freqs), KV cache of N layers in the layouts of kernels/gpu/attn_k8.h
+// (k8: int8 K + fp16 scales, fp16 V; k8v8: both packed; f16), scratch for max_batch tokens. All of
+// it is compared with the device's free memory minus the headroom before anything is allocated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/model/forward.h"
+#include "core/model/model.h"
+#include "core/runtime/gpu_backend.h"
+#include "core/runtime/memory_report.h"
+
+namespace alap {
+
+struct GpuForwardOptions {
+  int32_t n_gpu_layers = -1;  // -1: as many as fit (auto_gpu_layers); N > n_layer means all
+  CacheMode mode = CacheMode::k8;
+  size_t capacity = 4096;     // context, tokens
+  size_t max_batch = 128;     // prefill chunk (tokens per pass)
+  double headroom = 0.05;     // fraction of the device's total memory left free
+  bool graphs = true;         // replay decode steps from a captured graph (ALAP_GPU_GRAPHS=0 also turns it off)
+};
+
+// Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
+struct GpuStepStats {
+  uint64_t decode_steps = 0;     // single-token steps run with every layer on the device
+  uint64_t graph_steps = 0;      // of them, replayed from a captured graph
+  uint64_t graph_captures = 0;   // captures (one a graph step, made while the previous one runs)
+  uint64_t graph_updates = 0;    // of those, the executable updated in place (the rest instantiated)
+  uint64_t calls_per_step = 0;   // library calls of the last such step (kernels and copies)
+  double enqueue_us = 0;         // host time issuing the calls of the plain steps, all of them
+  double capture_us = 0;         // host time issuing calls into captures, all captures
+  double instantiate_us = 0;     // host time ending captures (update or instantiate), all captures
+  double launch_us = 0;          // host time in gpu_graph_launch, all graph steps
+  std::string graphs_off;        // why graphs are not used ("" when they are)
+};
+
+// Bytes the GPU part takes for n_gpu_layers layers (exactly what the constructor allocates).
+struct GpuMemoryPlan {
+  int32_t n_gpu_layers = 0;
+  uint64_t weights_bytes = 0;
+  uint64_t kv_bytes = 0;
+  uint64_t scratch_bytes = 0;
+  uint64_t total() const { return weights_bytes + kv_bytes + scratch_bytes; }
+};
+GpuMemoryPlan plan_gpu_memory(const Model& model, const GpuBackend& gpu, int32_t n_gpu_layers, CacheMode mode,
+                              size_t capacity, size_t max_batch);
+
+// Device memory the plan may use now: free − headroom·total.
+uint64_t gpu_usable_bytes(const GpuBackend& gpu, double headroom);
+
+// The most layers (0..n_layer) whose plan fits in `usable` bytes with this context.
+int32_t auto_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity,
+                        size_t max_batch, uint64_t usable);
+
+// Why this model cannot run on this backend at all (head_dim not a multiple of 32 or above 256,
+// K and V head sizes differ, more than 16 query heads per KV head, a weight type the library
+// cannot multiply); empty when it can.
+std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu);
+
+class GpuForward {
+ public:
+  // Throws ModelError when the model cannot run on the GPU, or when the plan does not fit the
+  // device's free memory (the message names the largest context that fits in each cache mode
+  // with these layers, and how many layers fit this context); GpuError when a device call fails.
+  GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, const GpuForwardOptions& options);
+  ~GpuForward();
+  GpuForward(const GpuForward&) = delete;
+  GpuForward& operator=(const GpuForward&) = delete;
+
+  // Forward::run's contract: tokens[0..n) at positions pos0.. (pos0 <= n_tokens(); the caches are
+  // cut to pos0 first), logits of the last token (or of all, LogitsMode::all) on the host, valid
+  // until the next call; on return n_tokens() == pos0 + n. `pool` runs the CPU layers.
+  std::span<const float> run(ThreadPool& pool, std::span<const int32_t> tokens, size_t pos0,
+                             LogitsMode mode = LogitsMode::last);
+
+  size_t n_tokens() const { return n_tokens_; }
+  // Benchmarks only: takes the first n cache positions as filled without computing them (their
+  // rows hold zeros or stale values), so a decode step at depth n costs what it costs after a real
+  // prefill of n tokens (attention reads every row either way). Every layer must be on the device.
+  void assume_filled(size_t n);
+  size_t capacity() const { return capacity_; }
+  void clear();
+  CacheMode mode() const { return mode_; }
+  int32_t n_gpu_layers() const { return n_gpu_; }
+  size_t max_batch() const { return max_batch_; }
+  const GpuMemoryPlan& plan() const { return plan_; }
+  const GpuStepStats& step_stats() const;
+  GpuBackend& backend() const { return *backend_; }
+
+  // The report of DESIGN.md "Memory report": KV figures for the whole model (device and host
+  // layers), weights_bytes = device-resident weights, device_* from the GPU runtime.
+  MemoryReport memory_report() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<GpuBackend> backend_;
+  CacheMode mode_;
+  size_t capacity_ = 0, max_batch_ = 0, n_tokens_ = 0;
+  int32_t n_gpu_ = 0;
+  GpuMemoryPlan plan_;
+};
+
+}  // namespace alap

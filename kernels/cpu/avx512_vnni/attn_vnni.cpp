@@ -1,0 +1,356 @@
+// AVX-512 VNNI grouped-head attention (attn_heads.h): all query heads of one KV group per pass
+// over 16 keys. Packed K: the 16 rows are transposed to dword columns once and biased to
+// unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
+// block (bit for bit scalar::k8_scores). fp16 K: rows converted once and half transposed, one
+// FMA per head and 4 dims of 4 keys. V: each row converted once, one FMA per head and 16 lanes.
+// GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
+// -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "alap/kernels/kv_k8.h"
+#include "attn_heads.h"
+#include "cpu_variants.h"
+
+namespace alap::kernels::avx512vnni {
+
+namespace {
+
+constexpr size_t kMaxHeads = 32;  // heads per group the stack tables hold (more: per-head path)
+
+// r[i] (row i, 16 dwords) → r[c] lane i = old r[i] lane c.
+inline void transpose16(__m512i* r) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int k = 0; k < 16; k += 4) {  // u[k + m], 128-bit lane L: rows k..k+3 at column 4L + m
+    u[k + 0] = _mm512_unpacklo_epi64(t[k + 0], t[k + 2]);
+    u[k + 1] = _mm512_unpackhi_epi64(t[k + 0], t[k + 2]);
+    u[k + 2] = _mm512_unpacklo_epi64(t[k + 1], t[k + 3]);
+    u[k + 3] = _mm512_unpackhi_epi64(t[k + 1], t[k + 3]);
+  }
+  for (int m = 0; m < 4; ++m) {  // a 4×4 transpose of 128-bit lanes
+    const __m512i v0 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44), v1 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xEE);
+    const __m512i v2 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44);
+    const __m512i v3 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xEE);
+    r[m] = _mm512_shuffle_i32x4(v0, v2, 0x88);
+    r[4 + m] = _mm512_shuffle_i32x4(v0, v2, 0xDD);
+    r[8 + m] = _mm512_shuffle_i32x4(v1, v3, 0x88);
+    r[12 + m] = _mm512_shuffle_i32x4(v1, v3, 0xDD);
+  }
+}
+
+// Memory reads ahead: every kernel here, while it works on rows [0, n), asks for rows [n, 2n) of
+// the same arrays (prefetcht1: into L2). The forward pass walks a KV head's keys block after
+// block, so that is the next block, fetched while this one computes (without it the blocks'
+// bursts of loads leave DRAM idle between them). Prefetches never fault, past the cache's end too.
+inline void prefetch_rows(const void* first, size_t row_bytes, size_t rows) {
+  const char* p = static_cast<const char*>(first);
+  const size_t total = row_bytes * rows;
+  for (size_t b = 0; b < total; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
+}
+
+inline __mmask16 tail_mask(size_t r) { return static_cast<__mmask16>((1u << r) - 1u); }
+
+// fp16 scales of block b for keys j..j+r−1 (r <= 16; the rest 0) as 16 floats.
+inline __m512 key_scales(const uint16_t* dk, size_t nb, size_t j, size_t r, size_t b) {
+  if (nb == 2 && r == 16) {
+    const __m512i v = _mm512_loadu_si512(dk + j * 2);
+    const __m512i idx = _mm512_setr_epi32(0x00020000, 0x00060004, 0x000A0008, 0x000E000C, 0x00120010, 0x00160014,
+                                          0x001A0018, 0x001E001C, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i sel = _mm512_permutexvar_epi16(_mm512_add_epi16(idx, _mm512_set1_epi16(static_cast<short>(b))), v);
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(sel));
+  }
+  alignas(32) uint16_t t[16] = {};
+  for (size_t i = 0; i < r; ++i) t[i] = dk[(j + i) * nb + b];
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(t)));
+}
+
+}  // namespace
+
+void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
+  if (k8_block_size(head_dim) != 32 || head_dim > 256 || n_heads > kMaxHeads) {
+    return avx2::k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
+  }
+  const size_t nb = head_dim / 32;
+  int32_t bias[kMaxHeads][8];  // 128·Σ q over each block
+  float fq[kMaxHeads][8];
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t b = 0; b < nb; ++b) {
+      int32_t s = 0;
+      for (size_t i = 0; i < 32; ++i) s += q[h * head_dim + 32 * b + i];
+      bias[h][b] = 128 * s;
+      fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
+    }
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 vscale = _mm512_set1_ps(scale);
+  alignas(64) float acc[kMaxHeads][16];
+  for (size_t j = 0; j < n; j += 16) {
+    const size_t r = std::min<size_t>(16, n - j);
+    prefetch_rows(k + (n + j) * head_dim, head_dim, 16);  // the following block's keys (prefetch_rows)
+    prefetch_rows(dk + (n + j) * nb, 2 * nb, 16);
+    for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
+      const size_t nbc = std::min<size_t>(2, nb - c0);
+      const __mmask64 bytes = nbc == 2 ? ~__mmask64{0} : __mmask64{0xFFFFFFFFu};
+      __m512i t[16];
+      for (size_t i = 0; i < 16; ++i) {
+        t[i] = i < r ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(bytes, k + (j + i) * head_dim + 32 * c0), flip)
+                     : _mm512_setzero_si512();
+      }
+      transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key j+i, as k + 128
+      __m512 fk[2];
+      for (size_t b = 0; b < nbc; ++b) fk[b] = key_scales(dk, nb, j, r, c0 + b);
+      for (size_t h = 0; h < n_heads; ++h) {
+        __m512 a = c0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(acc[h]);
+        for (size_t b = 0; b < nbc; ++b) {
+          const int8_t* qb = q + h * head_dim + 32 * (c0 + b);
+          __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+          for (int c = 0; c < 8; c += 2) {
+            int32_t w0, w1;
+            std::memcpy(&w0, qb + 4 * c, 4);
+            std::memcpy(&w1, qb + 4 * c + 4, 4);
+            s0 = _mm512_dpbusd_epi32(s0, t[8 * b + c], _mm512_set1_epi32(w0));
+            s1 = _mm512_dpbusd_epi32(s1, t[8 * b + c + 1], _mm512_set1_epi32(w1));
+          }
+          const __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(bias[h][c0 + b]));
+          a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(_mm512_set1_ps(fq[h][c0 + b]), fk[b])));
+        }
+        _mm512_store_ps(acc[h], a);
+      }
+    }
+    for (size_t h = 0; h < n_heads; ++h) {
+      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(vscale, _mm512_load_ps(acc[h])));
+    }
+  }
+}
+
+// fp16 K, 16 keys per pass: each 16-dim chunk of the 16 rows converted once and half transposed
+// (two unpack stages: 128-bit lane L of u[4k + m] holds rows 4k..4k+3 at dim 4L + m), so each
+// head needs one FMA per (k, m) against its query laid out to match (q[4L + m] in lane L), and
+// one 4-way lane sum per 16 keys at the end.
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  constexpr size_t kQa = 16384;  // floats of laid-out queries: 4 per query value
+  if (head_dim % 16 != 0 || head_dim > 256 || 4 * n_heads * head_dim > kQa) {
+    return avx2::f16_scores_heads(q, n_heads, k, head_dim, n, scale, scores, ld);
+  }
+  const size_t nc = head_dim / 16;
+  alignas(64) float qa[kQa];  // [h][c][m][16]
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t c = 0; c < nc; ++c) {
+      for (size_t m = 0; m < 4; ++m) {
+        for (size_t L = 0; L < 4; ++L) {
+          for (size_t i = 0; i < 4; ++i) qa[((h * nc + c) * 4 + m) * 16 + 4 * L + i] = q[h * head_dim + 16 * c + 4 * L + m];
+        }
+      }
+    }
+  }
+  __m512 u[16 * 16];  // [c][4k + m]
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0; j < n; j += 16) {
+    const size_t r = std::min<size_t>(16, n - j);
+    prefetch_rows(k + (n + j) * head_dim, 2 * head_dim, 16);
+    for (size_t c = 0; c < nc; ++c) {
+      __m512 x[16], t[16];
+      for (size_t i = 0; i < 16; ++i) {
+        x[i] = i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + (j + i) * head_dim + 16 * c)))
+                     : _mm512_setzero_ps();
+      }
+      for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
+      }
+      __m512* uc = u + 16 * c;
+      for (int b = 0; b < 16; b += 4) {
+        const __m512d t0 = _mm512_castps_pd(t[b]), t1 = _mm512_castps_pd(t[b + 1]);
+        const __m512d t2 = _mm512_castps_pd(t[b + 2]), t3 = _mm512_castps_pd(t[b + 3]);
+        uc[b + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+        uc[b + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+        uc[b + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+        uc[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+      }
+    }
+    for (size_t h = 0; h < n_heads; ++h) {
+      __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+      const float* qh = qa + h * nc * 64;
+      for (size_t c = 0; c < nc; ++c) {
+        const __m512* uc = u + 16 * c;
+        for (int m = 0; m < 4; ++m) {
+          const __m512 qv = _mm512_load_ps(qh + (4 * c + m) * 16);
+          a0 = _mm512_fmadd_ps(uc[m], qv, a0);
+          a1 = _mm512_fmadd_ps(uc[4 + m], qv, a1);
+          a2 = _mm512_fmadd_ps(uc[8 + m], qv, a2);
+          a3 = _mm512_fmadd_ps(uc[12 + m], qv, a3);
+        }
+      }
+      const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
+      const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
+      const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
+      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(sum, vscale));
+    }
+  }
+}
+
+namespace {
+struct Ahead {  // rows to prefetch (null: none) and their sizes in bytes
+  const char* rows = nullptr;
+  size_t row_bytes = 0;
+  const char* scales = nullptr;
+  size_t scale_bytes = 0;
+};
+
+// V sums for NH heads over lanes [i0, i0 + 16·NC): each key's row converted once (Load), then one
+// FMA per head and 16 lanes, keys in order (the scalar twin's std::fma chain, bit for bit).
+template <int NH, int NC, class Load>
+void accum_heads_tile(const float* p, size_t ldp, size_t head_dim, size_t n, float* out, size_t i0, Load load,
+                      const Ahead& ahead) {
+  __m512 o[NH][NC];
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) o[h][c] = _mm512_loadu_ps(out + h * head_dim + i0 + 16 * c);
+  }
+  for (size_t j = 0; j < n; ++j) {
+    if (ahead.rows != nullptr) {
+      prefetch_rows(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes, 1);
+      if (ahead.scales != nullptr && j % 16 == 0) prefetch_rows(ahead.scales + (n + j) * ahead.scale_bytes, ahead.scale_bytes, 16);
+    }
+    __m512 x[NC];
+    for (int c = 0; c < NC; ++c) x[c] = load(j, i0 + 16 * c);
+    for (int h = 0; h < NH; ++h) {
+      const __m512 pb = _mm512_set1_ps(p[h * ldp + j]);
+      for (int c = 0; c < NC; ++c) o[h][c] = _mm512_fmadd_ps(pb, x[c], o[h][c]);
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(out + h * head_dim + i0 + 16 * c, o[h][c]);
+  }
+}
+
+template <int NC, class Load>
+void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, size_t n, float* out, size_t i0,
+                       Load load, const Ahead& ahead) {
+  switch (nh) {
+    case 8: return accum_heads_tile<8, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 7: return accum_heads_tile<7, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 6: return accum_heads_tile<6, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 5: return accum_heads_tile<5, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 4: return accum_heads_tile<4, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 3: return accum_heads_tile<3, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 2: return accum_heads_tile<2, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    default: return accum_heads_tile<1, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+  }
+}
+
+// Heads in groups of up to 8, lanes in pairs of 16 (16 accumulators), a last 16 alone.
+// The first pass over the keys also prefetches the following n rows (see prefetch_rows).
+template <class Load>
+void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Load load,
+                 const Ahead& ahead) {
+  const Ahead none{};
+  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
+    const size_t nh = std::min<size_t>(8, n_heads - h0);
+    size_t i0 = 0;
+    for (; i0 + 32 <= head_dim; i0 += 32) {
+      accum_heads_lanes<2>(p + h0 * ldp, ldp, nh, head_dim, n, out + h0 * head_dim, i0, load,
+                           h0 == 0 && i0 == 0 ? ahead : none);
+    }
+    if (i0 < head_dim) {
+      accum_heads_lanes<1>(p + h0 * ldp, ldp, nh, head_dim, n, out + h0 * head_dim, i0, load,
+                           h0 == 0 && i0 == 0 ? ahead : none);
+    }
+  }
+}
+}  // namespace
+
+void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out) {
+  if (head_dim % 16 != 0) return avx2::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
+  const Ahead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
+  accum_heads(
+      p, ldp, n_heads, head_dim, n, out,
+      [&](size_t j, size_t i) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j * head_dim + i)));
+      },
+      ahead);
+}
+
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  if (head_dim % 16 != 0 || block % 16 != 0) {
+    return avx2::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
+  }
+  const size_t nb = head_dim / block;
+  const Ahead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
+  accum_heads(
+      p, ldp, n_heads, head_dim, n, out,
+      [&](size_t j, size_t i) {
+        const __m512 x = _mm512_cvtepi32_ps(
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * head_dim + i))));
+        return _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(d[j * nb + i / block])), x);
+      },
+      ahead);
+}
+
+namespace {
+// exp(x) for x <= 0 in 16 lanes: the AVX2 variant's exp_neg (2^k · degree-6 polynomial of r,
+// x = k·ln2 + r), so each value is the same; below −87 the result is 0.
+inline __m512 exp_neg16(__m512 x) {
+  const __m512 lo = _mm512_set1_ps(-87.0f);
+  const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+  x = _mm512_max_ps(x, lo);
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~under), p, _mm512_castsi512_ps(e));
+}
+}  // namespace
+
+// 16 lanes at a time, the tail masked; the sum adds lanes in a tree (within rounding of the
+// scalar twin's in-order sum).
+void softmax_partial(float* x, size_t n, float* m, float* l) {
+  __m512 vmx = _mm512_set1_ps(x[0]);
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(x + j));
+  const __mmask16 tail = tail_mask(n - j);
+  if (j < n) vmx = _mm512_mask_max_ps(vmx, tail, vmx, _mm512_maskz_loadu_ps(tail, x + j));
+  const float mx = _mm512_reduce_max_ps(vmx);
+  const __m512 vm = _mm512_set1_ps(mx);
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  j = 0;
+  for (; j + 32 <= n; j += 32) {
+    const __m512 e0 = exp_neg16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm));
+    const __m512 e1 = exp_neg16(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), vm));
+    _mm512_storeu_ps(x + j, e0);
+    _mm512_storeu_ps(x + j + 16, e1);
+    s0 = _mm512_add_ps(s0, e0);
+    s1 = _mm512_add_ps(s1, e1);
+  }
+  for (; j < n; j += 16) {
+    const __mmask16 mk = tail_mask(std::min<size_t>(16, n - j));
+    const __m512 e = _mm512_maskz_mov_ps(mk, exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + j), vm)));
+    _mm512_mask_storeu_ps(x + j, mk, e);
+    s0 = _mm512_add_ps(s0, e);
+  }
+  *m = mx;
+  *l = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
+                                     &k8_accum_v_heads};
+
+}  // namespace alap::kernels::avx512vnni

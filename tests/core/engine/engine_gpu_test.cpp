@@ -1,0 +1,250 @@
+// The engine's GPU path without a GPU: gpu_layers = -1 with no library runs on the CPU with the
+// probe's reason as a warning; with the host emulation of the GPU library (tests/support/
+// host_gpu_ops.cpp) it runs all or some layers "on the GPU" and generates exactly the CPU's greedy
+// tokens, reuses the cached prefix, reports the device's memory, and refuses a context that does
+// not fit with the largest one that does.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/gguf/gguf.h"
+
+namespace alap {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// A 3-layer llama (head size 32, GQA 2) with a SentencePiece vocab: <unk> <s> </s>, 256 byte
+// tokens, then letters and "▁" pieces. </s> is made unlikely so generation runs to max_tokens.
+fs::path write_model(const fs::path& dir) {
+  std::vector<std::string> toks{"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types{2, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    toks.push_back(buf);
+    types.push_back(6);
+  }
+  for (const char* p : {"\xE2\x96\x81", "a", "b", "c", "d", "e", "o", "s", "t", "\xE2\x96\x81" "a", "\xE2\x96\x81" "t"}) {
+    toks.push_back(p);
+    types.push_back(1);
+  }
+  std::vector<float> scores(toks.size(), 0.0f);
+  for (size_t i = 259; i < toks.size(); ++i) scores[i] = -static_cast<float>(i);
+  const int64_t V = static_cast<int64_t>(toks.size()), E = 64, H = 4, Hk = 2, D = 32, F = 96, L = 3;
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::string("llama"));
+  w.set("general.name", gguf::Value::string("tiny-gpu-engine-test"));
+  w.set("llama.context_length", gguf::Value::u32(256));
+  w.set("llama.embedding_length", gguf::Value::u32(E));
+  w.set("llama.block_count", gguf::Value::u32(L));
+  w.set("llama.feed_forward_length", gguf::Value::u32(F));
+  w.set("llama.attention.head_count", gguf::Value::u32(H));
+  w.set("llama.attention.head_count_kv", gguf::Value::u32(Hk));
+  w.set("llama.attention.key_length", gguf::Value::u32(D));
+  w.set("llama.attention.value_length", gguf::Value::u32(D));
+  w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+  w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+  w.set("tokenizer.ggml.model", gguf::Value::string("llama"));
+  w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
+  w.set("tokenizer.ggml.scores", gguf::Value::array_of_f32(scores));
+  w.set("tokenizer.ggml.token_type", gguf::Value::array_of_i32(types));
+  w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
+  w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
+  w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(0));
+  w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(true));
+  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::boolean(true));
+  std::mt19937 rng(11);
+  auto add = [&](const std::string& name, std::vector<int64_t> ne, float center, float spread) {
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    std::uniform_real_distribution<float> u(center - spread, center + spread);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = u(rng);
+    w.add_tensor(name, kernels::DType::f32, std::move(ne),
+                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)));
+    return v;
+  };
+  auto mat = [&](const std::string& name, int64_t cols, int64_t rows) {
+    add(name, {cols, rows}, 0.0f, 2.5f / std::sqrt(static_cast<float>(cols)));
+  };
+  mat("token_embd.weight", E, V);
+  add("output_norm.weight", {E}, 1.0f, 0.2f);
+  mat("output.weight", E, V);
+  // Only byte-free pieces are likely (the text stays ASCII); </s> never wins.
+  std::vector<float> bias(static_cast<size_t>(V), -30.0f);
+  for (size_t i = 259; i < bias.size(); ++i) bias[i] = 0.0f;
+  w.add_tensor("output.bias", kernels::DType::f32, {V},
+               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bias.data()), bias.size() * sizeof(float)));
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", {E}, 1.0f, 0.2f);
+    mat(b + "attn_q.weight", E, H * D);
+    mat(b + "attn_k.weight", E, Hk * D);
+    mat(b + "attn_v.weight", E, Hk * D);
+    mat(b + "attn_output.weight", H * D, E);
+    add(b + "ffn_norm.weight", {E}, 1.0f, 0.2f);
+    mat(b + "ffn_gate.weight", E, F);
+    mat(b + "ffn_up.weight", E, F);
+    mat(b + "ffn_down.weight", F, E);
+  }
+  const fs::path path = dir / "tiny-gpu.gguf";
+  w.write_file(path);
+  return path;
+}
+
+class EngineGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("alap_engine_gpu_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    model_ = write_model(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Greedy generation of n tokens from a raw prompt.
+  static GenerateResult greedy(Engine& e, const std::string& prompt, int n) {
+    GenerateRequest r;
+    r.prompt = prompt;
+    r.sampling.temperature = 0.0f;
+    r.max_tokens = n;
+    std::atomic<bool> cancel{false};
+    return e.generate(r, {}, cancel);
+  }
+
+  fs::path dir_, model_;
+};
+
+LoadParams params(int32_t gpu_layers, CacheMode mode = CacheMode::k8) {
+  LoadParams p;
+  p.n_ctx = 128;
+  p.n_threads = 2;
+  p.cache_mode = mode;
+  p.gpu_layers = gpu_layers;
+  return p;
+}
+
+TEST_F(EngineGpu, AutoWithoutLibraryRunsOnCpuWithTheReason) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", (dir_ / "no-such-libalap_gpu.so").string());
+  EXPECT_EQ(default_gpu_layers(), 0);
+  Engine cpu, e;
+  cpu.load(model_, params(0));
+  e.load(model_, params(-1));
+  const ModelInfo info = e.model_info();
+  EXPECT_EQ(info.backend, "CPU");
+  EXPECT_EQ(info.gpu_layers, 0);
+  // Auto on a machine without a GPU is normal: the reason is kept, but it is not a warning.
+  EXPECT_EQ(info.gpu_status, ModelInfo::GpuStatus::no_library);
+  EXPECT_EQ(info.gpu_reason, "this build has no GPU library (libalap_gpu.so not found): running on the CPU");
+  EXPECT_EQ(cpu.model_info().warnings, info.warnings);
+  EXPECT_EQ(cpu.model_info().gpu_status, ModelInfo::GpuStatus::not_requested);
+  EXPECT_EQ(backend_summary(info), "CPU, 2 threads");
+  // Layers asked for by number that cannot be honoured are a warning.
+  Engine asked;
+  asked.load(model_, params(2));
+  const ModelInfo ai = asked.model_info();
+  EXPECT_EQ(ai.gpu_status, ModelInfo::GpuStatus::no_library);
+  EXPECT_EQ(cpu.model_info().warnings.size() + 1, ai.warnings.size());
+  EXPECT_NE(std::find(ai.warnings.begin(), ai.warnings.end(), ai.gpu_reason), ai.warnings.end());
+  const GenerateResult a = greedy(cpu, "a b", 12), b = greedy(e, "a b", 12);
+  EXPECT_EQ(a.tokens.size(), 12u);
+  EXPECT_EQ(a.tokens, b.tokens);
+}
+
+TEST_F(EngineGpu, AllLayersOnTheEmulatedGpuGenerateTheCpuTokens) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  EXPECT_EQ(default_gpu_layers(), -1);
+  for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+    Engine cpu, gpu;
+    cpu.load(model_, params(0, mode));
+    gpu.load(model_, params(-1, mode));
+    const ModelInfo info = gpu.model_info();
+    EXPECT_EQ(info.backend, "Host emulation");
+    EXPECT_EQ(info.gpu_layers, 3);
+    EXPECT_EQ(info.gpu_status, ModelInfo::GpuStatus::used);
+    EXPECT_TRUE(info.gpu_reason.empty());
+    EXPECT_GT(info.gpu_weights_bytes, 0u);
+    EXPECT_EQ(backend_summary(info).rfind("GPU Host emulation, 3 of 3 layers (", 0), 0u) << backend_summary(info);
+    const GenerateResult a = greedy(cpu, "a b c", 16), b = greedy(gpu, "a b c", 16);
+    EXPECT_EQ(a.tokens.size(), 16u);
+    EXPECT_EQ(a.tokens, b.tokens) << cache_mode_name(mode);
+    EXPECT_EQ(a.text, b.text);
+    // The next turn reuses the cached prefix on the GPU path too.
+    const GenerateResult a2 = greedy(cpu, "a b c" + a.text + " t", 8), b2 = greedy(gpu, "a b c" + b.text + " t", 8);
+    EXPECT_GT(b2.stats.n_reused_tokens, 10u);
+    EXPECT_EQ(a2.stats.n_reused_tokens, b2.stats.n_reused_tokens);
+    EXPECT_EQ(a2.tokens, b2.tokens);
+    const MemoryReport m = gpu.memory_report();
+    EXPECT_EQ(m.device_total_bytes, 1ull << 30);
+    EXPECT_EQ(m.weights_bytes, info.gpu_weights_bytes);
+    EXPECT_LT(m.device_free_bytes, m.device_total_bytes);
+    EXPECT_EQ(m.kv_fp16_bytes, cpu.memory_report().kv_fp16_bytes);
+    EXPECT_EQ(m.kv_bytes, cpu.memory_report().kv_bytes);
+    gpu.reset_context();
+    EXPECT_EQ(gpu.memory_report().kv_bytes, 0u);
+  }
+}
+
+TEST_F(EngineGpu, PartialOffloadMatchesTheCpu) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  Engine cpu, gpu;
+  cpu.load(model_, params(0));
+  gpu.load(model_, params(2));
+  EXPECT_EQ(gpu.model_info().gpu_layers, 2);
+  EXPECT_NE(backend_summary(gpu.model_info()).find("2 of 3 layers"), std::string::npos);
+  const GenerateResult a = greedy(cpu, "t o", 16), b = greedy(gpu, "t o", 16);
+  EXPECT_EQ(a.tokens, b.tokens);
+  // More layers than the model has: all of them.
+  Engine all;
+  all.load(model_, params(99));
+  EXPECT_EQ(all.model_info().gpu_layers, 3);
+}
+
+TEST_F(EngineGpu, ContextThatDoesNotFitIsRefusedWithTheLargestThatDoes) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  ScopedEnv budget("ALAP_HOST_GPU_MEMORY", std::to_string(2u << 20));
+  LoadParams p = params(3, CacheMode::f16);
+  p.n_ctx = 200000;
+  p.memory_limit_bytes = 64ull << 30;  // the host is not what limits here
+  Engine e;
+  try {
+    e.load(model_, p);
+    FAIL() << "a context beyond the device's memory was accepted";
+  } catch (const EngineError& err) {
+    const std::string w = err.what();
+    EXPECT_NE(w.find(model_.string()), std::string::npos) << w;
+    EXPECT_NE(w.find("3 layers with a context of 200000 tokens in f16 need"), std::string::npos) << w;
+    EXPECT_NE(w.find("the largest context that fits is (tokens) f16 "), std::string::npos) << w;
+    EXPECT_NE(w.find(", k8 "), std::string::npos) << w;
+    EXPECT_NE(w.find(", k8v8 "), std::string::npos) << w;
+  }
+  EXPECT_FALSE(e.is_loaded());
+  // Auto picks fewer layers instead (or the CPU), never an error.
+  p.gpu_layers = -1;
+  p.n_ctx = 4096;
+  e.load(model_, p);
+  EXPECT_LT(e.model_info().gpu_layers, 3);
+  EXPECT_EQ(greedy(e, "a", 4).tokens.size(), 4u);
+}
+
+}  // namespace
+}  // namespace alap

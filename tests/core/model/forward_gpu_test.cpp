@@ -1,0 +1,391 @@
+// GpuForward's orchestration against the CPU Forward, run on the host emulation of the GPU library
+// (tests/support/host_gpu_ops.cpp, loaded with dlopen like libalap_gpu.so): the emulation runs the
+// CPU kernels, so logits agree to float rounding; a wrong buffer, offset, stale activation block,
+// position or layer split shows as a large difference. Also the memory plan, the auto layer count
+// and the refusals.
+#include "core/model/forward_gpu.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/core/model/tiny_model.h"
+
+namespace alap {
+namespace {
+
+using kernels::DType;
+using test::TinySpec;
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+std::shared_ptr<GpuBackend> host_backend() {
+  GpuBackend::Probe p = GpuBackend::probe_paths({ALAP_GPU_HOST_LIBRARY});
+  EXPECT_NE(p.backend, nullptr) << p.reason;
+  return p.backend;
+}
+
+// The emulation runs the CPU kernels, but not always in the same grouping (the CPU forward splits
+// rows over threads; a plain-type product of several tokens may sum in another order), so results
+// differ by float rounding (~3e-7); where a rounding lands on an int8 quantisation step (packed
+// cache, quantised activations) these random-weight models amplify one flipped step to ~1% of the
+// logits. A wrong buffer, offset, position or layer split gives differences of order 1 (the
+// control at the end of SameLogitsAsCpuForward shows > 0.1).
+constexpr double kTol = 3e-2;
+
+// Largest |a − b| over max |b|.
+double rel_diff(std::span<const float> a, std::span<const float> b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0, m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
+    m = std::max(m, std::fabs(static_cast<double>(b[i])));
+  }
+  return d / std::max(m, 1e-30);
+}
+
+TinySpec spec(const std::string& arch, DType t) {
+  TinySpec s;
+  s.arch = arch;
+  s.wtype = t;
+  s.n_layer = 3;
+  s.V = 50;
+  if (t == DType::q4_k) {  // rows of 256
+    s.E = 256, s.H = 8, s.Hk = 2, s.Dk = 32, s.Dv = 32, s.F = 256;
+  } else {
+    s.E = 64, s.H = 4, s.Hk = 2, s.Dk = 32, s.Dv = 32, s.F = 96;
+  }
+  if (arch == "llama") s.rope_freqs = true, s.out_bias = true;
+  if (arch == "qwen2") s.qkv_bias = true;
+  if (arch == "qwen3") s.qk_norm = true;
+  return s;
+}
+
+struct Case {
+  std::string arch;
+  DType wtype;
+  CacheMode mode;
+  int32_t gpu_layers;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  const auto* info = kernels::dtype_info(static_cast<uint32_t>(i.param.wtype));
+  std::string n = i.param.arch + "_" + info->name + "_" + cache_mode_name(i.param.mode) + "_gpu" +
+                  std::to_string(i.param.gpu_layers);
+  std::replace(n.begin(), n.end(), '-', 'm');
+  return n;
+}
+
+class GpuForwardVsCpu : public ::testing::TestWithParam<Case> {};
+
+// Prefill in chunks, decode steps, a re-prefill after cutting the cache, and all-token logits:
+// every result matches the CPU forward pass over the same caches.
+TEST_P(GpuForwardVsCpu, SameLogitsAsCpuForward) {
+  const Case c = GetParam();
+  const test::TinyFile tf = test::make_tiny(spec(c.arch, c.wtype));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu_unsupported_reason(m, *gpu), "");
+  GpuForwardOptions o;
+  o.n_gpu_layers = c.gpu_layers;
+  o.mode = c.mode;
+  o.capacity = 64;
+  o.max_batch = 4;
+  GpuForward g(m, gpu, o);
+  EXPECT_EQ(g.n_gpu_layers(), c.gpu_layers < 0 ? 3 : std::min(c.gpu_layers, 3));
+  KvCache cache(kv_cache_config(m, c.mode, 64));
+  Forward f(m, 4);
+  ThreadPool pool(2);
+
+  const std::vector<int32_t> prompt{1, 7, 3, 49, 12, 0, 5, 33, 21, 8, 2};  // 3 chunks of ≤ 4
+  const std::span<const float> r0 = f.run(cache, pool, prompt, 0);
+  std::vector<float> ref(r0.begin(), r0.end());
+  std::span<const float> got = g.run(pool, prompt, 0);
+  EXPECT_LT(rel_diff(got, ref), kTol) << "prefill";
+  EXPECT_EQ(g.n_tokens(), prompt.size());
+  int32_t next = 4;
+  for (int step = 0; step < 6; ++step) {
+    const std::span<const float> r = f.run(cache, pool, std::span<const int32_t>(&next, 1), cache.n_tokens());
+    ref.assign(r.begin(), r.end());
+    got = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
+    ASSERT_LT(rel_diff(got, ref), kTol) << "decode step " << step;
+    next = static_cast<int32_t>(std::max_element(ref.begin(), ref.end()) - ref.begin());
+  }
+  EXPECT_EQ(g.n_tokens(), prompt.size() + 6);
+  // Prefix reuse: cut at 7 and evaluate 5 new tokens there.
+  const std::vector<int32_t> tail{9, 10, 11, 40, 41};
+  const std::span<const float> r2 = f.run(cache, pool, tail, 7);
+  ref.assign(r2.begin(), r2.end());
+  got = g.run(pool, tail, 7);
+  EXPECT_LT(rel_diff(got, ref), kTol) << "after truncation";
+  EXPECT_EQ(g.n_tokens(), 12u);
+  // All logits of a batch.
+  const std::span<const float> ra = f.run(cache, pool, tail, 3, LogitsMode::all);
+  ref.assign(ra.begin(), ra.end());
+  got = g.run(pool, tail, 3, LogitsMode::all);
+  ASSERT_EQ(got.size(), tail.size() * 50);
+  EXPECT_LT(rel_diff(got, ref), kTol) << "all logits";
+  // A different context gives different logits (the check above can fail).
+  const std::span<const float> other = g.run(pool, std::span<const int32_t>(&tail[0], 1), 0);
+  const double control = rel_diff(other, std::span<const float>(ref).subspan(0, 50));
+  EXPECT_GT(control, 0.1);
+
+  const MemoryReport rep = g.memory_report();
+  EXPECT_EQ(rep.device_total_bytes, 1ull << 30);
+  EXPECT_EQ(rep.weights_bytes, g.plan().weights_bytes);
+  EXPECT_EQ(rep.kv_bytes, kv_cache_bytes(KvShape{3, 2, 32, 32}, c.mode, 1).total);
+  EXPECT_EQ(rep.kv_fp16_bytes, kv_cache_bytes(KvShape{3, 2, 32, 32}, CacheMode::f16, 1).total);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+    v.push_back({"llama", DType::f32, mode, -1});
+    v.push_back({"qwen2", DType::q8_0, mode, 3});
+    v.push_back({"llama", DType::q4_k, mode, 2});
+  }
+  v.push_back({"qwen3", DType::f16, CacheMode::k8, 99});
+  v.push_back({"qwen2", DType::q8_0, CacheMode::k8, 1});
+  v.push_back({"llama", DType::q4_0, CacheMode::k8v8, 3});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuForwardVsCpu, ::testing::ValuesIn(cases()), case_name);
+
+// Decode steps after the first replay captured graphs (the next position's captured while this one
+// runs, two executables updated in place in turn), with Q/K/V and gate/up multiplied in one call each and the norms and SwiGLU
+// quantising in the same launch: 13 calls a layer for qwen2 in k8 (was 22). The logits are those
+// of plain launches bit for bit; graphs off by option, by environment or because capture fails
+// leave the results unchanged.
+TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
+  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  ThreadPool pool(1);
+  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6};
+  // Runs the prompt and 5 decode steps; returns every step's logits.
+  auto decode = [&](GpuForward& g) {
+    std::vector<float> all;
+    std::span<const float> lg = g.run(pool, prompt, 0);
+    for (int step = 0; step < 5; ++step) {
+      const int32_t next = static_cast<int32_t>(std::max_element(lg.begin(), lg.end()) - lg.begin());
+      lg = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
+      all.insert(all.end(), lg.begin(), lg.end());
+    }
+    return all;
+  };
+  GpuForwardOptions o;
+  o.mode = CacheMode::k8;
+  o.capacity = 64;
+  o.max_batch = 4;
+  GpuForward with(m, gpu, o);
+  const std::vector<float> a = decode(with);
+  o.graphs = false;
+  GpuForward without(m, gpu, o);
+  const std::vector<float> b = decode(without);
+  ASSERT_EQ(a.size(), 5u * 50u);
+  EXPECT_EQ(a, b);
+
+  const GpuStepStats& sw = with.step_stats();
+  EXPECT_EQ(sw.graphs_off, "");
+  EXPECT_EQ(sw.decode_steps, 5u);
+  EXPECT_EQ(sw.graph_steps, 4u);      // the first step runs plainly
+  EXPECT_EQ(sw.graph_captures, 5u);   // step 2 captures its own graph and step 3's; 3–5 the next one
+  EXPECT_EQ(sw.graph_updates, 3u);    // each executable is instantiated once, then updated in place
+  // 3 layers × 13 + embedding, output norm, output product; + ids in, logits out, graph launch.
+  EXPECT_EQ(sw.calls_per_step, 3u * 13u + 3u + 3u);
+  const GpuStepStats& so = without.step_stats();
+  EXPECT_EQ(so.graphs_off, "turned off by the caller");
+  EXPECT_EQ(so.graph_steps, 0u);
+  EXPECT_EQ(so.calls_per_step, 3u * 13u + 3u + 2u);
+
+  {
+    ScopedEnv env("ALAP_HOST_GPU_NO_GRAPHS", "1");  // capture fails: plain launches, same results
+    o.graphs = true;
+    GpuForward failing(m, gpu, o);
+    EXPECT_EQ(decode(failing), a);
+    EXPECT_EQ(failing.step_stats().graph_steps, 0u);
+    EXPECT_NE(failing.step_stats().graphs_off.find("capture does not start"), std::string::npos)
+        << failing.step_stats().graphs_off;
+  }
+  {
+    ScopedEnv env("ALAP_GPU_GRAPHS", "0");
+    GpuForward off(m, gpu, o);
+    EXPECT_EQ(decode(off), a);
+    EXPECT_EQ(off.step_stats().graph_steps, 0u);
+  }
+  // Layers on the CPU: no graphs.
+  o.n_gpu_layers = 2;
+  GpuForward split(m, gpu, o);
+  decode(split);
+  EXPECT_EQ(split.step_stats().graph_steps, 0u);
+  EXPECT_EQ(split.step_stats().graphs_off, "layers run on the CPU");
+}
+
+// The emulation's graphs record and replay: nothing runs during the capture, the launch runs it,
+// a second capture updates the executable in place, and a synchronisation inside a capture spoils it.
+TEST(GpuForward, HostEmulationGraphsRecordAndReplay) {
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  const GpuOps& ops = gpu->ops();
+  void* stream = nullptr;
+  ASSERT_EQ(ops.gpu_stream_create(&stream), 0);
+  DeviceBuffer buf(gpu, 64), src(gpu, 64);
+  const std::vector<uint8_t> ones(64, 1), twos(64, 2);
+  ASSERT_EQ(ops.gpu_copy_to_device(buf.get(), ones.data(), 64, stream), 0);
+  ASSERT_EQ(ops.gpu_copy_to_device(src.get(), twos.data(), 64, stream), 0);
+  std::vector<uint8_t> host(64);
+  void* exec = nullptr;
+  int updated = -1;
+  ASSERT_EQ(ops.gpu_graph_capture_begin(stream), 0);
+  ASSERT_EQ(ops.gpu_fill_zero(buf.get(), 64, stream), 0);
+  ASSERT_EQ(ops.gpu_graph_capture_end(stream, &exec, &updated), 0);
+  EXPECT_EQ(updated, 0);
+  ASSERT_NE(exec, nullptr);
+  ASSERT_EQ(ops.gpu_copy_to_host(host.data(), buf.get(), 64, stream), 0);
+  EXPECT_EQ(host, ones);  // not run yet
+  ASSERT_EQ(ops.gpu_graph_launch(exec, stream), 0);
+  ASSERT_EQ(ops.gpu_copy_to_host(host.data(), buf.get(), 64, stream), 0);
+  EXPECT_EQ(host, std::vector<uint8_t>(64, 0));
+  ASSERT_EQ(ops.gpu_graph_capture_begin(stream), 0);
+  ASSERT_EQ(ops.gpu_copy_on_device(buf.get(), src.get(), 64, stream), 0);
+  ASSERT_EQ(ops.gpu_graph_capture_end(stream, &exec, &updated), 0);
+  EXPECT_EQ(updated, 1);
+  ASSERT_EQ(ops.gpu_graph_launch(exec, stream), 0);
+  ASSERT_EQ(ops.gpu_copy_to_host(host.data(), buf.get(), 64, stream), 0);
+  EXPECT_EQ(host, twos);
+  ASSERT_EQ(ops.gpu_graph_capture_begin(stream), 0);
+  EXPECT_NE(ops.gpu_stream_sync(stream), 0);
+  EXPECT_NE(ops.gpu_graph_capture_end(stream, &exec, &updated), 0);
+  EXPECT_EQ(exec, nullptr);
+  EXPECT_EQ(ops.gpu_graph_destroy(exec), 0);
+  EXPECT_EQ(ops.gpu_stream_destroy(stream), 0);
+}
+
+TEST(GpuForward, PlanMatchesAllocationAndAutoLayersFitTheBudget) {
+  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  const GpuMemoryPlan p1 = plan_gpu_memory(m, *gpu, 1, CacheMode::k8, 256, 8);
+  const GpuMemoryPlan p2 = plan_gpu_memory(m, *gpu, 2, CacheMode::k8, 256, 8);
+  const GpuMemoryPlan p3 = plan_gpu_memory(m, *gpu, 3, CacheMode::k8, 256, 8);
+  EXPECT_LT(p1.total(), p2.total());
+  EXPECT_GT(p3.weights_bytes - p2.weights_bytes, p2.weights_bytes - p1.weights_bytes);  // + embeddings, output
+  EXPECT_EQ(p2.kv_bytes, 2 * p1.kv_bytes);
+  EXPECT_EQ(plan_gpu_memory(m, *gpu, 0, CacheMode::k8, 256, 8).total(), 0u);
+  const GpuMemoryPlan pf = plan_gpu_memory(m, *gpu, 1, CacheMode::f16, 256, 8);
+  EXPECT_GT(pf.kv_bytes, p1.kv_bytes);
+
+  // A budget that holds two layers but not three (usable = free − 5% of total).
+  const uint64_t budget = static_cast<uint64_t>(static_cast<double>(p2.total()) / 0.95) + 4096;
+  ASSERT_LT(budget, static_cast<uint64_t>(static_cast<double>(p3.total()) / 0.95));
+  ScopedEnv env("ALAP_HOST_GPU_MEMORY", std::to_string(budget));
+  EXPECT_EQ(auto_gpu_layers(m, *gpu, CacheMode::k8, 256, 8, gpu_usable_bytes(*gpu, 0.05)), 2);
+  GpuForwardOptions o;
+  o.n_gpu_layers = -1;
+  o.mode = CacheMode::k8;
+  o.capacity = 256;
+  o.max_batch = 8;
+  GpuForward g(m, gpu, o);
+  EXPECT_EQ(g.n_gpu_layers(), 2);
+  EXPECT_EQ(gpu->mem().free_bytes, budget - p2.total());  // exactly the plan was allocated
+  ThreadPool pool(1);
+  KvCache cache(kv_cache_config(m, CacheMode::k8, 256));
+  Forward f(m, 8);
+  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  const std::span<const float> r = f.run(cache, pool, prompt, 0);
+  const std::vector<float> ref(r.begin(), r.end());
+  EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), kTol);
+}
+
+TEST(GpuForward, TooLargeNamesTheLargestContextPerMode) {
+  const test::TinyFile tf = test::make_tiny(spec("llama", DType::f32));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  const GpuMemoryPlan small = plan_gpu_memory(m, *gpu, 3, CacheMode::k8, 512, 8);
+  ScopedEnv env("ALAP_HOST_GPU_MEMORY", std::to_string(static_cast<uint64_t>(static_cast<double>(small.total()) / 0.95) + 4096));
+  GpuForwardOptions o;
+  o.n_gpu_layers = 3;
+  o.mode = CacheMode::f16;
+  o.capacity = 100000;
+  o.max_batch = 8;
+  try {
+    GpuForward g(m, gpu, o);
+    FAIL() << "a context far beyond the budget was accepted";
+  } catch (const ModelError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("3 layers with a context of 100000 tokens in f16 need"), std::string::npos) << w;
+    // k8 fits the 512 tokens the budget was sized for (518, rounded down to 256s); f16 fewer (397),
+    // k8v8 more (747).
+    EXPECT_NE(w.find("largest context that fits is (tokens) f16 256, k8 512, k8v8 512"), std::string::npos) << w;
+    EXPECT_NE(w.find("not one GPU layer fits this context: use a smaller one or the CPU"), std::string::npos) << w;
+  }
+  // Twice the context the budget was sized for, in k8: two layers would fit, three do not.
+  o.mode = CacheMode::k8;
+  o.capacity = 1024;
+  try {
+    GpuForward g(m, gpu, o);
+    FAIL() << "3 layers at twice the context that fits were accepted";
+  } catch (const ModelError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("largest context that fits is (tokens) f16 256, k8 512, k8v8 512; or use fewer GPU layers (2 fit "
+                     "this context)"),
+              std::string::npos)
+        << w;
+  }
+  EXPECT_EQ(gpu->mem().free_bytes, gpu->mem().total_bytes);  // nothing was allocated
+}
+
+TEST(GpuForward, RefusesWhatTheKernelsCannotRun) {
+  TinySpec s = spec("llama", DType::f32);
+  s.Dk = s.Dv = 16;  // head size not a multiple of 32
+  const test::TinyFile tf = test::make_tiny(s);
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu_unsupported_reason(m, *gpu), "head size 16 is not a multiple of 32 up to 256");
+  GpuForwardOptions o;
+  o.capacity = 32;
+  EXPECT_THROW(GpuForward(m, gpu, o), ModelError);
+}
+
+TEST(GpuForward, RejectsBadInputLikeForward) {
+  const test::TinyFile tf = test::make_tiny(spec("llama", DType::f32));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  GpuForwardOptions o;
+  o.capacity = 8;
+  o.max_batch = 4;
+  GpuForward g(m, gpu, o);
+  ThreadPool pool(1);
+  const std::vector<int32_t> ok{1, 2, 3};
+  EXPECT_THROW(g.run(pool, {}, 0), ModelError);
+  EXPECT_THROW(g.run(pool, ok, 1), ModelError);  // gap
+  const std::vector<int32_t> bad{1, 50};
+  EXPECT_THROW(g.run(pool, bad, 0), ModelError);
+  const std::vector<int32_t> nine(9, 1);
+  EXPECT_THROW(g.run(pool, nine, 0), ModelError);  // beyond the capacity
+  g.run(pool, ok, 0);
+  EXPECT_EQ(g.n_tokens(), 3u);
+  g.clear();
+  EXPECT_EQ(g.n_tokens(), 0u);
+}
+
+}  // namespace
+}  // namespace alap

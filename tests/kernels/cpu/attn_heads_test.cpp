@@ -1,0 +1,174 @@
+// Tests of the grouped-head attention kernels (attn.h / kv_k8.h "_heads"): every variant against
+// the scalar twin (packed-K scores and both V sums bit for bit, fp16 scores within rounding),
+// the scalar twins against plain per-head math, odd key counts and strides, and bad arguments.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "alap/kernels/attn.h"
+#include "alap/kernels/fp16.h"
+#include "alap/kernels/kv_k8.h"
+#include "alap/kernels/quant.h"
+
+using namespace alap::kernels;
+
+namespace {
+
+const char* const kVariants[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
+
+struct Group {
+  size_t head_dim, n_heads, n, ld, block, nb;
+  std::vector<float> q;                // [n_heads][head_dim]
+  std::vector<int8_t> qq;              // packed queries
+  std::vector<uint16_t> qd;            // [n_heads][nb]
+  std::vector<uint16_t> kf;            // fp16 keys [n][head_dim]
+  std::vector<int8_t> kq;              // packed keys
+  std::vector<uint16_t> kd;            // [n][nb]
+  std::vector<float> p;                // [n_heads][ld]
+};
+
+Group make_group(size_t head_dim, size_t n_heads, size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  Group g{head_dim, n_heads, n, n + 3, k8_block_size(head_dim), 0, {}, {}, {}, {}, {}, {}, {}};
+  g.nb = head_dim / g.block;
+  g.q.resize(n_heads * head_dim);
+  for (auto& e : g.q) e = nd(rng);
+  g.qq.resize(n_heads * head_dim);
+  g.qd.resize(n_heads * g.nb);
+  for (size_t h = 0; h < n_heads; ++h) k8_quantize(&g.q[h * head_dim], head_dim, &g.qq[h * head_dim], &g.qd[h * g.nb]);
+  g.kf.resize(n * head_dim);
+  g.kq.resize(n * head_dim);
+  g.kd.resize(n * g.nb);
+  std::vector<float> row(head_dim);
+  for (size_t j = 0; j < n; ++j) {
+    for (auto& e : row) e = nd(rng) * (j % 5 == 0 ? 8.0f : 1.0f);
+    if (j == 3) std::fill(row.begin(), row.end(), 0.0f);  // an all-zero key (d = 0)
+    if (j == 4) std::fill(row.begin(), row.end(), -3.0f);  // every value at −127
+    for (size_t i = 0; i < head_dim; ++i) g.kf[j * head_dim + i] = f32_to_fp16(row[i]);
+    k8_quantize(row.data(), head_dim, &g.kq[j * head_dim], &g.kd[j * g.nb]);
+  }
+  g.p.assign(n_heads * g.ld, 7.0f);  // the stride's gap must not be read
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t j = 0; j < n; ++j) g.p[h * g.ld + j] = std::fabs(nd(rng));
+  }
+  return g;
+}
+
+struct Outputs {
+  std::vector<float> s8, s16, o16, o8;
+};
+
+Outputs run_all(const Group& g) {
+  Outputs r;
+  r.s8.assign(g.n_heads * g.ld, 5.0f);
+  r.s16.assign(g.n_heads * g.ld, 5.0f);
+  r.o16.assign(g.n_heads * g.head_dim, 0.5f);
+  r.o8.assign(g.n_heads * g.head_dim, -0.25f);
+  k8_scores_heads(g.qq.data(), g.qd.data(), g.n_heads, g.kq.data(), g.kd.data(), g.head_dim, g.n, 0.125f, r.s8.data(),
+                  g.ld);
+  f16_scores_heads(g.q.data(), g.n_heads, g.kf.data(), g.head_dim, g.n, 0.125f, r.s16.data(), g.ld);
+  f16_accum_v_heads(g.p.data(), g.ld, g.n_heads, g.kf.data(), g.head_dim, g.n, r.o16.data());
+  k8_accum_v_heads(g.p.data(), g.ld, g.n_heads, g.kq.data(), g.kd.data(), g.head_dim, g.block, g.n, r.o8.data());
+  return r;
+}
+
+struct Shape {
+  size_t head_dim, n_heads, n;
+};
+const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16}, {64, 1, 5},   {128, 8, 45}, {128, 3, 33},
+                         {32, 5, 17},  {96, 2, 40}, {256, 9, 19}, {16, 4, 21},  {64, 12, 64}, {128, 40, 20}};
+
+}  // namespace
+
+TEST(AttnHeads, ScalarTwinsAreThePerHeadMath) {
+  force_scalar_kernels(true);
+  for (const Shape& sh : kShapes) {
+    const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 3);
+    const Outputs r = run_all(g);
+    for (size_t h = 0; h < g.n_heads; ++h) {
+      std::vector<float> s8(g.n), s16(g.n);
+      k8_scores(&g.qq[h * g.head_dim], &g.qd[h * g.nb], g.kq.data(), g.kd.data(), g.head_dim, g.n, 0.125f, s8.data());
+      f16_scores(&g.q[h * g.head_dim], g.kf.data(), g.head_dim, g.n, 0.125f, s16.data());
+      for (size_t j = 0; j < g.n; ++j) {
+        ASSERT_EQ(r.s8[h * g.ld + j], s8[j]) << "h " << h << " j " << j;
+        ASSERT_EQ(r.s16[h * g.ld + j], s16[j]);
+      }
+      for (size_t j = g.n; j < g.ld; ++j) ASSERT_EQ(r.s8[h * g.ld + j], 5.0f);  // nothing past n written
+      std::vector<float> deq(g.head_dim);
+      for (size_t i = 0; i < g.head_dim; ++i) {
+        double want16 = 0.5, want8 = -0.25;
+        for (size_t j = 0; j < g.n; ++j) {
+          k8_dequantize(&g.kq[j * g.head_dim], &g.kd[j * g.nb], g.head_dim, deq.data());
+          want16 += double(g.p[h * g.ld + j]) * fp16_to_f32(g.kf[j * g.head_dim + i]);
+          want8 += double(g.p[h * g.ld + j]) * deq[i];
+        }
+        ASSERT_NEAR(r.o16[h * g.head_dim + i], want16, 1e-4 * (1 + std::fabs(want16)));
+        ASSERT_NEAR(r.o8[h * g.head_dim + i], want8, 1e-4 * (1 + std::fabs(want8)));
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
+TEST(AttnHeads, EveryVariantMatchesTheScalarTwin) {
+  int checked = 0;
+  for (const Shape& sh : kShapes) {
+    const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 11);
+    force_scalar_kernels(true);
+    const Outputs want = run_all(g);
+    for (const char* v : kVariants) {
+      if (!set_cpu_variant(v)) continue;
+      const Outputs got = run_all(g);
+      EXPECT_EQ(got.s8, want.s8) << v << " head_dim " << sh.head_dim << " heads " << sh.n_heads;  // bit for bit
+      EXPECT_EQ(got.o16, want.o16) << v << " head_dim " << sh.head_dim;
+      EXPECT_EQ(got.o8, want.o8) << v << " head_dim " << sh.head_dim;
+      for (size_t i = 0; i < got.s16.size(); ++i) {
+        ASSERT_NEAR(got.s16[i], want.s16[i], 2e-5f * (1.0f + std::fabs(want.s16[i]))) << v << " at " << i;
+      }
+      ++checked;
+    }
+  }
+  set_cpu_variant("best");
+  EXPECT_GE(checked, 10);
+}
+
+TEST(AttnHeads, SoftmaxPartialIsTheUnnormalisedSoftmax) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 6.0f);
+  for (size_t n : {size_t{1}, size_t{9}, size_t{256}}) {
+    std::vector<float> x(n);
+    for (auto& e : x) e = nd(rng);
+    for (const char* v : kVariants) {
+      if (!set_cpu_variant(v)) continue;
+      std::vector<float> part = x, full = x;
+      float m = 0, l = 0;
+      softmax_partial(part.data(), n, &m, &l);
+      softmax(full.data(), n);
+      EXPECT_EQ(m, *std::max_element(x.begin(), x.end())) << v;
+      for (size_t j = 0; j < n; ++j) {
+        ASSERT_NEAR(part[j], std::exp(double(x[j]) - m), 4e-7 * (1 + part[j])) << v;
+        ASSERT_NEAR(part[j] / l, full[j], 1e-6 * (1 + full[j])) << v;
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
+TEST(AttnHeads, BadArgumentsAreRefused) {
+  std::vector<float> s(8), q(64 * 2), p(8);
+  std::vector<int8_t> kq(64 * 8);
+  std::vector<uint16_t> kd(16), kf(64 * 8);
+  EXPECT_THROW(k8_scores_heads(kq.data(), kd.data(), 1, kq.data(), kd.data(), 40, 4, 1.0f, s.data(), 4),
+               std::invalid_argument);  // 40 is not a multiple of 32
+  EXPECT_THROW(k8_scores_heads(kq.data(), kd.data(), 1, kq.data(), kd.data(), 64, 8, 1.0f, s.data(), 4),
+               std::invalid_argument);  // stride below n
+  EXPECT_THROW(f16_accum_v_heads(p.data(), 2, 1, kf.data(), 64, 4, q.data()), std::invalid_argument);
+  EXPECT_THROW(k8_accum_v_heads(p.data(), 8, 1, kq.data(), kd.data(), 64, 0, 4, q.data()), std::invalid_argument);
+  float m = 0, l = 0;
+  EXPECT_THROW(softmax_partial(p.data(), 0, &m, &l), std::invalid_argument);
+}
