@@ -1155,6 +1155,14 @@
     </message>
 </context>
 <context>
+    <name>alap::app::AppSettings</name>
+    <message>
+        <source>Automatic (k8 on a GPU, f16 on the CPU)</source>
+        <extracomment>the cache mode setting&apos;s default: the engine picks (DESIGN.md: k8 on a GPU, f16 on the CPU)</extracomment>
+        <translation>স্বয়ংক্রিয় (GPU-তে k8, CPU-তে f16)</translation>
+    </message>
+</context>
+<context>
     <name>alap::app::ChatController</name>
     <message>
         <source>The history could not be saved: %1</source>

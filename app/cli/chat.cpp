@@ -24,7 +24,8 @@ int run_chat(const std::vector<std::string>& argv) {
 
   try {
     Engine engine;
-    load_with_gpu_defaults(engine, load);
+    apply_gpu_defaults(load);
+    engine.load(load.model, load.params);
     const ModelInfo info = engine.model_info();
     for (const auto& w : info.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     print_backend_line(engine);

@@ -74,28 +74,7 @@ LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_
 
 void apply_gpu_defaults(LoadOptions& o) {
   if (!o.gpu_layers_given) o.params.gpu_layers = default_gpu_layers();
-  o.cache_for_gpu = false;
-  if (o.cache_given || o.params.gpu_layers == 0) return;
-  const GpuBackend::Probe probe = GpuBackend::probe();
-  if (!probe.backend) return;
-  try {  // a model the GPU cannot run stays on the CPU, in the CPU's default
-    const Model model = Model::load(o.model);
-    if (!gpu_unsupported_reason(model, *probe.backend).empty()) return;
-  } catch (const std::exception&) {
-    return;  // Engine::load names what is wrong with the file
-  }
-  o.params.cache_mode = CacheMode::k8;
-  o.cache_for_gpu = true;
-}
-
-void load_with_gpu_defaults(Engine& engine, LoadOptions& o) {
-  apply_gpu_defaults(o);
-  engine.load(o.model, o.params);
-  if (o.cache_for_gpu && engine.model_info().gpu_layers == 0) {
-    o.params.cache_mode = CacheMode::f16;
-    o.cache_for_gpu = false;
-    engine.load(o.model, o.params);
-  }
+  if (!o.cache_given) o.params.cache_mode_default = true;
 }
 
 void print_backend_line(const Engine& engine) {

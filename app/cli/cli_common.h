@@ -21,21 +21,14 @@ struct LoadOptions {
   LoadParams params;
   bool cache_given = false;       // --cache was on the command line
   bool gpu_layers_given = false;  // --gpu-layers was on the command line
-  bool cache_for_gpu = false;     // apply_gpu_defaults chose k8 because the GPU will run the model
 };
 LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_mode = CacheMode::f16);
 
 // The GPU defaults of the commands that run a model (generate, chat, bench, serve): without
-// --gpu-layers, -1 (auto) when a GPU backend is usable, else 0; without --cache, k8 when layers
-// will run on the GPU (DESIGN.md), i.e. a backend is usable and the model is one the GPU can run
-// (gpu_unsupported_reason), else the CPU's default f16. Loads the GPU library and maps the model's
-// header to find out (a file that does not open is left to Engine::load to report).
+// --gpu-layers, -1 (auto) when a GPU backend is usable, else 0; without --cache, the engine's
+// default mode (LoadParams::cache_mode_default: k8 when layers end up on the GPU, f16 on the CPU).
+// A --cache given on the command line is never changed.
 void apply_gpu_defaults(LoadOptions& options);
-
-// apply_gpu_defaults, then engine.load; when k8 was chosen for the GPU but the engine still runs
-// every layer on the CPU (not one layer fits the device's free memory), loads again with the CPU's
-// default f16. A --cache given on the command line is never changed.
-void load_with_gpu_defaults(Engine& engine, LoadOptions& options);
 
 // "backend: GPU NVIDIA H200, 24 of 24 layers (...)" or "backend: CPU, 8 threads" on stderr, with
 // the device's memory when on the GPU.

@@ -218,14 +218,21 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     info.n_ctx = n_ctx;
     std::string why;
     const KvShape shape{hp.n_layer, hp.n_head_kv, hp.head_dim_k, hp.head_dim_v};
-    if (!packed_mode_supported(shape, params.cache_mode, &why)) {
-      throw EngineError(where + ": cache mode " + cache_mode_name(params.cache_mode) + " is not possible: " + why);
+    // The cache mode: as asked, or by default k8 where layers run on the GPU and f16 on the CPU
+    // (DESIGN.md), f16 also when this model's shape cannot be packed.
+    CacheMode mode = params.cache_mode;
+    const auto default_mode = [&](bool on_gpu) {
+      return on_gpu && packed_mode_supported(shape, CacheMode::k8, nullptr) ? CacheMode::k8 : CacheMode::f16;
+    };
+    if (params.cache_mode_default) mode = default_mode(gpu != nullptr);
+    if (!packed_mode_supported(shape, mode, &why)) {
+      throw EngineError(where + ": cache mode " + cache_mode_name(mode) + " is not possible: " + why);
     }
     const size_t max_batch = std::min(kPrefillChunk, n_ctx);
     int32_t n_gpu = 0;
     if (gpu) {
       const int32_t n_layer = static_cast<int32_t>(hp.n_layer);
-      n_gpu = params.gpu_layers < 0 ? auto_gpu_layers(m, *gpu, params.cache_mode, n_ctx, max_batch,
+      n_gpu = params.gpu_layers < 0 ? auto_gpu_layers(m, *gpu, mode, n_ctx, max_batch,
                                                       gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom))
                                     : std::min(params.gpu_layers, n_layer);
       if (n_gpu == 0) {
@@ -234,18 +241,19 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
                           "context of " + std::to_string(n_ctx) + " tokens: running on the CPU";
         info.warnings.push_back(info.gpu_reason);
         gpu.reset();
+        if (params.cache_mode_default) mode = default_mode(false);
       }
     }
     if (gpu) {
       // The host keeps the layers left to the CPU and their cache.
-      const GpuMemoryPlan plan = plan_gpu_memory(m, *gpu, n_gpu, params.cache_mode, n_ctx, max_batch);
+      const GpuMemoryPlan plan = plan_gpu_memory(m, *gpu, n_gpu, mode, n_ctx, max_batch);
       const KvShape host_shape{hp.n_layer - n_gpu, hp.n_head_kv, hp.head_dim_k, hp.head_dim_v};
       const uint64_t host_weights = m.weights_bytes() > plan.weights_bytes ? m.weights_bytes() - plan.weights_bytes : 0;
-      if (mem && n_gpu < hp.n_layer) check_context_fits(where, *mem, host_weights, host_shape, params.cache_mode, n_ctx);
+      if (mem && n_gpu < hp.n_layer) check_context_fits(where, *mem, host_weights, host_shape, mode, n_ctx);
       step(0.85f, "copying weights to the GPU");
       GpuForwardOptions go;
       go.n_gpu_layers = n_gpu;
-      go.mode = params.cache_mode;
+      go.mode = mode;
       go.capacity = n_ctx;
       go.max_batch = max_batch;
       st->gpu = std::make_unique<GpuForward>(m, gpu, go);
@@ -254,10 +262,11 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       info.gpu_layers = st->gpu->n_gpu_layers();
       info.gpu_weights_bytes = st->gpu->plan().weights_bytes;
     } else {
-      if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, params.cache_mode, n_ctx);
-      st->cache = std::make_unique<KvCache>(kv_cache_config(m, params.cache_mode, n_ctx));
+      if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, mode, n_ctx);
+      st->cache = std::make_unique<KvCache>(kv_cache_config(m, mode, n_ctx));
       st->forward = std::make_unique<Forward>(m, max_batch);
     }
+    info.cache_mode = mode;
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     step(1.0f, "ready");

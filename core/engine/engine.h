@@ -44,7 +44,9 @@ class Tokenizer;
 
 struct LoadParams {
   size_t n_ctx = 0;                       // 0: min(the model's training context, 4096)
-  CacheMode cache_mode = CacheMode::f16;  // the CPU default; the GPU default is k8 (DESIGN.md)
+  CacheMode cache_mode = CacheMode::f16;  // used when cache_mode_default is false
+  // The person did not choose a mode: k8 when layers run on the GPU, f16 on the CPU (DESIGN.md).
+  bool cache_mode_default = false;
   size_t n_threads = 0;                   // 0: std::thread::hardware_concurrency()
   // Layers on the GPU (libalap_gpu.so, core/runtime/gpu_backend.h): 0 = CPU only; N > 0 = the
   // first N (N >= the model's layers: all of them); -1 = as many as fit the device's free memory

@@ -365,23 +365,29 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     matmul(lw.wk, o.wk, a, aq, n, k, 0.0f);
     matmul(lw.wv, o.wv, a, aq, n, v, 0.0f);
   }
-  if (n == 1 && o.qkv_bias) {
-    ck(ops->gpu_add_bias(q, w<float>(o.bq), (H + 2 * Hk) * D, 1, stream), "q/k/v bias");
+  const int neox = hp.rope_type == RopeType::neox ? 1 : 0;
+  const float* ff = w<float>(L.rope_freqs);
+  const int n_rot = static_cast<int>(hp.n_rot), p0 = static_cast<int>(pos0);
+  const bool no_qk_norm = o.q_norm == kNone && o.k_norm == kNone;
+  const bool no_bias = o.bq == kNone && o.bk == kNone && o.bv == kNone;
+  if (n == 1 && no_qk_norm && (o.qkv_bias || no_bias)) {
+    // One token, [q | k | v] of H + 2·Hk heads: the bias over all, RoPE on the first H + Hk.
+    ck(ops->gpu_bias_rope_1(q, o.qkv_bias ? w<float>(o.bq) : nullptr, H + 2 * Hk, H + Hk, D, n_rot, p0,
+                            hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream),
+       "bias and rope (q, k)");
   } else {
     if (o.bq != kNone) ck(ops->gpu_add_bias(q, w<float>(o.bq), H * D, n, stream), "q bias");
     if (o.bk != kNone) ck(ops->gpu_add_bias(k, w<float>(o.bk), Hk * D, n, stream), "k bias");
     if (o.bv != kNone) ck(ops->gpu_add_bias(v, w<float>(o.bv), Hk * D, n, stream), "v bias");
-  }
-  if (o.q_norm != kNone) ck(ops->gpu_rms_norm(q, w<float>(o.q_norm), q, D, n * H, eps, stream), "q norm");
-  if (o.k_norm != kNone) ck(ops->gpu_rms_norm(k, w<float>(o.k_norm), k, D, n * Hk, eps, stream), "k norm");
-  const int neox = hp.rope_type == RopeType::neox ? 1 : 0;
-  const float* ff = w<float>(L.rope_freqs);
-  const int n_rot = static_cast<int>(hp.n_rot), p0 = static_cast<int>(pos0);
-  if (n == 1) {  // one token: its K heads follow its Q heads, [H + Hk][D]
-    ck(ops->gpu_rope(q, 1, H + Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (q, k)");
-  } else {
-    ck(ops->gpu_rope(q, n, H, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (q)");
-    ck(ops->gpu_rope(k, n, Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (k)");
+    if (o.q_norm != kNone) ck(ops->gpu_rms_norm(q, w<float>(o.q_norm), q, D, n * H, eps, stream), "q norm");
+    if (o.k_norm != kNone) ck(ops->gpu_rms_norm(k, w<float>(o.k_norm), k, D, n * Hk, eps, stream), "k norm");
+    if (n == 1) {  // one token: its K heads follow its Q heads, [H + Hk][D]
+      ck(ops->gpu_rope(q, 1, H + Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream),
+         "rope (q, k)");
+    } else {
+      ck(ops->gpu_rope(q, n, H, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (q)");
+      ck(ops->gpu_rope(k, n, Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (k)");
+    }
   }
   if (mode == CacheMode::f16) {
     ck(ops->gpu_kv_f16_store(k, c<uint16_t>(o.k_f16), n, Hk, D, C, p0, stream), "storing K");

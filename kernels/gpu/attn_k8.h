@@ -42,7 +42,8 @@ inline constexpr int kAttnMaxSplit = 128;    // flash-decoding splits of the con
 // older writer must have finished before the previous kernel started (plain stream order gives
 // that, unless the previous kernel was itself launched with PDL and let its dependents start early;
 // this kernel lets them start only after its own wait). A following kernel launched with PDL must
-// wait (cudaGridDependencySynchronize) before it reads out.
+// wait (cudaGridDependencySynchronize) before it reads out. kv_k8_store_run and gpu_kv_f16_store
+// let their dependents start at once (round 5), so this flag overlaps attention with the row store.
 inline constexpr unsigned kAttnLaunchPdl = 1u;
 
 extern "C" {

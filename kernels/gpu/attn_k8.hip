@@ -142,6 +142,7 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
   set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps);
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
   const bool pdl = (flags & kAttnLaunchPdl) != 0;
+  a.pdl = pdl ? 1 : 0;
   const bool cluster = cluster_fits(kernel, a.n_split, a.p.n_kv_head * n_slices, T::smem_bytes, cluster_cache);
   if (!pdl && !cluster) {
     kernel<<<grid, kMmaThreads, T::smem_bytes, stream>>>(a);

@@ -166,6 +166,7 @@ struct attn_kernel_args {
   float* part_m;       // [n_head][kAttnMaxSplit] running max
   float* part_l;       // [n_head][kAttnMaxSplit] running sum of exp
   unsigned* counters;  // [n_kv_head][⌈G/GB⌉] splits finished, reset to 0 by the last
+  int pdl;             // 1: launched as a programmatic dependent (matrix-unit kernels order their prologue by it)
 };
 
 // The four int8 lanes of a word as floats, exactly, without the quarter-rate integer-to-float
@@ -746,6 +747,11 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #ifndef ALAP_ATTN_DIAG
 #define ALAP_ATTN_DIAG 0
 #endif
+// Prologue order of the matrix-unit kernels: 1 (default) = the query's loads before the first tiles
+// (except under PDL, where tiles that need no wait go first); 0 = round 4's order (tiles first).
+#ifndef ALAP_ATTN_QFIRST
+#define ALAP_ATTN_QFIRST 1
+#endif
 inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
 inline constexpr int kMmaThreads = 32 * kMmaWarps;
 inline constexpr int kMmaRows = 16;  // rows per warp tile
@@ -987,13 +993,17 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s, t_issue += kStep) issue(t_issue, s);
   };
-  if (early) fill_ring();
+  // Round 5: the query's loads go out before the first tiles (ALAP_ATTN_QFIRST 1), so they do not
+  // queue behind 2 tiles per warp (13-17 MB over the GPU) and every warp can use its first tile as
+  // soon as it lands. Under PDL the tiles that do not need the wait still go first: they overlap the
+  // previous kernel, which matters more.
+  const bool tiles_first = early && (ALAP_ATTN_QFIRST == 0 || a.pdl != 0);
+  if (tiles_first) fill_ring();
   alap_griddep_wait();               // q, the newest row, out and scratch are ours from here
   alap_griddep_launch_dependents();  // the next kernel may start streaming (it waits for our end)
-  if (!early) fill_ring();
 
   // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G. All of
-  // a warp's loads first (one round trip), then the blocks.
+  // a warp's loads first (one round trip), then the remaining tiles, then the blocks.
   constexpr int kQBlocks = GB * nb, kQPer = (kQBlocks + kMmaWarps - 1) / kMmaWarps;
   float xq[kQPer];
 #pragma unroll
@@ -1001,6 +1011,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;
     xq[k] = blk < kQBlocks && hh < G ? a.p.q[(size_t(h0) + hh) * HD + b * kQBlock + lane] : 0.0f;
   }
+  if (!tiles_first) fill_ring();
 #pragma unroll
   for (int k = 0; k < kQPer; ++k) {
     const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;

@@ -107,6 +107,12 @@ int gpu_rms_norm_q8(const float* d_x, const float* d_w, float* d_y, void* d_xq, 
 // as for n_rows tokens of n_cols (a multiple of 32), byte for byte.
 int gpu_swiglu_q8(const float* d_gate, const float* d_up, float* d_out, void* d_xq, int n_cols, int n_rows,
                   void* stream);
+// One token's fused Q/K/V row: x[i] += b[i] for i < n_heads·head_dim (d_b null: no bias), then the
+// first n_rot_heads heads rotated as gpu_rope(x, 1, n_rot_heads, ...) at position pos. x is
+// [n_heads][head_dim] ([Q heads | K heads | V heads] of one token); same values as gpu_add_bias
+// followed by gpu_rope, in one launch.
+int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, int head_dim, int n_rot, int pos,
+                    float freq_base, float freq_scale, const float* d_freq_factors, int neox, void* stream);
 
 // Index of the largest of x[0..n) (the first on ties) into *d_out.
 int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream);

@@ -134,6 +134,34 @@ __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const
   if (valid) out[blk * 32 + lane] = v;
 }
 
+// One block: the bias over the whole row, then (after a barrier) the angles of the pairs in shared
+// memory (rope_kernel's arithmetic), then every (head, pair) of the rotated heads.
+__global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const float* b, int n_heads, int n_rot_heads,
+                                                               int head_dim, int n_rot, int pos, float freq_base,
+                                                               float freq_scale, const float* ff, int neox) {
+  __shared__ float cs_sh[128], sn_sh[128];
+  const int n = n_heads * head_dim, half = n_rot / 2;
+  if (b != nullptr) {
+    for (int i = threadIdx.x; i < n; i += kThreads) x[i] += b[i];
+  }
+  for (int i = threadIdx.x; i < half; i += kThreads) {
+    const double f = ff != nullptr ? double(ff[i]) : 1.0;
+    const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
+    const double ang = double(pos) * inv_freq;
+    cs_sh[i] = static_cast<float>(cos(ang));
+    sn_sh[i] = static_cast<float>(sin(ang));
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < n_rot_heads * half; j += kThreads) {
+    const int h = j / half, i = j % half;
+    const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+    float* v = x + size_t(h) * head_dim;
+    const float x0 = v[i0], x1 = v[i1], cs = cs_sh[i], sn = sn_sh[i];
+    v[i0] = x0 * cs - x1 * sn;
+    v[i1] = x0 * sn + x1 * cs;
+  }
+}
+
 // One thread per (token, pair): the angle in double, then every head of the token.
 __global__ void rope_kernel(float* x, int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, float freq_base,
                             float freq_scale, const float* ff, int neox) {
@@ -215,6 +243,11 @@ __global__ void __launch_bounds__(1024) argmax_kernel(const float* x, int n, int
 
 __global__ void kv_f16_store_kernel(const float* x, uint16_t* cache, int n_tokens, int n_kv_head, int head_dim,
                                     int capacity, int pos0) {
+  // CUDA sm_90: let a programmatic dependent (attention with kAttnLaunchPdl) start streaming the older
+  // rows now; it reads these rows only after its griddepcontrol.wait (this grid done and visible).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
   const size_t count = size_t(n_tokens) * n_kv_head * head_dim;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
     const int d = int(i % head_dim);
@@ -322,6 +355,22 @@ int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int
     if ((count + kThreads - 1) / kThreads > 0x7fffffffu) throw std::invalid_argument("too many tokens");
     rope_kernel<<<unsigned((count + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream)>>>(
         d_x, n_tokens, n_heads, head_dim, n_rot, pos0, freq_base, freq_scale, d_freq_factors, neox);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, int head_dim, int n_rot, int pos,
+                    float freq_base, float freq_scale, const float* d_freq_factors, int neox, void* stream) {
+  return gpu_api_call("gpu_bias_rope_1", [&] {
+    if (n_heads <= 0 || head_dim <= 0 || n_rot_heads < 0 || n_rot_heads > n_heads)
+      throw std::invalid_argument("bad n_heads, n_rot_heads or head_dim");
+    if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > head_dim || n_rot > 256)
+      throw std::invalid_argument("n_rot must be even and in [2, min(head_dim, 256)], got " + std::to_string(n_rot));
+    if (pos < 0) throw std::invalid_argument("pos is negative");
+    if (!(freq_base > 0.0f)) throw std::invalid_argument("freq_base must be positive");
+    if (d_x == nullptr) throw std::invalid_argument("d_x is null");
+    bias_rope_1_kernel<<<1, kThreads, 0, as_stream(stream)>>>(d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos,
+                                                             freq_base, freq_scale, d_freq_factors, neox);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

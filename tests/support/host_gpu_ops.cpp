@@ -372,6 +372,16 @@ int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int
   return 0;
 }
 
+int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, int head_dim, int n_rot, int pos,
+                    float freq_base, float freq_scale, const float* d_ff, int neox, void* st) {
+  ALAP_HOST_RECORD(gpu_bias_rope_1(d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_ff,
+                                   neox, st));
+  if (n_rot_heads < 0 || n_rot_heads > n_heads) return fail("gpu_bias_rope_1: bad n_rot_heads");
+  if (d_b != nullptr) gpu_add_bias(d_x, d_b, n_heads * head_dim, 1, st);
+  if (n_rot_heads == 0) return 0;
+  return gpu_rope(d_x, 1, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_ff, neox, st);
+}
+
 int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
                  float* d_out, void* st) {
   ALAP_HOST_RECORD(gpu_get_rows(dtype, d_table, n_rows, n_cols, d_ids, n_ids, d_out, st));

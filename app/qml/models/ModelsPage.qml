@@ -43,7 +43,7 @@ Dialog {
                   .arg(Qt.locale().formattedDataSize(root.models.totalMemory, 1))
                   .arg(Qt.locale().formattedDataSize(root.models.availableMemory, 1))
                   .arg(root.settings.contextLength.toLocaleString(Qt.locale(), "f", 0))
-                  .arg(root.settings.cacheMode)
+                  .arg(root.settings.estimateCacheMode)
         }
         Label {
             Layout.fillWidth: true

@@ -165,7 +165,7 @@ Dialog {
                 }
                 ComboBox {
                     objectName: "cacheModeBox"
-                    model: root.settings.cacheModes
+                    model: root.settings.cacheModeLabels
                     currentIndex: root.settings.cacheModeIndex
                     Accessible.name: qsTr("Cache mode")
                     onActivated: function(i) { root.settings.cacheMode = root.settings.cacheModes[i] }

@@ -96,11 +96,15 @@ void AppSettings::setContextLength(int v) {
 }
 
 QString AppSettings::cacheMode() const {
-  const QString mode = value("load/cacheMode", QStringLiteral("f16")).toString();
-  return alap::parse_cache_mode(mode.toStdString()) ? mode : QStringLiteral("f16");
+  const QString mode = value("load/cacheMode", QStringLiteral("auto")).toString();
+  return cacheModes().contains(mode) ? mode : QStringLiteral("auto");
+}
+QString AppSettings::estimateCacheMode() const {
+  const QString mode = cacheMode();
+  return mode == QLatin1String("auto") ? QStringLiteral("f16") : mode;  // auto is f16 on the CPU
 }
 void AppSettings::setCacheMode(const QString& mode) {
-  if (!alap::parse_cache_mode(mode.toStdString()) || mode == cacheMode()) return;
+  if (!cacheModes().contains(mode) || mode == cacheMode()) return;
   store("load/cacheMode", mode);
   emit loadSettingsChanged();
 }
@@ -139,7 +143,12 @@ void AppSettings::setGpuLayersChoice(int choice) {
 }
 
 QStringList AppSettings::cacheModes() const {
-  return {QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
+  return {QStringLiteral("auto"), QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
+}
+
+QStringList AppSettings::cacheModeLabels() const {
+  //: the cache mode setting's default: the engine picks (DESIGN.md: k8 on a GPU, f16 on the CPU)
+  return {tr("Automatic (k8 on a GPU, f16 on the CPU)"), QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
 }
 
 void AppSettings::resetSampling() {
@@ -211,6 +220,7 @@ alap::LoadParams AppSettings::loadParams() const {
   alap::LoadParams p;
   p.n_ctx = size_t(contextLength());
   p.cache_mode = alap::parse_cache_mode(cacheMode().toStdString()).value_or(alap::CacheMode::f16);
+  p.cache_mode_default = cacheMode() == QLatin1String("auto");
   p.n_threads = size_t(threads());
   p.gpu_layers = gpuLayers();
   return p;

@@ -37,7 +37,10 @@ class AppSettings : public QObject {
   Q_PROPERTY(int gpuLayers READ gpuLayers WRITE setGpuLayers NOTIFY loadSettingsChanged)
   // The same as a choice for the window: 0 Auto, 1 CPU only, 2 a number (gpuLayers, at least 1).
   Q_PROPERTY(int gpuLayersChoice READ gpuLayersChoice WRITE setGpuLayersChoice NOTIFY loadSettingsChanged)
-  Q_PROPERTY(QStringList cacheModes READ cacheModes CONSTANT)
+  Q_PROPERTY(QStringList cacheModes READ cacheModes CONSTANT)  // values: auto, f16, k8, k8v8
+  Q_PROPERTY(QStringList cacheModeLabels READ cacheModeLabels NOTIFY languageChanged)  // what the box shows
+  // The mode memory estimates assume: the setting, with auto read as the CPU's f16.
+  Q_PROPERTY(QString estimateCacheMode READ estimateCacheMode NOTIFY loadSettingsChanged)
   Q_PROPERTY(int cacheModeIndex READ cacheModeIndex NOTIFY loadSettingsChanged)
   // The interface language ("en" or "bn"), applied at run time by Localizer; persisted.
   Q_PROPERTY(QString language READ language WRITE setLanguage NOTIFY languageChanged)
@@ -82,6 +85,8 @@ class AppSettings : public QObject {
   // Choosing "a number" restores the last number chosen (32 at first).
   void setGpuLayersChoice(int choice);
   QStringList cacheModes() const;
+  QStringList cacheModeLabels() const;
+  QString estimateCacheMode() const;
   int cacheModeIndex() const { return int(cacheModes().indexOf(cacheMode())); }
 
   Q_INVOKABLE void resetSampling();

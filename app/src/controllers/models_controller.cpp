@@ -50,9 +50,9 @@ ModelsController::ModelsController(AppSettings* settings, StoreWorker* store, co
     auto sync = [this] {
       m_installed->setFolder(m_settings->modelsFolder());
       m_installed->setContextLength(m_settings->contextLength());
-      m_installed->setCacheMode(m_settings->cacheMode());
+      m_installed->setCacheMode(m_settings->estimateCacheMode());
       m_catalog->setContextLength(m_settings->contextLength());
-      m_catalog->setCacheMode(m_settings->cacheMode());
+      m_catalog->setCacheMode(m_settings->estimateCacheMode());
     };
     connect(m_settings, &AppSettings::modelsFolderChanged, this, sync);
     connect(m_settings, &AppSettings::loadSettingsChanged, this, sync);

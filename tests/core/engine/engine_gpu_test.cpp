@@ -204,6 +204,26 @@ TEST_F(EngineGpu, AllLayersOnTheEmulatedGpuGenerateTheCpuTokens) {
   }
 }
 
+TEST_F(EngineGpu, DefaultCacheModeIsK8OnTheGpuAndF16OnTheCpu) {
+  LoadParams p = params(-1, CacheMode::k8v8);
+  p.cache_mode_default = true;  // the person chose no mode: cache_mode is ignored
+  {
+    ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+    Engine gpu;
+    gpu.load(model_, p);
+    EXPECT_EQ(gpu.model_info().gpu_layers, 3);
+    EXPECT_EQ(gpu.model_info().cache_mode, CacheMode::k8);
+  }
+  ScopedEnv env("ALAP_GPU_LIBRARY", (dir_ / "no-such-libalap_gpu.so").string());
+  Engine cpu;
+  cpu.load(model_, p);
+  EXPECT_EQ(cpu.model_info().gpu_layers, 0);
+  EXPECT_EQ(cpu.model_info().cache_mode, CacheMode::f16);
+  p.cache_mode_default = false;  // a chosen mode is kept wherever the model runs
+  cpu.load(model_, p);
+  EXPECT_EQ(cpu.model_info().cache_mode, CacheMode::k8v8);
+}
+
 TEST_F(EngineGpu, PartialOffloadMatchesTheCpu) {
   ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
   Engine cpu, gpu;

@@ -165,10 +165,11 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuForwardVsCpu, ::testing::ValuesIn(cases()), case_name);
 
 // Decode steps after the first replay captured graphs (the next position's captured while this one
-// runs, two executables updated in place in turn), with Q/K/V and gate/up multiplied in one call each and the norms and SwiGLU
-// quantising in the same launch: 13 calls a layer for qwen2 in k8 (was 22). The logits are those
-// of plain launches bit for bit; graphs off by option, by environment or because capture fails
-// leave the results unchanged.
+// runs, two executables updated in place in turn), with Q/K/V and gate/up multiplied in one call
+// each, the norms and SwiGLU quantising in the same launch and the q/k/v bias added by the RoPE
+// launch: 12 calls a layer for qwen2 in k8 (was 22). The logits are those of plain launches bit
+// for bit; graphs off by option, by environment or because capture fails leave the results
+// unchanged.
 TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
   const Model m = Model::from_file(tf.to_file());
@@ -205,12 +206,12 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_EQ(sw.graph_steps, 4u);      // the first step runs plainly
   EXPECT_EQ(sw.graph_captures, 5u);   // step 2 captures its own graph and step 3's; 3–5 the next one
   EXPECT_EQ(sw.graph_updates, 3u);    // each executable is instantiated once, then updated in place
-  // 3 layers × 13 + embedding, output norm, output product; + ids in, logits out, graph launch.
-  EXPECT_EQ(sw.calls_per_step, 3u * 13u + 3u + 3u);
+  // 3 layers × 12 + embedding, output norm, output product; + ids in, logits out, graph launch.
+  EXPECT_EQ(sw.calls_per_step, 3u * 12u + 3u + 3u);
   const GpuStepStats& so = without.step_stats();
   EXPECT_EQ(so.graphs_off, "turned off by the caller");
   EXPECT_EQ(so.graph_steps, 0u);
-  EXPECT_EQ(so.calls_per_step, 3u * 13u + 3u + 2u);
+  EXPECT_EQ(so.calls_per_step, 3u * 12u + 3u + 2u);
 
   {
     ScopedEnv env("ALAP_HOST_GPU_NO_GRAPHS", "1");  // capture fails: plain launches, same results

@@ -632,7 +632,8 @@ void bench() {
 
 // gpu_rms_norm_q8 and gpu_swiglu_q8 against the two calls they replace, byte for byte (y/out and the
 // whole activation buffer, both poisoned alike first), in place and out of place; widths whose
-// 32-blocks do not fill the last round of groups (896 = 28 blocks, 96 = 3).
+// 32-blocks do not fill the last round of groups (896 = 28 blocks, 96 = 3). gpu_bias_rope_1
+// against add_bias + rope.
 void test_fused(std::mt19937& rng) {
   for (int n_cols : {896, 4096, 96}) {
     for (int n_rows : {1, 3}) {
@@ -671,6 +672,36 @@ void test_fused(std::mt19937& rng) {
       expect(q1.get<uint8_t>() == q2.get<uint8_t>(), "gpu_swiglu_q8 blocks equal gpu_quantize_act_q8's" + at);
     }
   }
+  // gpu_bias_rope_1 against gpu_add_bias + gpu_rope on one token's [q | k | v] (14 + 2 + 2 heads
+  // of 64; neox and normal pairs, with and without bias, freq factors, a far position).
+  for (int neox = 0; neox < 2; ++neox) {
+    for (int with_b = 0; with_b < 2; ++with_b) {
+      const int H = 18, Hr = 16, D = 64, n_rot = 64, pos = 30000;
+      const std::vector<float> x = randn(size_t(H) * D, rng, 2.0f), b = randn(size_t(H) * D, rng);
+      std::vector<float> ffv(n_rot / 2);
+      for (int i = 0; i < n_rot / 2; ++i) ffv[i] = 1.0f + 0.25f * float(i % 5);
+      dbuf d1(x), d2(x), db(b), dff(ffv);
+      const float* bp = with_b ? db.as<float>() : nullptr;
+      if (with_b) must(g::gpu_add_bias(d1.as<float>(), bp, H * D, 1, nullptr), "add_bias");
+      must(g::gpu_rope(d1.as<float>(), 1, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr), "rope");
+      must(g::gpu_bias_rope_1(d2.as<float>(), bp, H, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr),
+           "bias_rope_1");
+      const std::vector<float> r1 = d1.get<float>(), r2 = d2.get<float>();
+      // The same arithmetic, but the compiler may contract x0·cs − x1·sn into a fused multiply-add
+      // differently in the two kernels: one rounding of the products apart, so the difference is
+      // measured against the row's scale (an element that nearly cancels has no relative bound).
+      double diff = 0.0, scale = 0.0;
+      for (size_t i = 0; i < r1.size(); ++i) {
+        diff = std::max(diff, double(std::fabs(r1[i] - r2[i])));
+        scale = std::max(scale, double(std::fabs(r1[i])));
+      }
+      expect(diff <= 1e-6 * scale, "gpu_bias_rope_1 equals add_bias + rope (neox " + std::to_string(neox) + ", bias " +
+                                       std::to_string(with_b) + "), max diff / max value " +
+                                       std::to_string(diff / scale));
+    }
+  }
+  expect(g::gpu_bias_rope_1(nullptr, nullptr, 4, 5, 64, 64, 0, 1e4f, 1.0f, nullptr, 0, nullptr) != 0,
+         "bias_rope_1 with more rotated heads than heads refused");
   expect(g::gpu_rms_norm_q8(nullptr, nullptr, nullptr, nullptr, 100, 1, 1e-6f, nullptr) != 0, "rms_norm_q8 width 100 refused");
   expect(g::gpu_swiglu_q8(nullptr, nullptr, nullptr, nullptr, 33, 1, nullptr) != 0, "swiglu_q8 width 33 refused");
 }
