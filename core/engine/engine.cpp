@@ -25,16 +25,6 @@ namespace alap {
 namespace {
 
 // "1.5 GiB", "512.0 MiB": for messages.
-std::string format_bytes(uint64_t bytes) {
-  char buf[64];
-  if (bytes >= (1ull << 30)) {
-    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1ull << 30));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(1ull << 20));
-  }
-  return buf;
-}
-
 // Refuses a context whose cache does not fit beside the weights in the available memory, with
 // the largest context (a multiple of 256 tokens) that would fit in each cache mode.
 void check_context_fits(const std::string& where, const SystemMemory& mem, uint64_t weights_bytes,

@@ -132,8 +132,9 @@ struct Forward::Impl {
   ActScratch act;              // int8 blocks of the activations of one matmul group [B][max(E, F, H·Dv)]
   CpuAttention attn;           // attention's head/key-block loops and their scratch (attention_cpu.h)
 
-  // Nothing to prepare any more: CpuAttention grows its per-thread scratch on first use.
-  void ensure_threads(size_t, size_t) {}
+  // Checks the batch and the cache, then evaluates it in chunks of max_batch (run and run_from_hidden).
+  std::span<const float> run_chunks(KvCache& cache, ThreadPool& pool, const int32_t* tokens, const float* x, size_t n,
+                                    size_t pos0, size_t first_layer, LogitsMode mode, bool logits);
 
   // Layers [first_layer, first_layer + cache.n_layer()) on tokens' embeddings (x_in null) or on
   // hidden states x_in [n][E] handed over by another backend (partial GPU offload).
@@ -189,58 +190,43 @@ size_t Forward::scratch_bytes() const {
 
 std::span<const float> Forward::run(KvCache& cache, ThreadPool& pool, std::span<const int32_t> tokens, size_t pos0,
                                     LogitsMode mode) {
-  Impl& s = *impl_;
-  const ModelHParams& hp = s.model->hparams();
-  const size_t n = tokens.size(), V = hp.n_vocab;
-  if (n == 0) throw ModelError("forward: empty batch");
-  if (cache.n_layer() != static_cast<size_t>(hp.n_layer) || cache.n_head_kv() != static_cast<size_t>(hp.n_head_kv) ||
-      cache.head_dim_k() != static_cast<size_t>(hp.head_dim_k) || cache.head_dim_v() != static_cast<size_t>(hp.head_dim_v)) {
-    throw ModelError("forward: the KV cache shape does not match the model");
-  }
-  if (pos0 > cache.n_tokens()) throw ModelError("forward: position " + std::to_string(pos0) + " leaves a gap in the cache");
-  if (pos0 + n > cache.capacity()) throw ModelError("forward: the KV cache is full (" + std::to_string(cache.capacity()) + " tokens)");
+  const size_t V = impl_->model->hparams().n_vocab;
   for (int32_t t : tokens) {
     if (t < 0 || static_cast<size_t>(t) >= V) throw ModelError("forward: token id " + std::to_string(t) + " is outside the vocabulary");
   }
-  cache.truncate(pos0);
-  s.ensure_threads(pool.n_threads(), cache.capacity());
-  const bool all = mode == LogitsMode::all;
-  if (all && s.logits.size() < n * V) s.logits.resize(n * V);
-
-  for (size_t c = 0; c < n; c += s.max_batch) {
-    const size_t m = std::min(s.max_batch, n - c);
-    const bool last_chunk = c + m == n;
-    float* out = all ? s.logits.data() + c * V : (last_chunk ? s.logits.data() : nullptr);
-    s.eval_chunk(cache, pool, tokens.data() + c, m, pos0 + c, out, all);
-  }
-  return std::span<const float>(s.logits.data(), all ? n * V : V);
+  return impl_->run_chunks(cache, pool, tokens.data(), nullptr, tokens.size(), pos0, 0, mode, true);
 }
 
 std::span<const float> Forward::run_from_hidden(KvCache& cache, ThreadPool& pool, const float* x, size_t n,
                                                 size_t pos0, size_t first_layer, LogitsMode mode, bool logits) {
-  Impl& s = *impl_;
-  const ModelHParams& hp = s.model->hparams();
+  return impl_->run_chunks(cache, pool, nullptr, x, n, pos0, first_layer, mode, logits);
+}
+
+std::span<const float> Forward::Impl::run_chunks(KvCache& cache, ThreadPool& pool, const int32_t* tokens, const float* x,
+                                                 size_t n, size_t pos0, size_t first_layer, LogitsMode mode, bool logits) {
+  const ModelHParams& hp = model->hparams();
   const size_t V = hp.n_vocab, E = hp.n_embd;
   if (n == 0) throw ModelError("forward: empty batch");
   if (first_layer >= static_cast<size_t>(hp.n_layer) || cache.n_layer() != static_cast<size_t>(hp.n_layer) - first_layer ||
       cache.n_head_kv() != static_cast<size_t>(hp.n_head_kv) || cache.head_dim_k() != static_cast<size_t>(hp.head_dim_k) ||
       cache.head_dim_v() != static_cast<size_t>(hp.head_dim_v)) {
-    throw ModelError("forward: the KV cache shape does not match layers " + std::to_string(first_layer) + ".. of the model");
+    throw ModelError(first_layer == 0 ? std::string("forward: the KV cache shape does not match the model")
+                                      : "forward: the KV cache shape does not match layers " + std::to_string(first_layer) +
+                                            ".. of the model");
   }
   if (pos0 > cache.n_tokens()) throw ModelError("forward: position " + std::to_string(pos0) + " leaves a gap in the cache");
   if (pos0 + n > cache.capacity()) throw ModelError("forward: the KV cache is full (" + std::to_string(cache.capacity()) + " tokens)");
   cache.truncate(pos0);
-  s.ensure_threads(pool.n_threads(), cache.capacity());
   const bool all = mode == LogitsMode::all;
-  if (all && s.logits.size() < n * V) s.logits.resize(n * V);
-  for (size_t c = 0; c < n; c += s.max_batch) {
-    const size_t m = std::min(s.max_batch, n - c);
+  if (all && this->logits.size() < n * V) this->logits.resize(n * V);
+  for (size_t c = 0; c < n; c += max_batch) {
+    const size_t m = std::min(max_batch, n - c);
     const bool last_chunk = c + m == n;
-    float* out = !logits ? nullptr : all ? s.logits.data() + c * V : (last_chunk ? s.logits.data() : nullptr);
-    s.eval_chunk(cache, pool, nullptr, m, pos0 + c, out, all, x + c * E, first_layer);
+    float* out = !logits ? nullptr : all ? this->logits.data() + c * V : (last_chunk ? this->logits.data() : nullptr);
+    eval_chunk(cache, pool, tokens ? tokens + c : nullptr, m, pos0 + c, out, all, x ? x + c * E : nullptr, first_layer);
   }
   if (!logits) return {};
-  return std::span<const float>(s.logits.data(), all ? n * V : V);
+  return std::span<const float>(this->logits.data(), all ? n * V : V);
 }
 
 void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* tokens, size_t n, size_t pos0,

@@ -30,16 +30,6 @@ constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kAlign = 256;
 constexpr size_t kLogitRows = 8;  // rows of logits computed per output pass (LogitsMode::all)
 
-std::string format_bytes(uint64_t bytes) {
-  char buf[64];
-  if (bytes >= (1ull << 30)) {
-    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1ull << 30));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(1ull << 20));
-  }
-  return buf;
-}
-
 uint64_t matrix_bytes(const kernels::WeightView& w) {
   return kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
 }

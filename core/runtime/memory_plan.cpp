@@ -1,6 +1,7 @@
 // KV cache size arithmetic of DESIGN.md's normative layout (see memory_plan.h). Not the cache.
 #include "core/runtime/memory_plan.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace alap {
@@ -80,6 +81,16 @@ KvBytes kv_cache_bytes(const KvShape& s, CacheMode mode, uint64_t n_tokens) {
   b.v_bytes = mul_checked(vectors, kv_head_vector_bytes(s.head_dim_v, v_packed(mode)));
   if (__builtin_add_overflow(b.k_bytes, b.v_bytes, &b.total)) throw std::invalid_argument("KV cache size overflows 64 bits");
   return b;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes >= (1ull << 30)) {
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1ull << 30));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(1ull << 20));
+  }
+  return buf;
 }
 
 }  // namespace alap

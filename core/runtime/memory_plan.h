@@ -48,4 +48,7 @@ bool packed_mode_supported(const KvShape& shape, CacheMode mode, std::string* wh
 // Throws std::invalid_argument for negative shapes or a packed mode the shape does not support.
 KvBytes kv_cache_bytes(const KvShape& shape, CacheMode mode, uint64_t n_tokens);
 
+// Bytes for messages: "812.0 MiB" below 1 GiB, else "3.4 GiB".
+std::string format_bytes(uint64_t bytes);
+
 }  // namespace alap

@@ -4,6 +4,8 @@
 // tokens, reuses the cached prefix, reports the device's memory, and refuses a context that does
 // not fit with the largest one that does.
 #include <gtest/gtest.h>
+
+#include "tests/support/scoped_env.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,14 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test::ScopedEnv;
 
 // A 3-layer llama (head size 32, GQA 2) with a SentencePiece vocab: <unk> <s> </s>, 256 byte
 // tokens, then letters and "▁" pieces. </s> is made unlikely so generation runs to max_tokens.

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/scoped_env.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -21,14 +23,7 @@ namespace {
 using kernels::DType;
 using test::TinySpec;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test::ScopedEnv;
 
 std::shared_ptr<GpuBackend> host_backend() {
   GpuBackend::Probe p = GpuBackend::probe_paths({ALAP_GPU_HOST_LIBRARY});

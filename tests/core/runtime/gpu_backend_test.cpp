@@ -4,6 +4,8 @@
 #include "core/runtime/gpu_backend.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/support/scoped_env.h"
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,23 +16,7 @@
 namespace alap {
 namespace {
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) ::setenv(name_, old_.c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using test::ScopedEnv;
 
 TEST(GpuBackend, NoLibraryMeansCpuWithPlainReason) {
   const GpuBackend::Probe p =
