@@ -2,10 +2,6 @@
 // alap-cli (cli_common.h). Registers no subcommand.
 #include "cli_common.h"
 
-#include "core/model/forward_gpu.h"
-#include "core/model/model.h"
-#include "core/runtime/gpu_backend.h"
-
 #include <cmath>
 #include <csignal>
 #include <cstdio>

@@ -159,7 +159,6 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     info.n_head = hp.n_head;
     info.n_head_kv = hp.n_head_kv;
     info.head_dim = hp.head_dim_k;
-    info.cache_mode = params.cache_mode;
 
     // Chat template: the model's own, else ChatML with a warning.
     const std::optional<std::string> tpl_text = m.file().opt_string("tokenizer.chat_template");
