@@ -68,6 +68,23 @@ LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_
   return o;
 }
 
+PerplexityParams perplexity_params(const LoadOptions& load, std::optional<long long> chunks, CacheMode mode) {
+  PerplexityParams p;
+  p.n_ctx = load.params.n_ctx != 0 ? load.params.n_ctx : 512;
+  p.mode = mode;
+  p.n_threads = load.params.n_threads;
+  p.max_chunks = chunks ? static_cast<size_t>(*chunks) : 0;
+  return p;
+}
+
+PerplexityProgress perplexity_progress(bool& shown) {
+  return [&shown](size_t done, size_t total, double ppl) {
+    shown = true;
+    std::fprintf(stderr, "\r[%zu/%zu] ppl %.4f", done, total, ppl);
+    std::fflush(stderr);
+  };
+}
+
 void apply_gpu_defaults(LoadOptions& o) {
   if (!o.gpu_layers_given) o.params.gpu_layers = default_gpu_layers();
   if (!o.cache_given) o.params.cache_mode_default = true;

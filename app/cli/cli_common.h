@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "core/engine/engine.h"
+#include "core/engine/perplexity.h"
 
 namespace alap::cli {
 
@@ -23,6 +24,13 @@ struct LoadOptions {
   bool gpu_layers_given = false;  // --gpu-layers was on the command line
 };
 LoadOptions read_load_options(Args& args, std::string& error, CacheMode default_mode = CacheMode::f16);
+
+// perplexity and kv-compare: windows of --ctx tokens (512 when not given), the option's threads,
+// at most `chunks` windows (all when empty), cache `mode`.
+PerplexityParams perplexity_params(const LoadOptions& load, std::optional<long long> chunks, CacheMode mode);
+// Their progress line on stderr ("\r[done/total] ppl X"); `shown` becomes true at the first call so
+// an error can start on a fresh line.
+PerplexityProgress perplexity_progress(bool& shown);
 
 // The GPU defaults of the commands that run a model (generate, chat, bench, serve): without
 // --gpu-layers, -1 (auto) when a GPU backend is usable, else 0; without --cache, the engine's

@@ -31,22 +31,14 @@ int run_kv_compare(const std::vector<std::string>& argv) {
 
   bool progress_shown = false;
   try {
-    PerplexityParams p;
-    p.n_ctx = load.params.n_ctx != 0 ? load.params.n_ctx : 512;
-    p.mode = *mode;
-    p.n_threads = load.params.n_threads;
-    p.max_chunks = chunks ? static_cast<size_t>(*chunks) : 0;
+    const PerplexityParams p = perplexity_params(load, chunks, *mode);
     const std::string text = read_text_file(*file);
     const Model model = Model::load(load.model);
     const Tokenizer tok(vocab_from_gguf(model.file()));
     const std::vector<int32_t> ids = perplexity_tokens(tok, text);
     std::fprintf(stderr, "%s: %zu tokens, %zu windows of %zu, f16 against %s\n", file->c_str(), ids.size(),
                  perplexity_n_chunks(ids.size(), p), p.n_ctx, cache_mode_name(p.mode));
-    const KvCompareResult r = kv_compare(model, tok.vocab(), ids, p, [&](size_t done, size_t total, double ppl) {
-      progress_shown = true;
-      std::fprintf(stderr, "\r[%zu/%zu] ppl %.4f", done, total, ppl);
-      std::fflush(stderr);
-    });
+    const KvCompareResult r = kv_compare(model, tok.vocab(), ids, p, perplexity_progress(progress_shown));
     std::fprintf(stderr, "\n");
     if (json) {
       JsonObject o;

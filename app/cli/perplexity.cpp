@@ -27,11 +27,7 @@ int run_perplexity(const std::vector<std::string>& argv) {
 
   bool progress_shown = false;
   try {
-    PerplexityParams p;
-    p.n_ctx = load.params.n_ctx != 0 ? load.params.n_ctx : 512;
-    p.mode = load.params.cache_mode;
-    p.n_threads = load.params.n_threads;
-    p.max_chunks = chunks ? static_cast<size_t>(*chunks) : 0;
+    const PerplexityParams p = perplexity_params(load, chunks, load.params.cache_mode);
     const std::string text = read_text_file(*file);
     const Model model = Model::load(load.model);
     const Tokenizer tok(vocab_from_gguf(model.file()));
@@ -39,11 +35,7 @@ int run_perplexity(const std::vector<std::string>& argv) {
     const size_t n_chunks = perplexity_n_chunks(ids.size(), p);
     std::fprintf(stderr, "%s: %zu tokens, %zu windows of %zu, cache %s\n", file->c_str(), ids.size(), n_chunks, p.n_ctx,
                  cache_mode_name(p.mode));
-    const PerplexityResult r = perplexity(model, tok.vocab(), ids, p, [&](size_t done, size_t total, double ppl) {
-      progress_shown = true;
-      std::fprintf(stderr, "\r[%zu/%zu] ppl %.4f", done, total, ppl);
-      std::fflush(stderr);
-    });
+    const PerplexityResult r = perplexity(model, tok.vocab(), ids, p, perplexity_progress(progress_shown));
     std::fprintf(stderr, "\n");
     if (json) {
       JsonObject o;

@@ -208,9 +208,13 @@ uint64_t ChatServer::next_seed() {
   return rng_();
 }
 
-std::string ChatServer::next_id() {
+CompletionMeta ChatServer::next_completion() {
+  CompletionMeta meta;
+  meta.created = static_cast<int64_t>(std::time(nullptr));
   std::lock_guard<std::mutex> lock(mu_);
-  return completion_id(rng_);
+  meta.id = completion_id(rng_);
+  meta.model = model_id_;
+  return meta;
 }
 
 void ChatServer::answer_error(httplib::Response& res, int status, const std::string& message, const std::string& param,
@@ -312,13 +316,7 @@ void ChatServer::handle_chat(const httplib::Request& req, httplib::Response& res
     answer_error(res, 503, "the server is shutting down", {}, "shutting_down");
     return;
   }
-  CompletionMeta meta;
-  meta.id = next_id();
-  meta.created = static_cast<int64_t>(std::time(nullptr));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    meta.model = model_id_;
-  }
+  const CompletionMeta meta = next_completion();
   std::atomic<bool> cancel{false};
   register_running(&cancel);
   GenerateResult result;
@@ -379,13 +377,7 @@ void ChatServer::handle_chat_stream(ChatCompletionRequest request, FairQueue::En
           return true;
         }
 
-        CompletionMeta meta;
-        meta.id = next_id();
-        meta.created = static_cast<int64_t>(std::time(nullptr));
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          meta.model = model_id_;
-        }
+        const CompletionMeta meta = next_completion();
         std::atomic<bool> cancel{false};
         register_running(&cancel);
         GenerateResult result;

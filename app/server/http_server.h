@@ -112,7 +112,8 @@ class ChatServer {
   void answer_error(httplib::Response& res, int status, const std::string& message, const std::string& param = {},
                     const std::string& code = {});
   uint64_t next_seed();
-  std::string next_id();
+  // A new completion: a fresh id, the time now and the loaded model's id.
+  CompletionMeta next_completion();
 
   // The running generation's cancel flag (nullptr when idle); stop() sets it.
   void register_running(std::atomic<bool>* cancel);
