@@ -13,6 +13,7 @@
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/matmul_kernel.h"
 #include "kernels/gpu/ops.h"
@@ -65,6 +66,7 @@ struct mv_chunk {
 // Quantise: one 32-lane group per 32-block, d = max|x|/127, q = rint(x·(1/d)) clamped (the CPU's
 // quantize_activations byte for byte), s16 = Σq of each half.
 __global__ void __launch_bounds__(128) quantize_act_q8_kernel(const float* x, void* xq, int n_tokens, int n_cols) {
+  alap_pdl_begin();
   const long long n_blocks = (long long)n_tokens * (n_cols / 32);
   const long long blk = (long long)blockIdx.x * 4 + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -144,7 +146,8 @@ __global__ void __launch_bounds__(kMvThreads) matvec_q8_kernel(const uint8_t* w,
   };
 
 #pragma unroll
-  for (int c = 0; c < S - 1; ++c) stage(c);
+  for (int c = 0; c < S - 1; ++c) stage(c);  // weights only: they may stream before the wait
+  alap_pdl_begin();                           // x and y belong to the previous kernels until here
   float acc[R] = {};
   for (int c = 0; c < n_chunks; ++c) {
     stage(c + S - 1);
@@ -190,6 +193,11 @@ __global__ void __launch_bounds__(kMvThreads) matvec_q8_direct_kernel(const uint
   const uint8_t* wrow[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) wrow[r] = w + size_t(min(row0 + r, n_rows - 1)) * row_bytes;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {  // the lane's first block of each row, asked for before the wait
+    if (lane < n_cols / 32) alap_prefetch_l2(wrow[r] + size_t(lane) * (row_bytes / (n_cols / 32)));
+  }
+  alap_pdl_begin();
   const act_q8_view x = act_q8_layout(xq, 1, n_cols);
   const int n_blk32 = n_cols / 32;
   float acc[R] = {};
@@ -230,6 +238,7 @@ template <uint32_t T>
 __global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
                                                                  int n_cols, const float* x, float* y, float beta,
                                                                  bool vec) {
+  alap_pdl_begin();
   constexpr int kE = T == kF32 ? 4 : 8;  // elements per 16 bytes
   const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
   const int row = blockIdx.x * kMvRows + grp;
@@ -270,6 +279,7 @@ template <uint32_t T, int TT>
 __global__ void __launch_bounds__(kTileThreads) matmul_q8_tiled_kernel(const uint8_t* w, size_t row_bytes,
                                                                       int n_rows, int n_cols, const void* xq,
                                                                       int n_tokens, float* y, float beta) {
+  alap_pdl_begin();
   constexpr int kH = kTileK / 16;  // 16-halves per K step
   constexpr int kTJ = TT / 16;
   __shared__ int4 w_sh[kTileRows][kH + 1];  // +1: rows 36 words apart in the banks
@@ -358,6 +368,7 @@ template <uint32_t T, int TT>
 __global__ void __launch_bounds__(kTileThreads) matmul_plain_tiled_kernel(const uint8_t* w, size_t row_bytes,
                                                                          int n_rows, int n_cols, const float* x,
                                                                          int n_tokens, float* y, float beta) {
+  alap_pdl_begin();
   constexpr int kK = 32, kTJ = TT / 16;
   __shared__ float w_sh[kTileRows][kK + 1];
   __shared__ float x_sh[TT][kK + 1];
@@ -421,40 +432,40 @@ void launch_matmul(const mm_args& a) {
     const unsigned grid = unsigned((a.n_rows + kMvRows - 1) / kMvRows);
     if constexpr (plain) {
       const bool vec = aligned16 && a.n_cols % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
-      matvec_plain_kernel<T><<<grid, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y,
-                                                                a.beta, vec);
+      alap_launch(matvec_plain_kernel<T>, grid, kMvThreads, 0, a.stream,
+                  a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y, a.beta, vec);
     } else if constexpr (mv_direct(T)) {
       constexpr int kR = ALAP_MV_DIRECT_ROWS;
       const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
-      matvec_q8_direct_kernel<T, kR><<<grid_r, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq,
-                                                                          a.y, a.beta);
+      alap_launch(matvec_q8_direct_kernel<T, kR>, grid_r, kMvThreads, 0, a.stream,
+                  a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y, a.beta);
     } else {
       // Rows per group: ALAP_MV_STAGED_ROWS, halved while two stages would not fit (Q6_K, Q3_K chunks).
       constexpr int kR0 = ALAP_MV_STAGED_ROWS;
       constexpr int kR = kMvRows * 2 * kR0 * mv_chunk<T>::bytes <= 48 * 1024 ? kR0 : (kR0 > 1 ? kR0 / 2 : 1);
       const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
-      matvec_q8_kernel<T, kR><<<grid_r, kMvThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y,
-                                                                   a.beta, aligned16);
+      alap_launch(matvec_q8_kernel<T, kR>, grid_r, kMvThreads, 0, a.stream,
+                  a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y, a.beta, aligned16);
     }
   } else {
     const unsigned gy = unsigned((a.n_rows + kTileRows - 1) / kTileRows);
     if (a.n_tokens <= 16) {
       const dim3 grid(unsigned((a.n_tokens + 15) / 16), gy);
       if constexpr (plain) {
-        matmul_plain_tiled_kernel<T, 16><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
-                                                                              a.x, a.n_tokens, a.y, a.beta);
+        alap_launch(matmul_plain_tiled_kernel<T, 16>, grid, kTileThreads, 0, a.stream,
+                    a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.n_tokens, a.y, a.beta);
       } else {
-        matmul_q8_tiled_kernel<T, 16><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
-                                                                           a.xq, a.n_tokens, a.y, a.beta);
+        alap_launch(matmul_q8_tiled_kernel<T, 16>, grid, kTileThreads, 0, a.stream,
+                    a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.n_tokens, a.y, a.beta);
       }
     } else {
       const dim3 grid(unsigned((a.n_tokens + 63) / 64), gy);
       if constexpr (plain) {
-        matmul_plain_tiled_kernel<T, 64><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
-                                                                              a.x, a.n_tokens, a.y, a.beta);
+        alap_launch(matmul_plain_tiled_kernel<T, 64>, grid, kTileThreads, 0, a.stream,
+                    a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.n_tokens, a.y, a.beta);
       } else {
-        matmul_q8_tiled_kernel<T, 64><<<grid, kTileThreads, 0, a.stream>>>(a.w, a.row_bytes, a.n_rows, a.n_cols,
-                                                                           a.xq, a.n_tokens, a.y, a.beta);
+        alap_launch(matmul_q8_tiled_kernel<T, 64>, grid, kTileThreads, 0, a.stream,
+                    a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.n_tokens, a.y, a.beta);
       }
     }
   }
@@ -482,8 +493,8 @@ int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, 
     const long long n_blocks = (long long)n_tokens * (n_cols / 32);
     const long long grid = (n_blocks + 3) / 4;
     if (grid > 0x7fffffffLL) throw std::invalid_argument("too many values for one launch");
-    quantize_act_q8_kernel<<<unsigned(grid), 128, 0, static_cast<alap_gpu_stream_t>(stream)>>>(d_x, d_xq, n_tokens,
-                                                                                               n_cols);
+    alap_launch(quantize_act_q8_kernel, unsigned(grid), 128, 0, static_cast<alap_gpu_stream_t>(stream), d_x, d_xq,
+                n_tokens, n_cols);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

@@ -4,11 +4,13 @@
 // allocation also clears the runtime's last-error slot so the next kernel launch is not blamed.
 // Not the kernels (matmul.hip, ops_elementwise.hip).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/ops.h"
 
@@ -25,6 +27,22 @@ void check(alap_gpu_error_t err, const char* what) {
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 }  // namespace
+
+bool pdl_enabled() {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  static const bool on = [] {
+    const char* env = std::getenv("ALAP_GPU_PDL");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    int device = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    return major >= 9;
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
 
 extern "C" {
 

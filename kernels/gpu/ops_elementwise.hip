@@ -8,6 +8,7 @@
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/matmul_kernel.h"
 #include "kernels/gpu/ops.h"
@@ -41,6 +42,7 @@ __device__ double block_sum(double v, double* sh) {
 // One block per row.
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const float* x, const float* w, float* y, int n_cols,
                                                             float eps) {
+  alap_pdl_begin();
   __shared__ double sh[kThreads];
   const float* xr = x + size_t(blockIdx.x) * n_cols;
   float* yr = y + size_t(blockIdx.x) * n_cols;
@@ -55,16 +57,19 @@ __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const float* x, cons
 }
 
 __global__ void add_bias_kernel(float* y, const float* b, int n_cols, size_t count) {
+  alap_pdl_begin();
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
     y[i] += b[i % n_cols];
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* y, size_t count) {
+  alap_pdl_begin();
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
     y[i] = a[i] + b[i];
 }
 
 __global__ void swiglu_kernel(const float* gate, const float* up, float* out, size_t count) {
+  alap_pdl_begin();
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
     const float g = gate[i];
     out[i] = g / (1.0f + expf(-g)) * up[i];
@@ -95,6 +100,7 @@ __device__ __forceinline__ void quantize_block_32(float v, bool valid, const act
 // 32-blocks in rounds (every lane takes part in every round's shuffles), writing y and its blocks.
 __global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, const float* w, float* y, void* xq,
                                                                int n_rows, int n_cols, float eps) {
+  alap_pdl_begin();
   __shared__ double sh[kThreads];
   const float* xr = x + size_t(blockIdx.x) * n_cols;
   float* yr = y + size_t(blockIdx.x) * n_cols;
@@ -121,6 +127,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, c
 // Four 32-blocks per block of 128 threads over the flat [n_rows·n_cols] values.
 __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const float* up, float* out, void* xq,
                                                         int n_rows, int n_cols) {
+  alap_pdl_begin();
   const long long n_blocks = (long long)n_rows * (n_cols / 32);
   const long long blk = (long long)blockIdx.x * 4 + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -139,6 +146,7 @@ __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const
 __global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const float* b, int n_heads, int n_rot_heads,
                                                                int head_dim, int n_rot, int pos, float freq_base,
                                                                float freq_scale, const float* ff, int neox) {
+  alap_pdl_begin();
   __shared__ float cs_sh[128], sn_sh[128];
   const int n = n_heads * head_dim, half = n_rot / 2;
   if (b != nullptr) {
@@ -165,6 +173,7 @@ __global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const f
 // One thread per (token, pair): the angle in double, then every head of the token.
 __global__ void rope_kernel(float* x, int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, float freq_base,
                             float freq_scale, const float* ff, int neox) {
+  alap_pdl_begin();
   const int half = n_rot / 2;
   const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= (long long)n_tokens * half) return;
@@ -186,6 +195,7 @@ __global__ void rope_kernel(float* x, int n_tokens, int n_heads, int head_dim, i
 template <uint32_t T>
 __global__ void __launch_bounds__(kThreads) get_rows_kernel(const uint8_t* table, size_t row_bytes, int n_rows,
                                                             int n_cols, const int32_t* ids, float* out) {
+  alap_pdl_begin();
   const int id = ids[blockIdx.x];
   const int lane = threadIdx.x % 32;
   const int blk = blockIdx.y * (kThreads / 32) + threadIdx.x / 32;
@@ -212,6 +222,7 @@ __global__ void __launch_bounds__(kThreads) get_rows_kernel(const uint8_t* table
 
 // One block: thread-strided scan, then a tree keeping the larger value, the lower index on ties.
 __global__ void __launch_bounds__(1024) argmax_kernel(const float* x, int n, int32_t* out) {
+  alap_pdl_begin();
   __shared__ float bv[1024];
   __shared__ int bi[1024];
   float best = -INFINITY;
@@ -243,11 +254,9 @@ __global__ void __launch_bounds__(1024) argmax_kernel(const float* x, int n, int
 
 __global__ void kv_f16_store_kernel(const float* x, uint16_t* cache, int n_tokens, int n_kv_head, int head_dim,
                                     int capacity, int pos0) {
-  // CUDA sm_90: let a programmatic dependent (attention with kAttnLaunchPdl) start streaming the older
-  // rows now; it reads these rows only after its griddepcontrol.wait (this grid done and visible).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
+  // After the wait, let a programmatic dependent (attention with kAttnLaunchPdl) start streaming
+  // the older rows; it reads these rows only after its own griddepcontrol.wait (this grid done).
+  alap_pdl_begin();
   const size_t count = size_t(n_tokens) * n_kv_head * head_dim;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
     const int d = int(i % head_dim);
@@ -264,7 +273,8 @@ void launch_get_rows(const void* table, size_t row_bytes, int n_rows, int n_cols
                      float* out, alap_gpu_stream_t s) {
   const int n_blk = (n_cols + 31) / 32;
   const dim3 grid(unsigned(n_ids), unsigned((n_blk + kThreads / 32 - 1) / (kThreads / 32)));
-  get_rows_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<const uint8_t*>(table), row_bytes, n_rows, n_cols, ids, out);
+  alap_launch(get_rows_kernel<T>, grid, kThreads, 0, s,
+              static_cast<const uint8_t*>(table), row_bytes, n_rows, n_cols, ids, out);
 }
 
 }  // namespace
@@ -277,7 +287,7 @@ int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int
     if (n_rows == 0) return;
     if (d_x == nullptr || d_y == nullptr) throw std::invalid_argument("d_x or d_y is null");
     if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
-    rms_norm_kernel<<<unsigned(n_rows), kThreads, 0, as_stream(stream)>>>(d_x, d_w, d_y, n_cols, eps);
+    alap_launch(rms_norm_kernel, unsigned(n_rows), kThreads, 0, as_stream(stream), d_x, d_w, d_y, n_cols, eps);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -291,7 +301,8 @@ int gpu_rms_norm_q8(const float* d_x, const float* d_w, float* d_y, void* d_xq, 
     if (d_x == nullptr || d_y == nullptr || d_xq == nullptr) throw std::invalid_argument("d_x, d_y or d_xq is null");
     if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
     if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
-    rms_norm_q8_kernel<<<unsigned(n_rows), kThreads, 0, as_stream(stream)>>>(d_x, d_w, d_y, d_xq, n_rows, n_cols, eps);
+    alap_launch(rms_norm_q8_kernel, unsigned(n_rows), kThreads, 0, as_stream(stream),
+                d_x, d_w, d_y, d_xq, n_rows, n_cols, eps);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -307,7 +318,7 @@ int gpu_swiglu_q8(const float* d_gate, const float* d_up, float* d_out, void* d_
     if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
     const long long grid = ((long long)n_rows * (n_cols / 32) + 3) / 4;
     if (grid > 0x7fffffffLL) throw std::invalid_argument("too many values for one launch");
-    swiglu_q8_kernel<<<unsigned(grid), 128, 0, as_stream(stream)>>>(d_gate, d_up, d_out, d_xq, n_rows, n_cols);
+    alap_launch(swiglu_q8_kernel, unsigned(grid), 128, 0, as_stream(stream), d_gate, d_up, d_out, d_xq, n_rows, n_cols);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -318,7 +329,7 @@ int gpu_add_bias(float* d_y, const float* d_b, int n_cols, int n_rows, void* str
     if (n_rows == 0) return;
     if (d_y == nullptr || d_b == nullptr) throw std::invalid_argument("d_y or d_b is null");
     const size_t count = size_t(n_cols) * n_rows;
-    add_bias_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_y, d_b, n_cols, count);
+    alap_launch(add_bias_kernel, grid_for(count), kThreads, 0, as_stream(stream), d_y, d_b, n_cols, count);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -327,7 +338,7 @@ int gpu_add(const float* d_a, const float* d_b, float* d_y, size_t count, void* 
   return gpu_api_call("gpu_add", [&] {
     if (count == 0) return;
     if (d_a == nullptr || d_b == nullptr || d_y == nullptr) throw std::invalid_argument("null pointer");
-    add_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_a, d_b, d_y, count);
+    alap_launch(add_kernel, grid_for(count), kThreads, 0, as_stream(stream), d_a, d_b, d_y, count);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -336,7 +347,7 @@ int gpu_swiglu(const float* d_gate, const float* d_up, float* d_out, size_t coun
   return gpu_api_call("gpu_swiglu", [&] {
     if (count == 0) return;
     if (d_gate == nullptr || d_up == nullptr || d_out == nullptr) throw std::invalid_argument("null pointer");
-    swiglu_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_gate, d_up, d_out, count);
+    alap_launch(swiglu_kernel, grid_for(count), kThreads, 0, as_stream(stream), d_gate, d_up, d_out, count);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -353,8 +364,8 @@ int gpu_rope(float* d_x, int n_tokens, int n_heads, int head_dim, int n_rot, int
     if (d_x == nullptr) throw std::invalid_argument("d_x is null");
     const size_t count = size_t(n_tokens) * (n_rot / 2);
     if ((count + kThreads - 1) / kThreads > 0x7fffffffu) throw std::invalid_argument("too many tokens");
-    rope_kernel<<<unsigned((count + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream)>>>(
-        d_x, n_tokens, n_heads, head_dim, n_rot, pos0, freq_base, freq_scale, d_freq_factors, neox);
+    alap_launch(rope_kernel, unsigned((count + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream),
+                d_x, n_tokens, n_heads, head_dim, n_rot, pos0, freq_base, freq_scale, d_freq_factors, neox);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -369,8 +380,8 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
     if (pos < 0) throw std::invalid_argument("pos is negative");
     if (!(freq_base > 0.0f)) throw std::invalid_argument("freq_base must be positive");
     if (d_x == nullptr) throw std::invalid_argument("d_x is null");
-    bias_rope_1_kernel<<<1, kThreads, 0, as_stream(stream)>>>(d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos,
-                                                             freq_base, freq_scale, d_freq_factors, neox);
+    alap_launch(bias_rope_1_kernel, 1, kThreads, 0, as_stream(stream),
+                d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_freq_factors, neox);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -412,7 +423,7 @@ int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream) {
   return gpu_api_call("gpu_argmax", [&] {
     if (n <= 0) throw std::invalid_argument("n must be positive");
     if (d_x == nullptr || d_out == nullptr) throw std::invalid_argument("null pointer");
-    argmax_kernel<<<1, 1024, 0, as_stream(stream)>>>(d_x, n, d_out);
+    alap_launch(argmax_kernel, 1, 1024, 0, as_stream(stream), d_x, n, d_out);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -426,8 +437,8 @@ int gpu_kv_f16_store(const float* d_x, uint16_t* d_cache, int n_tokens, int n_kv
     if (n_tokens == 0) return;
     if (d_x == nullptr || d_cache == nullptr) throw std::invalid_argument("d_x or d_cache is null");
     const size_t count = size_t(n_tokens) * n_kv_head * head_dim;
-    kv_f16_store_kernel<<<grid_for(count), kThreads, 0, as_stream(stream)>>>(d_x, d_cache, n_tokens, n_kv_head,
-                                                                            head_dim, capacity, pos0);
+    alap_launch(kv_f16_store_kernel, grid_for(count), kThreads, 0, as_stream(stream),
+                d_x, d_cache, n_tokens, n_kv_head, head_dim, capacity, pos0);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

@@ -9,6 +9,7 @@
 # build/gpustep-dev: forward_gpu_device, make_random_model, ops_gpu_test, libalap_gpu.so); when the
 # carried library does not load it builds kernels/gpu/*.hip here with nvcc. Logs go to $OUT.
 # Usage from the repo root: bash tests/core/model/run_forward_h200.sh [seconds budget, default 300]
+# ALAP_BENCH_QUICK=1: only the Q4_K models at 4k and 32k; ALAP_BENCH_ENVS: see run_bench.
 set -u -o pipefail
 out=${OUT:-h200-out}
 budget=${1:-300}
@@ -53,11 +54,23 @@ timeout 60 "$bin/forward_gpu_device" check 2>&1 | tee "$out/check.log"
 echo "check rc=$? (at $(elapsed) s)"
 wait
 
+# ALAP_BENCH_ENVS="ALAP_GPU_PDL=0;ALAP_GPU_PDL=1": each bench once under each setting, in turn.
+IFS=';' read -r -a bench_envs <<< "${ALAP_BENCH_ENVS:-}"
+[ ${#bench_envs[@]} -eq 0 ] && bench_envs=("")
 run_bench() {  # MODEL CTX MODE [LAYERS HOW]
   if [ "$(elapsed)" -gt "$budget" ]; then echo "skipped $* (budget)" | tee -a "$out/bench.log"; return; fi
-  timeout 30 "$bin/forward_gpu_device" bench "$m/$1.gguf" "${@:2}" 2>&1 | grep -v '^device:' | tee -a "$out/bench.log"
+  for e in "${bench_envs[@]}"; do
+    [ -n "$e" ] && echo "[$e]" | tee -a "$out/bench.log"
+    env $e timeout 30 "$bin/forward_gpu_device" bench "$m/$1.gguf" "${@:2}" 2>&1 | grep -v '^device:' | tee -a "$out/bench.log"
+  done
 }
 echo "== bench (at $(elapsed) s)"
+if [ -n "${ALAP_BENCH_QUICK:-}" ]; then  # Q4_K only: 4k and 32k, f16 and k8, graphs
+  for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
+    for mode in f16 k8; do run_bench $model 4096 $mode -1; run_bench $model 32768 $mode -1 nofill; done
+  done
+  budget=0
+fi
 # Most telling first (a budget cut drops the tail): Q4_K at 4k, then 32k decode, then Q8_0.
 for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
   for mode in f16 k8; do
