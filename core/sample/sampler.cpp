@@ -94,14 +94,29 @@ std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span
   if (params.temperature <= 0.0f) return {TokenProb{sampler_argmax(work), 1.0}};
 
   // cands [n] sorted by logit, descending: all of them, or the best top_k.
-  std::vector<Cand> cands(work.size());
-  for (size_t i = 0; i < work.size(); ++i) cands[i] = Cand{static_cast<int32_t>(i), work[i]};
-  size_t n = cands.size();
+  std::vector<Cand> cands;
+  size_t n = work.size();
   if (params.top_k > 0 && static_cast<size_t>(params.top_k) < n) {
+    // One pass keeping the best top_k in a heap whose front is the worst kept: a later id never
+    // ranks before an equal logit, so only a strictly larger logit displaces it. (A vocabulary of
+    // 150k takes ~0.05 ms here against ~0.2 ms for partial_sort over a copy of every candidate,
+    // which mattered beside a GPU decode step of ~1.5 ms.)
     n = static_cast<size_t>(params.top_k);
-    std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(n), cands.end(), cand_before);
-    cands.resize(n);
+    cands.reserve(n);
+    for (size_t i = 0; i < n; ++i) cands.push_back(Cand{static_cast<int32_t>(i), work[i]});
+    std::make_heap(cands.begin(), cands.end(), cand_before);
+    float worst = cands.front().logit;
+    for (size_t i = n; i < work.size(); ++i) {
+      if (!(work[i] > worst)) continue;
+      std::pop_heap(cands.begin(), cands.end(), cand_before);
+      cands.back() = Cand{static_cast<int32_t>(i), work[i]};
+      std::push_heap(cands.begin(), cands.end(), cand_before);
+      worst = cands.front().logit;
+    }
+    std::sort(cands.begin(), cands.end(), cand_before);
   } else {
+    cands.resize(n);
+    for (size_t i = 0; i < n; ++i) cands[i] = Cand{static_cast<int32_t>(i), work[i]};
     std::sort(cands.begin(), cands.end(), cand_before);
   }
   const double max_logit = cands[0].logit;

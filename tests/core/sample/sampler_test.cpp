@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <vector>
 
 namespace alap {
@@ -61,6 +63,26 @@ TEST(Sampler, TopKKeepsTheKLargestInOrder) {
   const double z = std::exp(4.0) + std::exp(3.0) + std::exp(2.0);
   EXPECT_NEAR(c[0].p, std::exp(4.0) / z, 1e-12);
   EXPECT_NEAR(c[2].p, std::exp(2.0) / z, 1e-12);
+}
+
+// The one-pass top-k against a full sort (logit descending, lower id first on ties) on rows with
+// many ties, -inf entries and the best values late in the row.
+TEST(Sampler, TopKMatchesAFullSortWithTies) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const size_t n = 50 + rng() % 3000;
+    std::vector<float> logits(n);
+    for (auto& l : logits) l = static_cast<float>(static_cast<int>(rng() % 9)) - 4.0f;  // 9 values: ties
+    for (int i = 0; i < 5; ++i) logits[rng() % n] = -INFINITY;
+    if (trial % 2 == 0) logits[n - 1] = 100.0f;  // the best one last
+    SamplerParams p = no_filters();
+    p.top_k = 1 + static_cast<int32_t>(rng() % 64);
+    std::vector<int32_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    order.resize(std::min(n, static_cast<size_t>(p.top_k)));
+    EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), order) << "trial " << trial << " k " << p.top_k;
+  }
 }
 
 TEST(Sampler, TopPKeepsTheSmallestSetReachingP) {
