@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
 
 namespace alap::gpu {
@@ -752,6 +753,19 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #ifndef ALAP_ATTN_QFIRST
 #define ALAP_ATTN_QFIRST 1
 #endif
+// Round 6: under PDL, tiles issued before griddepcontrol.wait (1 .. stages - 1; the rest right after
+// the query's loads). 0 = all of the ring's first tiles (round 5). 1, the default: after the K row
+// store 0.7-1.1 µs faster at 16k-32k than round 5's order and 0.5-0.9 µs faster than a plain launch
+// there (at 1k-4k still 0.1-0.5 µs slower than plain; docs/bench/gpu.md "Round 6 runs").
+#ifndef ALAP_ATTN_PDL_PRE
+#define ALAP_ATTN_PDL_PRE 1
+#endif
+// Round 6: the warps' merge behind one block barrier instead of three: each warp leaves its unscaled
+// (o, l) at the start of its own ring (free once its copies have landed) and m in mw_sh as soon as it
+// is done, and the sum over the warps rescales (0 = round 5's merge: barrier, max, scaled o, barrier).
+#ifndef ALAP_ATTN_WMERGE
+#define ALAP_ATTN_WMERGE 1
+#endif
 inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
 inline constexpr int kMmaThreads = 32 * kMmaWarps;
 inline constexpr int kMmaRows = 16;  // rows per warp tile
@@ -789,19 +803,6 @@ __device__ __forceinline__ void alap_mma_16816_c(float* d, const unsigned* a, un
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]), "f"(c[2]),
                  "f"(c[3]));
-}
-// Programmatic dependent launch (sm_90): wait until the previous kernel on the stream has finished
-// and its writes are visible (a no-op when this grid was launched normally), and let the next
-// kernel, if launched with the PDL attribute, start early (it waits in turn before reading ours).
-__device__ __forceinline__ void alap_griddep_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void alap_griddep_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
 }
 // Thread-block clusters (sm_90): blocks in this block's cluster (1 when launched without one), this
 // block's rank in it, a cluster-wide barrier with release/acquire of shared memory, and loads from
@@ -989,18 +990,25 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   constexpr int kStep = kMmaRows * kMmaWarps;
   int t_issue = begin + warp * kMmaRows;
   const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, end - 1) < a.p.n_ctx - 1;
-  const auto fill_ring = [&] {
+  const auto fill_ring = [&](int from, int to) {  // stages from..to-1 of the ring's first fill
 #pragma unroll
-    for (int s = 0; s < T::kStages - 1; ++s, t_issue += kStep) issue(t_issue, s);
+    for (int s = 0; s < T::kStages - 1; ++s)
+      if (s >= from && s < to) {
+        issue(t_issue, s);
+        t_issue += kStep;
+      }
   };
   // Round 5: the query's loads go out before the first tiles (ALAP_ATTN_QFIRST 1), so they do not
   // queue behind 2 tiles per warp (13-17 MB over the GPU) and every warp can use its first tile as
   // soon as it lands. Under PDL the tiles that do not need the wait still go first: they overlap the
   // previous kernel, which matters more.
+  // Round 6: under PDL only ALAP_ATTN_PDL_PRE tiles go before the wait, the rest after the query's
+  // loads (the whole first fill before them delayed the query, as the plain launch's did in round 4).
   const bool tiles_first = early && (ALAP_ATTN_QFIRST == 0 || a.pdl != 0);
-  if (tiles_first) fill_ring();
-  alap_griddep_wait();               // q, the newest row, out and scratch are ours from here
-  alap_griddep_launch_dependents();  // the next kernel may start streaming (it waits for our end)
+  constexpr int kPre = ALAP_ATTN_PDL_PRE > 0 && ALAP_ATTN_PDL_PRE < T::kStages - 1 ? ALAP_ATTN_PDL_PRE : T::kStages - 1;
+  if (tiles_first) fill_ring(0, kPre);
+  alap_pdl_wait();     // q, the newest row, out and scratch are ours from here (gpu_pdl.h)
+  alap_pdl_release();  // the next kernel may start streaming (it waits for our end)
 
   // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G. All of
   // a warp's loads first (one round trip), then the remaining tiles, then the blocks.
@@ -1011,7 +1019,8 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;
     xq[k] = blk < kQBlocks && hh < G ? a.p.q[(size_t(h0) + hh) * HD + b * kQBlock + lane] : 0.0f;
   }
-  if (!tiles_first) fill_ring();
+  if (!tiles_first) fill_ring(0, T::kStages - 1);
+  else if (kPre < T::kStages - 1) fill_ring(kPre, T::kStages - 1);
 #pragma unroll
   for (int k = 0; k < kQPer; ++k) {
     const int blk = warp + k * kMmaWarps, hh = blk / nb, b = blk % nb;
@@ -1288,13 +1297,22 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   }
   alap_attn_stamp(a, HD, 3);  // warp 0 done streaming
   alap_cp_async_wait<0>();    // no copy outlives the loop
-  __syncthreads();            // the rings are reused below
-  alap_attn_stamp(a, HD, 4);  // every warp done
 
   // Merge the warps. Lane (g, t) holds, for head 4hh + t, dims m = g and g + 8 of each Vᵀ tile
   // (hi in acc[..][0]/[2], lo in [1]/[3]); that head's m and l live in lane 8t.
-  float* red = reinterpret_cast<float*>(stage_sh);  // [kMmaWarps][GB][HD], then l [kMmaWarps][GB]
-  float* lred = red + kMmaWarps * GB * HD;
+  // kWm (ALAP_ATTN_WMERGE, not with the cluster merge, whose blk_o lies in the rings): warp w's
+  // (o [GB][HD], l [GB]) go to the start of its own ring (free once its copies have landed), unscaled,
+  // with m in mw_sh; one barrier, then the sum over the warps rescales. Else (round 5): red
+  // [kMmaWarps][GB][HD], then l [kMmaWarps][GB], over all rings, scaled before the sum.
+  constexpr bool kWm = ALAP_ATTN_WMERGE && !ALAP_ATTN_CLUSTER;
+  constexpr int kRedStride = kWm ? T::warp_bytes / 4 : GB * HD;  // floats between warps' o
+  static_assert(!kWm || GB * (HD + 1) * 4 <= T::warp_bytes, "a warp's partial fits its ring");
+  float* red = reinterpret_cast<float*>(stage_sh);
+  float* lred = kWm ? red + GB * HD : red + kMmaWarps * GB * HD;  // warp w's at + w·kLredStride
+  constexpr int kLredStride = kWm ? kRedStride : GB;
+  if constexpr (!kWm) __syncthreads();  // the rings are reused below
+  else __syncwarp();                    // every lane's copies of this warp have landed
+  if constexpr (!kWm) alap_attn_stamp(a, HD, 4);  // every warp done
   float l_h[NH], m_h[NH];
 #pragma unroll
   for (int hh = 0; hh < NH; ++hh) {
@@ -1305,15 +1323,18 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     m_h[hh] = __shfl_sync(0xffffffffu, m_run[hh], 8 * tq);
     if (g == 0) mw_sh[warp][4 * hh + tq] = m_h[hh];
   }
-  __syncthreads();
+  if constexpr (!kWm) __syncthreads();
 #pragma unroll
   for (int hh = 0; hh < NH; ++hh) {
     const int h = 4 * hh + tq;
-    float mx = -INFINITY;
+    float f = 1.0f;
+    if constexpr (!kWm) {
+      float mx = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][h]);
-    const float f = m_h[hh] == -INFINITY ? 0.0f : alap_exp2(m_h[hh] - mx);
-    float* o = red + (warp * GB + h) * HD;
+      for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][h]);
+      f = m_h[hh] == -INFINITY ? 0.0f : alap_exp2(m_h[hh] - mx);
+    }
+    float* o = kWm ? red + warp * kRedStride + h * HD : red + (warp * GB + h) * HD;
 #pragma unroll
     for (int j = 0; j < MT; ++j) {
       const int d0 = T::v_packed ? 16 * j + 2 * g : 16 * j + g;
@@ -1321,9 +1342,10 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
       o[d0] = (acc[hh][j][0] + acc[hh][j][1]) * f;
       o[d1] = (acc[hh][j][2] + acc[hh][j][3]) * f;
     }
-    if (g == 0) lred[warp * GB + h] = l_h[hh] * f;
+    if (g == 0) lred[warp * kLredStride + h] = l_h[hh] * f;
   }
   __syncthreads();
+  if constexpr (kWm) alap_attn_stamp(a, HD, 4);  // every warp done and its partial written
   const bool single = a.n_split == 1;
   // Launched as a cluster of the n_split blocks of this KV head (slice): the partials stay in shared
   // memory (blk_o [GB][HD], blk_m [GB], blk_l [GB]) and are merged through distributed shared memory.
@@ -1333,17 +1355,28 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   float* blk_l = blk_m + GB;
   for (int i = tid; i < G * HD; i += kMmaThreads) {
     const int hg = i / HD, d = i % HD, h = h0 + hg;
-    float o = 0.0f, l = 0.0f;
+    float o = 0.0f, l = 0.0f, mx = -INFINITY;
+    if constexpr (kWm) {
 #pragma unroll
-    for (int w = 0; w < kMmaWarps; ++w) {
-      o += red[(w * GB + hg) * HD + d];
-      l += lred[w * GB + hg];
+      for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
+#pragma unroll
+      for (int w = 0; w < kMmaWarps; ++w) {
+        const float mw = mw_sh[w][hg];
+        const float f = mw == -INFINITY ? 0.0f : alap_exp2(mw - mx);
+        o = fmaf(red[w * kRedStride + hg * HD + d], f, o);
+        l = fmaf(lred[w * kLredStride + hg], f, l);
+      }
+    } else {
+#pragma unroll
+      for (int w = 0; w < kMmaWarps; ++w) {
+        o += red[(w * GB + hg) * HD + d];
+        l += lred[w * GB + hg];
+      }
     }
     if (single) {
       a.p.out[size_t(h) * HD + d] = l > 0.0f ? o / l : 0.0f;
     } else {
-      float mx = -INFINITY;
-      if (d == 0) {
+      if (!kWm && d == 0) {
 #pragma unroll
         for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
       }
