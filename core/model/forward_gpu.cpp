@@ -360,11 +360,37 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
   const int n_rot = static_cast<int>(hp.n_rot), p0 = static_cast<int>(pos0);
   const bool no_qk_norm = o.q_norm == kNone && o.k_norm == kNone;
   const bool no_bias = o.bq == kNone && o.bk == kNone && o.bv == kNone;
+  bool stored = false;
   if (n == 1 && no_qk_norm && (o.qkv_bias || no_bias)) {
-    // One token, [q | k | v] of H + 2·Hk heads: the bias over all, RoPE on the first H + Hk.
-    ck(ops->gpu_bias_rope_1(q, o.qkv_bias ? w<float>(o.bq) : nullptr, H + 2 * Hk, H + Hk, D, n_rot, p0,
-                            hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream),
-       "bias and rope (q, k)");
+    // One token, [q | k | v] of H + 2·Hk heads: the bias over all, RoPE on the first H + Hk, then
+    // K and V into the cache, in one launch.
+    gpu::gpu_rope_store_params p{};
+    p.x = q;
+    p.bias = o.qkv_bias ? w<float>(o.bq) : nullptr;
+    p.n_head = H;
+    p.n_kv_head = Hk;
+    p.head_dim = D;
+    p.n_rot = n_rot;
+    p.pos = p0;
+    p.freq_base = hp.rope_freq_base;
+    p.freq_scale = hp.rope_freq_scale;
+    p.freq_factors = ff;
+    p.neox = neox;
+    p.capacity = C;
+    if (mode == CacheMode::f16) {
+      p.k_f16 = c<uint16_t>(o.k_f16);
+    } else {
+      p.k_q = c<int8_t>(o.k_q);
+      p.k_d = c<uint16_t>(o.k_d);
+    }
+    if (mode == CacheMode::k8v8) {
+      p.v_q = c<int8_t>(o.v_q);
+      p.v_d = c<uint16_t>(o.v_d);
+    } else {
+      p.v_f16 = c<uint16_t>(o.v);
+    }
+    ck(ops->gpu_rope_store_1(&p, stream), "bias, rope and cache store (q, k, v)");
+    stored = true;
   } else {
     if (o.bq != kNone) ck(ops->gpu_add_bias(q, w<float>(o.bq), H * D, n, stream), "q bias");
     if (o.bk != kNone) ck(ops->gpu_add_bias(k, w<float>(o.bk), Hk * D, n, stream), "k bias");
@@ -379,17 +405,19 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
       ck(ops->gpu_rope(k, n, Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (k)");
     }
   }
-  if (mode == CacheMode::f16) {
-    ck(ops->gpu_kv_f16_store(k, c<uint16_t>(o.k_f16), n, Hk, D, C, p0, stream), "storing K");
-  } else {
-    gpu::kv_k8_store_params p{k, c<int8_t>(o.k_q), c<uint16_t>(o.k_d), n, Hk, D, C, p0};
-    ck(ops->kv_k8_store_run(&p, stream), "storing packed K");
-  }
-  if (mode == CacheMode::k8v8) {
-    gpu::kv_k8_store_params p{v, c<int8_t>(o.v_q), c<uint16_t>(o.v_d), n, Hk, D, C, p0};
-    ck(ops->kv_k8_store_run(&p, stream), "storing packed V");
-  } else {
-    ck(ops->gpu_kv_f16_store(v, c<uint16_t>(o.v), n, Hk, D, C, p0, stream), "storing V");
+  if (!stored) {
+    if (mode == CacheMode::f16) {
+      ck(ops->gpu_kv_f16_store(k, c<uint16_t>(o.k_f16), n, Hk, D, C, p0, stream), "storing K");
+    } else {
+      gpu::kv_k8_store_params p{k, c<int8_t>(o.k_q), c<uint16_t>(o.k_d), n, Hk, D, C, p0};
+      ck(ops->kv_k8_store_run(&p, stream), "storing packed K");
+    }
+    if (mode == CacheMode::k8v8) {
+      gpu::kv_k8_store_params p{v, c<int8_t>(o.v_q), c<uint16_t>(o.v_d), n, Hk, D, C, p0};
+      ck(ops->kv_k8_store_run(&p, stream), "storing packed V");
+    } else {
+      ck(ops->gpu_kv_f16_store(v, c<uint16_t>(o.v), n, Hk, D, C, p0, stream), "storing V");
+    }
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   if (n == 1) {

@@ -1,11 +1,13 @@
 // Writes new K rows into the packed k8 cache layout (DESIGN.md "KV cache formats (normative)"):
-// one 32-lane group per 32-value block, d = max|x|/127 (stored fp16), q = round(x/d) in [-127, 127].
+// one 32-lane group per 32-value block, d = max|x|/127 (stored fp16), q = round(x/d) in [-127, 127]
+// (kv_k8_quant.h).
 // Not the V write (fp16 V rows are a plain copy) and not the CPU twin (kernels/cpu, k8_quantize).
 #include <stdexcept>
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_api_util.h"
 #include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/kv_k8_quant.h"
 
 namespace alap::gpu {
 
@@ -32,14 +34,11 @@ __global__ void __launch_bounds__(kStoreThreads) kv_k8_store_kernel(kv_k8_store_
   const int h = valid ? int((blk / nb) % p.n_kv_head) : 0;
   const int t = valid ? int(blk / nb / p.n_kv_head) : 0;
   const float x = valid ? p.k_new[(size_t(t) * p.n_kv_head + h) * p.head_dim + b * kStoreBlock + lane] : 0.0f;
-  float amax = fabsf(x);
-  for (int off = kStoreBlock / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, kStoreBlock));
-  const float d = amax / 127.0f;
-  const int q = d > 0.0f ? static_cast<int>(fminf(fmaxf(roundf(x / d), -127.0f), 127.0f)) : 0;
+  const alap_k8_lane r = alap_k8_quantize_lane(x);
   if (!valid) return;
   const size_t row = size_t(h) * p.capacity + p.pos0 + t;
-  p.k_q[row * p.head_dim + b * kStoreBlock + lane] = static_cast<int8_t>(q);
-  if (lane == 0) p.k_d[row * nb + b] = alap_float_to_half(d);
+  p.k_q[row * p.head_dim + b * kStoreBlock + lane] = static_cast<int8_t>(r.q);
+  if (lane == 0) p.k_d[row * nb + b] = alap_float_to_half(r.d);
 }
 
 extern "C" int kv_k8_store_run(const kv_k8_store_params* p, void* stream) {

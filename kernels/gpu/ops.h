@@ -114,6 +114,28 @@ int gpu_swiglu_q8(const float* d_gate, const float* d_up, float* d_out, void* d_
 int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, int head_dim, int n_rot, int pos,
                     float freq_base, float freq_scale, const float* d_freq_factors, int neox, void* stream);
 
+// gpu_bias_rope_1 on one token's [Q | K | V] heads (x [n_head + 2·n_kv_head][head_dim]: the bias
+// over all, RoPE on the Q and K heads), then its K and V heads written at position pos of the
+// cache, in one launch: K packed (k_q, k_d, as kv_k8_store_run writes it) or fp16 (k_f16, as
+// gpu_kv_f16_store), V likewise (v_q, v_d or v_f16); give exactly one form for each. Byte for byte
+// what the three calls it replaces leave in x and in the cache.
+struct gpu_rope_store_params {
+  float* x;                    // device, [n_head + 2·n_kv_head][head_dim], rotated in place
+  const float* bias;           // device, same length, or null
+  int n_head, n_kv_head, head_dim, n_rot, pos;
+  float freq_base, freq_scale;
+  const float* freq_factors;   // device [n_rot/2] or null
+  int neox;                    // 1: NeoX pairs (i, i + n_rot/2); 0: adjacent pairs
+  int capacity;                // rows per KV head in the cache
+  int8_t* k_q;                 // [n_kv_head][capacity][head_dim], with k_d [n_kv_head][capacity][head_dim/32]
+  uint16_t* k_d;
+  uint16_t* k_f16;             // [n_kv_head][capacity][head_dim]
+  int8_t* v_q;
+  uint16_t* v_d;
+  uint16_t* v_f16;
+};
+int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream);
+
 // Index of the largest of x[0..n) (the first on ties) into *d_out.
 int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream);
 

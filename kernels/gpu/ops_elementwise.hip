@@ -10,6 +10,7 @@
 #include "kernels/gpu/gpu_api_util.h"
 #include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/kv_k8_quant.h"
 #include "kernels/gpu/matmul_kernel.h"
 #include "kernels/gpu/ops.h"
 
@@ -142,12 +143,11 @@ __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const
 }
 
 // One block: the bias over the whole row, then (after a barrier) the angles of the pairs in shared
-// memory (rope_kernel's arithmetic), then every (head, pair) of the rotated heads.
-__global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const float* b, int n_heads, int n_rot_heads,
-                                                               int head_dim, int n_rot, int pos, float freq_base,
-                                                               float freq_scale, const float* ff, int neox) {
-  alap_pdl_begin();
-  __shared__ float cs_sh[128], sn_sh[128];
+// memory (rope_kernel's arithmetic), then every (head, pair) of the rotated heads. cs_sh and sn_sh
+// hold n_rot/2 floats each.
+__device__ void bias_rope_1_body(float* x, const float* b, int n_heads, int n_rot_heads, int head_dim, int n_rot,
+                                 int pos, float freq_base, float freq_scale, const float* ff, int neox, float* cs_sh,
+                                 float* sn_sh) {
   const int n = n_heads * head_dim, half = n_rot / 2;
   if (b != nullptr) {
     for (int i = threadIdx.x; i < n; i += kThreads) x[i] += b[i];
@@ -168,6 +168,50 @@ __global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const f
     v[i0] = x0 * cs - x1 * sn;
     v[i1] = x0 * sn + x1 * cs;
   }
+}
+
+__global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const float* b, int n_heads, int n_rot_heads,
+                                                               int head_dim, int n_rot, int pos, float freq_base,
+                                                               float freq_scale, const float* ff, int neox) {
+  alap_pdl_begin();
+  __shared__ float cs_sh[128], sn_sh[128];
+  bias_rope_1_body(x, b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, cs_sh, sn_sh);
+}
+
+// n_kv_head rows of head_dim values at x into position pos of a cache: fp16 (f16 set) as
+// kv_f16_store_kernel writes them, else packed (q8, d8) as kv_k8_store_kernel does (a 32-lane group
+// per 32-value block; the block's whole group runs the loop together).
+__device__ void store_row_1(const float* x, int8_t* q8, uint16_t* d8, uint16_t* f16, int n_kv_head, int head_dim,
+                            int capacity, int pos) {
+  const int n = n_kv_head * head_dim;
+  if (f16 != nullptr) {
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      const int h = i / head_dim, c = i % head_dim;
+      f16[(size_t(h) * capacity + pos) * head_dim + c] = alap_float_to_half(x[i]);
+    }
+    return;
+  }
+  const int group = threadIdx.x / 32, lane = threadIdx.x % 32, nb = head_dim / 32;
+  for (int blk = group; blk < n / 32; blk += kThreads / 32) {
+    const int h = blk / nb, b = blk % nb;
+    const alap_k8_lane r = alap_k8_quantize_lane(x[blk * 32 + lane]);
+    const size_t row = size_t(h) * capacity + pos;
+    q8[row * head_dim + b * 32 + lane] = static_cast<int8_t>(r.q);
+    if (lane == 0) d8[row * nb + b] = alap_float_to_half(r.d);
+  }
+}
+
+// gpu_rope_store_1: bias_rope_1 on [Q | K | V], then (after a barrier) K and V into the cache.
+__global__ void __launch_bounds__(kThreads) rope_store_1_kernel(gpu_rope_store_params p) {
+  alap_pdl_begin();
+  __shared__ float cs_sh[128], sn_sh[128];
+  const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim;
+  bias_rope_1_body(p.x, p.bias, H + 2 * Hk, H + Hk, D, p.n_rot, p.pos, p.freq_base, p.freq_scale, p.freq_factors,
+                   p.neox, cs_sh, sn_sh);
+  __syncthreads();
+  const float* k = p.x + size_t(H) * D;
+  store_row_1(k, p.k_q, p.k_d, p.k_f16, Hk, D, p.capacity, p.pos);
+  store_row_1(k + size_t(Hk) * D, p.v_q, p.v_d, p.v_f16, Hk, D, p.capacity, p.pos);
 }
 
 // One thread per (token, pair): the angle in double, then every head of the token.
@@ -382,6 +426,29 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
     if (d_x == nullptr) throw std::invalid_argument("d_x is null");
     alap_launch(bias_rope_1_kernel, 1, kThreads, 0, as_stream(stream),
                 d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_freq_factors, neox);
+    ALAP_GPU_CHECK_LAUNCH();
+  });
+}
+
+int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream) {
+  return gpu_api_call("gpu_rope_store_1", [&] {
+    if (p == nullptr) throw std::invalid_argument("params is null");
+    if (p->n_head <= 0 || p->n_kv_head <= 0 || p->head_dim <= 0)
+      throw std::invalid_argument("bad n_head, n_kv_head or head_dim");
+    if (p->n_rot <= 0 || p->n_rot % 2 != 0 || p->n_rot > p->head_dim || p->n_rot > 256)
+      throw std::invalid_argument("n_rot must be even and in [2, min(head_dim, 256)], got " + std::to_string(p->n_rot));
+    if (p->pos < 0 || p->pos >= p->capacity) throw std::invalid_argument("pos must lie in [0, capacity)");
+    if (!(p->freq_base > 0.0f)) throw std::invalid_argument("freq_base must be positive");
+    if (p->x == nullptr) throw std::invalid_argument("x is null");
+    const auto check_form = [&](const char* what, const void* q, const void* d, const void* f16) {
+      const bool packed = q != nullptr && d != nullptr;
+      if (packed == (f16 != nullptr) || (!packed && (q != nullptr || d != nullptr)))
+        throw std::invalid_argument(std::string(what) + ": give either the packed pair or the fp16 cache");
+      if (packed && p->head_dim % 32 != 0) throw std::invalid_argument("a packed cache needs head_dim % 32 == 0");
+    };
+    check_form("K", p->k_q, p->k_d, p->k_f16);
+    check_form("V", p->v_q, p->v_d, p->v_f16);
+    alap_launch(rope_store_1_kernel, 1, kThreads, 0, as_stream(stream), *p);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

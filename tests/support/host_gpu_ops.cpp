@@ -382,6 +382,26 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
   return gpu_rope(d_x, 1, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_ff, neox, st);
 }
 
+// The three calls it stands for, in order (the device kernel is checked against them byte for byte).
+int gpu_rope_store_1(const gpu_rope_store_params* p, void* st) {
+  if (g_capture != nullptr) return record([pc = *p, st] { return gpu_rope_store_1(&pc, st); });
+  if (p->pos < 0 || p->pos >= p->capacity) return fail("gpu_rope_store_1: pos past the capacity");
+  const int H = p->n_head, Hk = p->n_kv_head, D = p->head_dim;
+  if (int rc = gpu_bias_rope_1(p->x, p->bias, H + 2 * Hk, H + Hk, D, p->n_rot, p->pos, p->freq_base, p->freq_scale,
+                               p->freq_factors, p->neox, st);
+      rc != 0)
+    return rc;
+  float* k = p->x + static_cast<size_t>(H) * D;
+  float* v = k + static_cast<size_t>(Hk) * D;
+  const auto store = [&](float* x, int8_t* q, uint16_t* d, uint16_t* f16) {
+    if (f16 != nullptr) return gpu_kv_f16_store(x, f16, 1, Hk, D, p->capacity, p->pos, st);
+    const kv_k8_store_params kp{x, q, d, 1, Hk, D, p->capacity, p->pos};
+    return kv_k8_store_run(&kp, st);
+  };
+  if (int rc = store(k, p->k_q, p->k_d, p->k_f16); rc != 0) return rc;
+  return store(v, p->v_q, p->v_d, p->v_f16);
+}
+
 int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, const int32_t* d_ids, int n_ids,
                  float* d_out, void* st) {
   ALAP_HOST_RECORD(gpu_get_rows(dtype, d_table, n_rows, n_cols, d_ids, n_ids, d_out, st));

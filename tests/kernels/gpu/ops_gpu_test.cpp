@@ -700,6 +700,72 @@ void test_fused(std::mt19937& rng) {
                                        std::to_string(diff / scale));
     }
   }
+  // gpu_rope_store_1 against gpu_bias_rope_1 (its x) and against kv_k8_store_run / gpu_kv_f16_store
+  // run on its own rotated K and V (the caches, byte for byte, both poisoned alike so a stray
+  // write shows): every cache mode, Qwen-0.5B and Llama-3-8B head layouts, both pair layouts.
+  struct RopeShape {
+    int H, Hk, D;
+  };
+  for (const RopeShape sh : {RopeShape{14, 2, 64}, RopeShape{32, 8, 128}}) {
+    for (int mode = 0; mode < 3; ++mode) {  // 0 f16, 1 k8, 2 k8v8
+      for (int neox = 0; neox < 2; ++neox) {
+        const int H = sh.H, Hk = sh.Hk, D = sh.D, n_rows = H + 2 * Hk, cap = 40, pos = 37;
+        const std::vector<float> x = randn(size_t(n_rows) * D, rng, 2.0f), b = randn(size_t(n_rows) * D, rng);
+        const size_t f16_bytes = size_t(Hk) * cap * D * 2, q_bytes = size_t(Hk) * cap * D,
+                     d_bytes = size_t(Hk) * cap * (D / 32) * 2;
+        dbuf d1(x), d2(x), db(b);
+        dbuf kq1(q_bytes), kd1(d_bytes), kf1(f16_bytes), vq1(q_bytes), vd1(d_bytes), vf1(f16_bytes);
+        dbuf kq2(q_bytes), kd2(d_bytes), kf2(f16_bytes), vq2(q_bytes), vd2(d_bytes), vf2(f16_bytes);
+        for (dbuf* c : {&kq1, &kd1, &kf1, &vq1, &vd1, &vf1, &kq2, &kd2, &kf2, &vq2, &vd2, &vf2}) c->poison();
+        g::gpu_rope_store_params p{};
+        p.x = d2.as<float>();
+        p.bias = db.as<float>();
+        p.n_head = H, p.n_kv_head = Hk, p.head_dim = D, p.n_rot = D, p.pos = pos;
+        p.freq_base = 5e5f, p.freq_scale = 1.0f, p.freq_factors = nullptr, p.neox = neox, p.capacity = cap;
+        if (mode == 0) p.k_f16 = kf2.as<uint16_t>();
+        else p.k_q = kq2.as<int8_t>(), p.k_d = kd2.as<uint16_t>();
+        if (mode == 2) p.v_q = vq2.as<int8_t>(), p.v_d = vd2.as<uint16_t>();
+        else p.v_f16 = vf2.as<uint16_t>();
+        must(g::gpu_rope_store_1(&p, nullptr), "rope_store_1");
+        must(g::gpu_bias_rope_1(d1.as<float>(), db.as<float>(), n_rows, H + Hk, D, D, pos, 5e5f, 1.0f, nullptr, neox,
+                                nullptr),
+             "bias_rope_1");
+        const std::string at = " (H " + std::to_string(H) + ", mode " + std::to_string(mode) + ", neox " +
+                               std::to_string(neox) + ")";
+        expect(d1.get<uint8_t>() == d2.get<uint8_t>(), "gpu_rope_store_1's x equals gpu_bias_rope_1's" + at);
+        float* k2 = d2.as<float>() + size_t(H) * D;
+        float* v2 = k2 + size_t(Hk) * D;
+        if (mode == 0) {
+          must(g::gpu_kv_f16_store(k2, kf1.as<uint16_t>(), 1, Hk, D, cap, pos, nullptr), "kv_f16_store K");
+        } else {
+          const g::kv_k8_store_params kp{k2, kq1.as<int8_t>(), kd1.as<uint16_t>(), 1, Hk, D, cap, pos};
+          must(g::kv_k8_store_run(&kp, nullptr), "kv_k8_store K");
+        }
+        if (mode == 2) {
+          const g::kv_k8_store_params vp{v2, vq1.as<int8_t>(), vd1.as<uint16_t>(), 1, Hk, D, cap, pos};
+          must(g::kv_k8_store_run(&vp, nullptr), "kv_k8_store V");
+        } else {
+          must(g::gpu_kv_f16_store(v2, vf1.as<uint16_t>(), 1, Hk, D, cap, pos, nullptr), "kv_f16_store V");
+        }
+        expect(kq1.get<uint8_t>() == kq2.get<uint8_t>() && kd1.get<uint8_t>() == kd2.get<uint8_t>() &&
+                   kf1.get<uint8_t>() == kf2.get<uint8_t>(),
+               "gpu_rope_store_1's K cache equals the separate store's" + at);
+        expect(vq1.get<uint8_t>() == vq2.get<uint8_t>() && vd1.get<uint8_t>() == vd2.get<uint8_t>() &&
+                   vf1.get<uint8_t>() == vf2.get<uint8_t>(),
+               "gpu_rope_store_1's V cache equals the separate store's" + at);
+      }
+    }
+  }
+  {
+    g::gpu_rope_store_params p{};
+    float dummy = 0.0f;
+    p.x = &dummy, p.n_head = 4, p.n_kv_head = 1, p.head_dim = 64, p.n_rot = 64, p.pos = 0, p.capacity = 8;
+    p.freq_base = 1e4f, p.freq_scale = 1.0f;
+    p.k_f16 = reinterpret_cast<uint16_t*>(&dummy);  // V given in neither form
+    expect(g::gpu_rope_store_1(&p, nullptr) != 0, "rope_store_1 without a V cache refused");
+    p.v_f16 = p.k_f16, p.pos = 8;
+    expect(g::gpu_rope_store_1(&p, nullptr) != 0, "rope_store_1 at pos == capacity refused");
+  }
   expect(g::gpu_bias_rope_1(nullptr, nullptr, 4, 5, 64, 64, 0, 1e4f, 1.0f, nullptr, 0, nullptr) != 0,
          "bias_rope_1 with more rotated heads than heads refused");
   expect(g::gpu_rms_norm_q8(nullptr, nullptr, nullptr, nullptr, 100, 1, 1e-6f, nullptr) != 0, "rms_norm_q8 width 100 refused");
