@@ -1,0 +1,48 @@
+#!/bin/bash
+# The forward-pass table of docs/bench/cpu.md: cpu_bench (--json) for each model, depth, cache mode
+# and thread count, then one markdown table per model. A measurement script, not a test; run it on a
+# quiet machine (nothing else building).
+#
+#   tests/bench/cpu_table.sh BUILD_DIR OUT.md MODEL.gguf...
+#
+# Environment: DEPTHS (default "0 1024 4096"), CACHES ("f16 k8 k8v8"), THREADS ("1 2"),
+# PROMPT (-p, default 64), GEN (-n, default 16). Raw JSON lines go to OUT.md.jsonl.
+set -eu -o pipefail
+build=$1 out=$2
+shift 2
+bench=$build/bin/cpu_bench
+[ -x "$bench" ] || { echo "no $bench (build the cpu_bench target)" >&2; exit 1; }
+raw=$out.jsonl
+: > "$raw"
+for model in "$@"; do
+  for depth in ${DEPTHS:-0 1024 4096}; do
+    for cache in ${CACHES:-f16 k8 k8v8}; do
+      for t in ${THREADS:-1 2}; do
+        "$bench" -m "$model" --cache "$cache" --threads "$t" --depth "$depth" -p "${PROMPT:-64}" -n "${GEN:-16}" --json \
+          | grep '^{' >> "$raw"
+      done
+    done
+  done
+done
+python3 - "$raw" > "$out" <<'EOF'
+import json, sys, os
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+models = []
+for r in rows:
+    if r["model"] not in models: models.append(r["model"])
+for m in models:
+    print(f"**{os.path.basename(m)}** (kernels {next(r['kernels'] for r in rows if r['model'] == m)})\n")
+    print("| depth | cache | thr | prefill tok/s | GMAC/s | % peak256 / peak512 | decode tok/s | ms/token (best) "
+          "| floor ms | % of floor | BW GB/s all / T |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["model"] != m: continue
+        p256 = 100 * r["prefill_gmacs"] / max(r["dot_peak_gmacs"], 1e-9)
+        p512 = 100 * r["prefill_gmacs"] / max(r["dot_peak512_gmacs"], 1e-9)
+        pct = 100 * r["floor_ms_per_token"] / max(r["decode_ms_per_token"], 1e-9)
+        print(f"| {r['depth']} | {r['cache']} | {r['threads']} | {r['prefill_tps']:.1f} | {r['prefill_gmacs']:.1f} "
+              f"| {p256:.0f} / {p512:.0f} | {r['decode_tps']:.1f} | {r['decode_ms_per_token']:.2f} ({r['decode_best_ms']:.2f}) "
+              f"| {r['floor_ms_per_token']:.2f} | {pct:.0f} | {r['bandwidth_gbps']:.1f} / {r['bandwidth_gbps_threads']:.1f} |")
+    print()
+EOF
+echo "wrote $out ($(wc -l < "$raw") runs)"
