@@ -1,5 +1,6 @@
 // Run-time selection of the CPU kernel variant (cpuid, once) and the public entry points that
 // forward to it. Not the kernels themselves: those live in scalar/, avx2/ and avx512_vnni/.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -18,12 +19,32 @@ bool cpu_has_avx2() { return cpu_features().avx2_set(); }
 bool cpu_has_avx512vnni() { return cpu_features().avx512vnni_set(); }
 bool cpu_has_avxvnni() { return cpu_features().avxvnni_set(); }
 
-// The best variant this CPU runs, decided once.
+// The variant called `name` when this CPU can run it, else null.
+const CpuVariant* runnable_variant(const char* name) {
+  const struct {
+    const CpuVariant* v;
+    bool ok;
+  } all[] = {{&scalar::kVariant, true}, {&avx2::kVariant, cpu_has_avx2()},
+             {&avxvnni::kVariant, cpu_has_avxvnni()}, {&avx512vnni::kVariant, cpu_has_avx512vnni()}};
+  for (const auto& e : all) {
+    if (std::strcmp(e.v->name, name) == 0) return e.ok ? e.v : nullptr;
+  }
+  return nullptr;
+}
+
+// The variant this CPU runs, decided once: the widest cpuid allows, or ALAP_CPU_VARIANT (scalar,
+// avx2, avxvnni, avx512vnni) when it names one this CPU has — to compare paths on one machine, or
+// to rule out a fast path when an answer looks wrong. Any other value is ignored.
 const CpuVariant& best_variant() {
-  static const CpuVariant& best = cpu_has_avx512vnni() ? avx512vnni::kVariant
-                                  : cpu_has_avxvnni()  ? avxvnni::kVariant
-                                  : cpu_has_avx2()     ? avx2::kVariant
-                                                       : scalar::kVariant;
+  static const CpuVariant& best = []() -> const CpuVariant& {
+    if (const char* env = std::getenv("ALAP_CPU_VARIANT"); env != nullptr) {
+      if (const CpuVariant* v = runnable_variant(env); v != nullptr) return *v;
+    }
+    return cpu_has_avx512vnni() ? avx512vnni::kVariant
+           : cpu_has_avxvnni()  ? avxvnni::kVariant
+           : cpu_has_avx2()     ? avx2::kVariant
+                                : scalar::kVariant;
+  }();
   return best;
 }
 
@@ -186,19 +207,10 @@ bool set_cpu_variant(const char* name) {
     g_override = nullptr;
     return true;
   }
-  const struct {
-    const CpuVariant* v;
-    bool ok;
-  } all[] = {{&scalar::kVariant, true}, {&avx2::kVariant, cpu_has_avx2()},
-                 {&avxvnni::kVariant, cpu_has_avxvnni()},        {&avx512vnni::kVariant, cpu_has_avx512vnni()}};
-  for (const auto& e : all) {
-    if (std::strcmp(e.v->name, name) == 0) {
-      if (!e.ok) return false;
-      g_override = e.v;
-      return true;
-    }
-  }
-  return false;
+  const CpuVariant* v = runnable_variant(name);
+  if (v == nullptr) return false;
+  g_override = v;
+  return true;
 }
 
 }  // namespace alap::kernels

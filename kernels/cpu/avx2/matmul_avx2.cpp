@@ -1,6 +1,8 @@
 // AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K as
-// integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32.
-// Other types go to the scalar twin. Built only with -mavx2 -mfma -mf16c; run only after cpuid.
+// integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32;
+// one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
+// bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
+// -mf16c; run only after cpuid.
 #include <vector>
 
 #include "avx2/avx2_common.h"
@@ -220,6 +222,13 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
   return hsum_ps(acc);
 }
 
+// The 256-bit one-token products (avx2_common.h, dec256) with maddubs + madd: the integers and f32
+// steps of the row dots above (Q4_K/Q5_K: the scalar mins sum, subtracted at the end).
+struct Avx2Dot {
+  static constexpr bool kVecMins = false;
+  static __m256i dot(__m256i init, __m256i u, __m256i s) { return _mm256_add_epi32(init, dot_u8s8(u, s)); }
+};
+
 // Plain types: f32 rows (converted once per row when needed) dotted with f32 activations.
 float dot_f32(const float* w, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
@@ -321,6 +330,7 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
+  if (x.n_tok == 1 && dec256::decode<Avx2Dot>(w, x, y, row_begin, row_end)) return;
   matmul_act_q8(w, x, y, ldy, row_begin, row_end, dot);
 }
 

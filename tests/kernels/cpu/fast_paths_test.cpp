@@ -83,10 +83,11 @@ TEST(FastPaths, QuantizeActivationsIsTheSameInEveryVariant) {
 
 namespace {
 
-// One call over all tokens and rows of an 11-row matrix against token-by-token calls on row ranges
-// split at odd places (one token: the decode paths) and against the f32-activation overload.
-void expect_split_independent(const char* v, DType t, size_t n_cols) {
-  const size_t n_rows = 11, n_tok = 7;
+// One call over all tokens and rows of an n_rows-row matrix against token-by-token calls on the row
+// ranges [cuts[i], cuts[i+1]) (one token: the decode paths) and against the f32-activation overload.
+void expect_split_independent(const char* v, DType t, size_t n_cols, size_t n_rows = 11,
+                              const std::vector<size_t>& cuts = {0, 3, 4, 9, 11}) {
+  const size_t n_tok = 7;
   const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
   const size_t rb = dtype_row_bytes(info, n_cols);
   std::vector<uint8_t> w(n_rows * rb);
@@ -101,8 +102,8 @@ void expect_split_independent(const char* v, DType t, size_t n_cols) {
   for (size_t tok = 0; tok < n_tok; ++tok) {
     const QuantizedActs one{x.data() + tok * n_cols, a.q.data() + tok * n_cols, a.d.data() + tok * n_cols / 32,
                             a.s.data() + tok * n_cols / 32, a.s4.data() + tok * n_cols / 4, 1, n_cols};
-    for (auto [lo, hi] : {std::pair<size_t, size_t>{0, 3}, {3, 4}, {4, 9}, {9, 11}}) {
-      matmul(wv, one, split.data() + tok * n_rows, n_rows, lo, hi);
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      matmul(wv, one, split.data() + tok * n_rows, n_rows, cuts[i], cuts[i + 1]);
     }
   }
   const std::string what = std::string(v) + " " + info.name + " cols " + std::to_string(n_cols);
@@ -135,6 +136,26 @@ TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
       const bool k_quant = dtype_info(static_cast<uint32_t>(t))->block_elems == 256;
       for (size_t n_cols : k_quant ? std::vector<size_t>{512, 256 * 9} : std::vector<size_t>{96, 32 * 37}) {
         expect_split_independent(v, t, n_cols);
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
+// The one-token paths take 1, 2 or 4 rows per pass (more on short rows) and the blocks of 32 in
+// groups of 8: ranges of 1 to 7 rows leave every tail of a pass, and the column counts give group
+// tails of 1 and 7 blocks, short rows and long ones (over 4 KiB: Q8_0 4352 bytes, Q6_K 4200).
+TEST(FastPaths, DecodeMatchesPrefillOnEveryRowsPerPassTail) {
+  const DType types[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k};
+  const std::vector<size_t> cuts = {0, 1, 3, 6, 10, 15, 21, 28};
+  for (const char* v : kVariants) {
+    if (!set_cpu_variant(v)) continue;
+    for (DType t : types) {
+      const bool k_quant = dtype_info(static_cast<uint32_t>(t))->block_elems == 256;
+      const std::vector<size_t> cols = k_quant ? std::vector<size_t>{256, 256 * 5, 256 * 20}
+                                               : std::vector<size_t>{32 * 9, 32 * 15, 4096};
+      for (size_t n_cols : cols) {
+        expect_split_independent(v, t, n_cols, 28, cuts);
       }
     }
   }
