@@ -360,7 +360,6 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
   const int n_rot = static_cast<int>(hp.n_rot), p0 = static_cast<int>(pos0);
   const bool no_qk_norm = o.q_norm == kNone && o.k_norm == kNone;
   const bool no_bias = o.bq == kNone && o.bk == kNone && o.bv == kNone;
-  bool stored = false;
   if (n == 1 && no_qk_norm && (o.qkv_bias || no_bias)) {
     // One token, [q | k | v] of H + 2·Hk heads: the bias over all, RoPE on the first H + Hk, then
     // K and V into the cache, in one launch.
@@ -390,7 +389,6 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
       p.v_f16 = c<uint16_t>(o.v);
     }
     ck(ops->gpu_rope_store_1(&p, stream), "bias, rope and cache store (q, k, v)");
-    stored = true;
   } else {
     if (o.bq != kNone) ck(ops->gpu_add_bias(q, w<float>(o.bq), H * D, n, stream), "q bias");
     if (o.bk != kNone) ck(ops->gpu_add_bias(k, w<float>(o.bk), Hk * D, n, stream), "k bias");
@@ -404,8 +402,6 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
       ck(ops->gpu_rope(q, n, H, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (q)");
       ck(ops->gpu_rope(k, n, Hk, D, n_rot, p0, hp.rope_freq_base, hp.rope_freq_scale, ff, neox, stream), "rope (k)");
     }
-  }
-  if (!stored) {
     if (mode == CacheMode::f16) {
       ck(ops->gpu_kv_f16_store(k, c<uint16_t>(o.k_f16), n, Hk, D, C, p0, stream), "storing K");
     } else {

@@ -6,6 +6,7 @@
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_api_util.h"
+#include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/kv_k8_quant.h"
 
@@ -18,13 +19,11 @@ constexpr int kStoreBlock = 32;
 
 // k_new [n_tokens][n_kv_head][head_dim] fp32 → k_q[h][pos0 + t][:] int8, k_d[h][pos0 + t][:] fp16
 __global__ void __launch_bounds__(kStoreThreads) kv_k8_store_kernel(kv_k8_store_params p) {
-  // CUDA sm_90: a kernel launched after this one with programmatic dependent launch (attention with
+  // A kernel launched after this one with programmatic dependent launch (attention with
   // kAttnLaunchPdl) may start now and stream the older rows; it reads the rows written here only
   // after its griddepcontrol.wait, which returns once this grid has finished and its writes are
-  // visible. A no-op when nothing waits on it; absent on HIP.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
+  // visible. A no-op when nothing waits on it (gpu_pdl.h; absent on HIP).
+  alap_pdl_release();
   const int nb = p.head_dim / kStoreBlock;
   const long long n_blocks = (long long)p.n_tokens * p.n_kv_head * nb;
   const long long blk = (long long)blockIdx.x * (kStoreThreads / kStoreBlock) + threadIdx.x / kStoreBlock;

@@ -69,28 +69,28 @@ if [ -n "${ALAP_BENCH_QUICK:-}" ]; then  # Q4_K only: 4k and 32k, f16 and k8, gr
   for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
     for mode in f16 k8; do run_bench $model 4096 $mode -1; run_bench $model 32768 $mode -1 nofill; done
   done
-  budget=0
+else
+  # Most telling first (a budget cut drops the tail): Q4_K at 4k, then 32k decode, then Q8_0.
+  for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
+    for mode in f16 k8; do
+      run_bench $model 4096 $mode -1
+      run_bench $model 4096 $mode -1 plain
+    done
+  done
+  for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
+    for mode in f16 k8; do run_bench $model 32768 $mode -1 nofill; done
+  done
+  run_bench qwen2.5-0.5b-q4_k 32768 k8 -1 plain-nofill
+  for model in qwen2.5-0.5b-q8_0 llama3.2-1b-q8_0; do
+    for mode in f16 k8; do
+      run_bench $model 4096 $mode -1
+      run_bench $model 4096 $mode -1 plain
+    done
+  done
+  for model in qwen2.5-0.5b-q8_0 llama3.2-1b-q8_0; do
+    for mode in f16 k8; do run_bench $model 32768 $mode -1 nofill; done
+  done
 fi
-# Most telling first (a budget cut drops the tail): Q4_K at 4k, then 32k decode, then Q8_0.
-for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
-  for mode in f16 k8; do
-    run_bench $model 4096 $mode -1
-    run_bench $model 4096 $mode -1 plain
-  done
-done
-for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
-  for mode in f16 k8; do run_bench $model 32768 $mode -1 nofill; done
-done
-run_bench qwen2.5-0.5b-q4_k 32768 k8 -1 plain-nofill
-for model in qwen2.5-0.5b-q8_0 llama3.2-1b-q8_0; do
-  for mode in f16 k8; do
-    run_bench $model 4096 $mode -1
-    run_bench $model 4096 $mode -1 plain
-  done
-done
-for model in qwen2.5-0.5b-q8_0 llama3.2-1b-q8_0; do
-  for mode in f16 k8; do run_bench $model 32768 $mode -1 nofill; done
-done
 echo "done at $(elapsed) s"
 grep -E "FAIL|failure" "$out/ops.log" "$out/check.log"
 sed -E 's/^bench \/tmp\/alap-fwd\///' "$out/bench.log"
