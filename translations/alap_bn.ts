@@ -1292,6 +1292,18 @@
         <source>Allocating the cache</source>
         <translation>ক্যাশের জায়গা নেওয়া হচ্ছে</translation>
     </message>
+    <message>
+        <source>Copying the weights to the GPU</source>
+        <translation>ওয়েটগুলো GPU-তে কপি হচ্ছে</translation>
+    </message>
+    <message>
+        <source>Preparing the weights for the CPU</source>
+        <translation>CPU-র জন্য ওয়েটগুলো সাজানো হচ্ছে</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>প্রস্তুত</translation>
+    </message>
 </context>
 <context>
     <name>alap::app::ModelsController</name>

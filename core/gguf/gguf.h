@@ -161,6 +161,12 @@ class File {
   // Things that are legal but unusual (unexpected tensor order, ...), for the caller to show.
   const std::vector<std::string>& warnings() const;
 
+  // Tells the system that the bytes [p, p + n) of a mapped file will not be read for a while, so
+  // their pages leave this process's memory (a later read maps them again from the file). For
+  // weights the CPU engine has copied into another layout. Does nothing for from_bytes files or
+  // for a range outside the mapping; only whole pages inside the range are released.
+  void release_pages(const void* p, uint64_t n) const;
+
  private:
   struct Impl;
   explicit File(std::unique_ptr<Impl> impl);

@@ -395,6 +395,17 @@ File::File(File&&) noexcept = default;
 File& File::operator=(File&&) noexcept = default;
 File::~File() = default;
 
+void File::release_pages(const void* p, uint64_t n) const {
+  if (impl_->map == nullptr || p == nullptr || n == 0) return;
+  const auto lo = reinterpret_cast<uintptr_t>(impl_->map);
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  if (a < lo || a - lo > impl_->map_size || n > impl_->map_size - (a - lo)) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (a + page - 1) / page * page, last = (a + n) / page * page;
+  // MADV_DONTNEED on a private read-only file mapping drops the pages; they are read again on use.
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 const std::string& File::name() const { return impl_->name; }
 uint32_t File::version() const { return impl_->version; }
 uint64_t File::file_size() const { return impl_->size; }

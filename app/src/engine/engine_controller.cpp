@@ -178,6 +178,9 @@ QString EngineController::stageText(const QString& stage) const {
   if (stage == QLatin1String("reading model")) return tr("Reading the model");
   if (stage == QLatin1String("tokenizer")) return tr("Preparing the tokenizer");
   if (stage == QLatin1String("allocating cache")) return tr("Allocating the cache");
+  if (stage == QLatin1String("copying weights to the GPU")) return tr("Copying the weights to the GPU");
+  if (stage == QLatin1String("preparing the weights for the CPU")) return tr("Preparing the weights for the CPU");
+  if (stage == QLatin1String("ready")) return tr("Ready");
   return stage;
 }
 
