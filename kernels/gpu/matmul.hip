@@ -1,13 +1,15 @@
 // Weight products y = W·x for every weight type of ops.h, and the activation quantiser they share.
 // Quantised types: activations as int8 blocks of 32 (gpu_quantize_act_q8, the CPU's rule), weights
 // unpacked per 32-block (matmul_kernel.h), dot4 into int32, scaled per 16-half in fp32.
-//   decode (1 token): a 32-lane group owns 2 rows, each lane one 32-block per step, the activation
-//     block loaded once for both rows; weights read straight into registers (direct) or staged in
-//     shared memory by coalesced 16-byte cp.async copies 4 chunks ahead (staged), per type.
+//   decode (1 token): a block of up to 128 threads owns 2-8 rows; each thread takes pieces of 32 or
+//     64 values of the row (matmul_kernel.h), reads them for all its rows straight into registers
+//     and loads their activations once for those rows (matvec_xr_kernel); Q2_K/Q3_K rows are
+//     staged in shared memory by coalesced 16-byte cp.async copies 4 chunks ahead instead.
 //   prefill (n tokens): 64 rows × 16/64 tokens per block, K steps of 128 columns; the weight tile
 //     is unpacked once per step into shared memory (int8 + scales) and used by every token.
 // F32/F16/BF16 in fp32 FMA (coalesced 16-byte loads for decode, a tiled fp32 kernel for prefill).
 // Not vendor BLAS and not tensor-core mma (a later step); not the CPU twin (kernels/cpu).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -30,17 +32,21 @@ constexpr int kTileThreads = 256;   // prefill
 constexpr int kTileRows = 64;
 constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 
-// Decode variants (docs/bench/gpu.md "Forward-pass kernels" has the measurements behind the
-// defaults): types whose bit is set in ALAP_MV_DIRECT_MASK read the weights straight into
-// registers (one 32-block per lane, ALAP_MV_DIRECT_ROWS rows per lane group); the others stage
-// their rows through shared memory with cp.async in chunks of ALAP_MV_CHUNK_MULT × 32 pieces,
-// ALAP_MV_STAGED_ROWS rows per group. Default (the faster of each on the H200): direct for Q4_0,
-// Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, staged for Q8_0, Q2_K, Q3_K, Q6_K; 2 rows per group in both.
-#ifndef ALAP_MV_DIRECT_MASK
-#define ALAP_MV_DIRECT_MASK ((1u << 2) | (1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | (1u << 13))
+// Decode (docs/bench/gpu.md "Forward-pass kernels" has the measurements behind the defaults):
+// types whose bit is set in ALAP_MV_XR_MASK (default: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
+// Q6_K) use matvec_xr_kernel, R rows a block with the activations of a piece loaded once for the R
+// rows: R = ALAP_MV_XR_ROWS for every type, or per type (0, xr_rows), halved while the grid would
+// have fewer than ALAP_MV_XR_MIN_BLOCKS blocks (down to 2). The others (Q2_K, Q3_K) stage their
+// rows through shared memory with cp.async in chunks of ALAP_MV_CHUNK_MULT × 32 pieces,
+// ALAP_MV_STAGED_ROWS rows per lane group (matvec_q8_kernel).
+#ifndef ALAP_MV_XR_MASK
+#define ALAP_MV_XR_MASK ((1u << 2) | (1u << 3) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 12) | (1u << 13) | (1u << 14))
 #endif
-#ifndef ALAP_MV_DIRECT_ROWS
-#define ALAP_MV_DIRECT_ROWS 2
+#ifndef ALAP_MV_XR_ROWS
+#define ALAP_MV_XR_ROWS 0
+#endif
+#ifndef ALAP_MV_XR_MIN_BLOCKS
+#define ALAP_MV_XR_MIN_BLOCKS 256
 #endif
 #ifndef ALAP_MV_STAGED_ROWS
 #define ALAP_MV_STAGED_ROWS 2
@@ -48,7 +54,19 @@ constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 #ifndef ALAP_MV_CHUNK_MULT
 #define ALAP_MV_CHUNK_MULT 1
 #endif
-constexpr bool mv_direct(uint32_t t) { return ((ALAP_MV_DIRECT_MASK) >> t) & 1u; }
+constexpr bool mv_xr(uint32_t t) { return ((ALAP_MV_XR_MASK) >> t) & 1u; }
+// Rows per block of matvec_xr_kernel by piece kind (the faster of 2, 4, 8 at both Llama-3-8B FFN
+// shapes on the H200, session 4). HIP: at most 4 (8 rows spill VGPRs on gfx1100; not measured).
+constexpr int xr_rows(uint32_t t) {
+  if (ALAP_MV_XR_ROWS != 0) return ALAP_MV_XR_ROWS;
+  int r = 8;
+  if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
+#if defined(ALAP_GPU_BACKEND_HIP)
+  r = r > 4 ? 4 : r;
+#endif
+  return r;
+}
+constexpr int kXrThreads = 128;
 
 // Decode chunk of a type: whole blocks, a multiple of 16 bytes, at least 32 pieces of 32 elements.
 template <uint32_t T>
@@ -180,45 +198,67 @@ __global__ void __launch_bounds__(kMvThreads) matvec_q8_kernel(const uint8_t* w,
   }
 }
 
-// Decode, quantised types, no staging: a 32-lane group owns R consecutive rows; lane l takes
-// 32-blocks l, l + 32, ... and loads each activation block once for all R rows (the activation
-// loads, not the weights, dominate the L1 traffic of one row at a time). Rows past n_rows repeat
-// the last row and are not written.
+// Decode, quantised types, activations in registers: a block of nt = blockDim.x threads (32, 64,
+// 96 or 128) owns R consecutive rows; thread t takes pieces t, t + nt, ... of the row
+// (matmul_kernel.h: 32 or 64 values each, kind T), reads the piece of each of the R rows (R loads
+// in flight), loads the piece's activations once, then unpacks and dots row by row. Rows past
+// n_rows repeat the last row and are not written. The first pieces' weights are read before the
+// PDL wait (no kernel writes them). Group sums by shuffles, the groups' through shared memory.
 template <uint32_t T, int R>
-__global__ void __launch_bounds__(kMvThreads) matvec_q8_direct_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
-                                                                     int n_cols, const void* xq, float* y, float beta) {
-  const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
-  const int row0 = (blockIdx.x * kMvRows + grp) * R;
-  if (row0 >= n_rows) return;
+__global__ void __launch_bounds__(kXrThreads) matvec_xr_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
+                                                              int n_cols, const void* xq, float* y, float beta) {
+  constexpr int NR = xr_runs_of<T>();
+  __shared__ float red[kXrThreads / kGroup][R];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int row0 = blockIdx.x * R;
   const uint8_t* wrow[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) wrow[r] = w + size_t(min(row0 + r, n_rows - 1)) * row_bytes;
+  const int n_pieces = n_cols / (16 * NR);
+  int k = tid;
+  xr_raw<T> raw[R];
+  if (k < n_pieces) {
 #pragma unroll
-  for (int r = 0; r < R; ++r) {  // the lane's first block of each row, asked for before the wait
-    if (lane < n_cols / 32) alap_prefetch_l2(wrow[r] + size_t(lane) * (row_bytes / (n_cols / 32)));
+    for (int r = 0; r < R; ++r) xr_load<T>(wrow[r], k, raw[r]);
   }
   alap_pdl_begin();
   const act_q8_view x = act_q8_layout(xq, 1, n_cols);
-  const int n_blk32 = n_cols / 32;
   float acc[R] = {};
-#pragma unroll 2
-  for (int blk = lane; blk < n_blk32; blk += kGroup) {
-    const int4 a = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32);
-    const int4 b = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32 + 16);
-    const int xw[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    const int2 s = *reinterpret_cast<const int2*>(x.s16 + size_t(blk) * 2);
-    const float xd = x.d[blk];
+  while (k < n_pieces) {
+    int A[NR];
+    xr_runs<T>(k, A);
+    int xw[4 * NR];
+    float xd[NR], xs[NR];
+#pragma unroll
+    for (int i = 0; i < NR; ++i) {
+      const int4 q = *reinterpret_cast<const int4*>(x.q + A[i]);
+      xw[4 * i] = q.x, xw[4 * i + 1] = q.y, xw[4 * i + 2] = q.z, xw[4 * i + 3] = q.w;
+      xd[i] = x.d[A[i] >> 5];
+      xs[i] = xd[i] * static_cast<float>(x.s16[A[i] >> 4]);
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      wblock u;
-      unpack_block<T>(wrow[r], blk, u);
-      acc[r] += wblock_dot(u, xw, xd, s.x, s.y);
+      xr_piece<NR> u;
+      xr_decode<T>(raw[r], k, u);
+      acc[r] += xr_dot(u, xw, xd, xs);
+    }
+    k += nt;
+    if (k < n_pieces) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) xr_load<T>(wrow[r], k, raw[r]);
     }
   }
+  const int grp = tid / kGroup, lane = tid % kGroup;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const float v = group_sum(acc[r]);
-    if (lane == 0 && row0 + r < n_rows) y[row0 + r] = beta != 0.0f ? v + beta * y[row0 + r] : v;
+    if (lane == 0) red[grp][r] = v;
+  }
+  __syncthreads();
+  if (tid < R && row0 + tid < n_rows) {
+    float v = 0.0f;
+    for (int g = 0; g < nt / kGroup; ++g) v += red[g][tid];
+    y[row0 + tid] = beta != 0.0f ? v + beta * y[row0 + tid] : v;
   }
 }
 
@@ -424,6 +464,31 @@ struct mm_args {
   alap_gpu_stream_t stream;
 };
 
+// Decode through matvec_xr_kernel with pieces of kind P: up to 128 threads a block, xr_rows(P)
+// rows (fewer while the grid is small).
+template <uint32_t P>
+void launch_xr(const mm_args& a) {
+  const int n_pieces = a.n_cols / (16 * xr_runs_of<P>());
+  const unsigned nt = unsigned(std::min(kXrThreads, (n_pieces + kGroup - 1) / kGroup * kGroup));
+  auto blocks = [&](int r) { return unsigned((a.n_rows + r - 1) / r); };
+  constexpr int kR = xr_rows(P);
+  static_assert(kR == 2 || kR == 4 || kR == 8);
+  int rows = kR;
+  while (rows > 2 && blocks(rows) < unsigned(ALAP_MV_XR_MIN_BLOCKS)) rows /= 2;
+  if (rows == 8) {
+    if constexpr (kR >= 8)
+      alap_launch(matvec_xr_kernel<P, 8>, blocks(8), nt, 0, a.stream, a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y,
+                  a.beta);
+  } else if (rows == 4) {
+    if constexpr (kR >= 4)
+      alap_launch(matvec_xr_kernel<P, 4>, blocks(4), nt, 0, a.stream, a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y,
+                  a.beta);
+  } else {
+    alap_launch(matvec_xr_kernel<P, 2>, blocks(2), nt, 0, a.stream, a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y,
+                a.beta);
+  }
+}
+
 template <uint32_t T>
 void launch_matmul(const mm_args& a) {
   constexpr bool plain = T == kF32 || T == kF16 || T == kBF16;
@@ -434,11 +499,14 @@ void launch_matmul(const mm_args& a) {
       const bool vec = aligned16 && a.n_cols % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
       alap_launch(matvec_plain_kernel<T>, grid, kMvThreads, 0, a.stream,
                   a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y, a.beta, vec);
-    } else if constexpr (mv_direct(T)) {
-      constexpr int kR = ALAP_MV_DIRECT_ROWS;
-      const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
-      alap_launch(matvec_q8_direct_kernel<T, kR>, grid_r, kMvThreads, 0, a.stream,
-                  a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y, a.beta);
+    } else if constexpr (mv_xr(T)) {
+      // Q4_K rows longer than 128 pieces of 64 values: pieces of 32 (more loads in flight per
+      // thread; 4096 × 14336: 70% of copy against 61%, 14336 × 4096: 68% against 74%).
+      if (T == kQ4_K && a.n_cols / 64 > kXrThreads) {
+        launch_xr<kQ4_K32>(a);
+      } else {
+        launch_xr<T>(a);
+      }
     } else {
       // Rows per group: ALAP_MV_STAGED_ROWS, halved while two stages would not fit (Q6_K, Q3_K chunks).
       constexpr int kR0 = ALAP_MV_STAGED_ROWS;

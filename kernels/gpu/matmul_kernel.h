@@ -1,7 +1,8 @@
 // Device side of the weight products and the embedding lookup: per weight type, unpacking of one
 // 32-element block of a GGUF row into 32 small integers w (int8 lanes of 8 words) with a scale a and
-// an offset b per 16-element half, so that W[e] = a[e/16]·w[e] + b[e/16] (FORMATS.md §2), plus the
-// layout of the quantised activations. Not the kernels (matmul.hip) and not the CPU twin
+// an offset b per 16-element half, so that W[e] = a[e/16]·w[e] + b[e/16] (FORMATS.md §2), the
+// decode kernel's pieces (32 or 64 values of a row: load, then decode), and the layout of the
+// quantised activations. Not the kernels (matmul.hip) and not the CPU twin
 // (kernels/cpu/scalar/dequant_scalar.cpp, which this follows line by line).
 #pragma once
 
@@ -81,7 +82,7 @@ __device__ __forceinline__ float ld_half(const uint8_t* p) { return alap_half_to
 
 // Bits 4k..4k+3 of `bits` moved to bit `to` of the 4 bytes of a word.
 __device__ __forceinline__ int spread4(uint32_t bits, int to) {
-  return static_cast<int>(((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << to);
+  return static_cast<int>((((bits & 0xFu) * 0x00204081u) & 0x01010101u) << to);  // bit i to bit 8i
 }
 
 // Unpacks 32-block `blk` (elements 32·blk ..) of the row starting at `row`: a row of a 16-byte
@@ -215,6 +216,283 @@ __device__ __forceinline__ float wblock_dot(const wblock& u, const int* xw, floa
   }
   return xd * (u.a0 * static_cast<float>(i0) + u.a1 * static_cast<float>(i1) + u.b0 * static_cast<float>(s0) +
                u.b1 * static_cast<float>(s1));
+}
+
+// ---- Decode pieces (matvec_xr_kernel) ------------------------------------------------------------
+// A piece is NR runs of 16 values of one row (run i at value index A[i], a multiple of 16),
+// unpacked into small integers w with a scale a and an offset b per run: Σ over the piece =
+// Σ_i xd_i·(a_i·Σ w·q + b_i·Σ q) with the run's activation block scale xd_i and Σq. Piece k of a row:
+//   32-block types (NR = 2): the 32-block k; Q4_0/Q5_0/Q8_0 read their 2-byte aligned blocks as
+//     aligned words (window_a2), the others through unpack_block;
+//   Q4_K/Q5_K (NR = 4): sub-blocks 2·pp and 2·pp + 1 of super-block k/4 (pp = k%4): the 32 bytes of
+//     qs at 32·pp (low nibbles: runs 0, 1; high nibbles: runs 2, 3), the 16-byte head (d, dmin,
+//     scales), Q5_K also the 32 bytes of qh: 16-byte aligned loads;
+//   kQ4_K32, Q4_K in pieces of 32 values (NR = 2; the decode kernel's choice for long rows): 16
+//     bytes of qs at 16q (q = k%8 of super-block k/8): low nibbles are values 16·(q%2).. of
+//     sub-block 2·(q/2), high nibbles the same of the next sub-block;
+//   Q6_K (NR = 4): half h = (k%4)/2, c = k%2 of super-block k/4: the 32 bytes of ql at 64h + 32c
+//     (low nibbles: values 128h + 32c + 0..31, high nibbles the 32 values 64 further) with the 32
+//     bytes of qh at 128 + 32h; 210-byte super-blocks are 2-byte aligned: aligned words.
+// Consecutive pieces of a row are consecutive bytes of its quants, so a warp reads whole lines.
+constexpr uint32_t kQ4_K32 = 0x100u | kQ4_K;  // a piece kind, not a ggml type id
+
+template <uint32_t T>
+__host__ __device__ constexpr int xr_runs_of() {
+  return T == kQ4_K || T == kQ5_K || T == kQ6_K ? 4 : 2;
+}
+
+template <int NR>
+struct xr_piece {
+  int w[4 * NR];
+  float a[NR], b[NR];
+};
+
+template <uint32_t T>
+__device__ __forceinline__ void xr_runs(int k, int (&A)[xr_runs_of<T>()]) {
+  if constexpr (T == kQ4_K || T == kQ5_K) {
+    const int a = 256 * (k >> 2) + 64 * (k & 3);
+    A[0] = a, A[1] = a + 16, A[2] = a + 32, A[3] = a + 48;
+  } else if constexpr (T == kQ4_K32) {
+    const int q = k & 7;
+    A[0] = 256 * (k >> 3) + 64 * (q >> 1) + 16 * (q & 1);
+    A[1] = A[0] + 32;
+  } else if constexpr (T == kQ6_K) {
+    const int a = 256 * (k >> 2) + 128 * ((k >> 1) & 1) + 32 * (k & 1);
+    A[0] = a, A[1] = a + 16, A[2] = a + 64, A[3] = a + 80;
+  } else {
+    A[0] = 32 * k, A[1] = 32 * k + 16;
+  }
+}
+
+// Bits sh..sh+31 of hi:lo (sh in 0..32).
+__device__ __forceinline__ uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return __funnelshift_rc(lo, hi, sh);
+#else
+  return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> sh);
+#endif
+}
+
+// The bytes from a 2-byte aligned p on, as NW aligned words from p rounded down to 4 (returns sh
+// = 16 when that is 2 bytes before p, else 0). With tail, the last word is read as 2 bytes when p
+// is 4-byte aligned (its other 2 bytes may lie past the tensor).
+template <int NW, bool tail>
+__device__ __forceinline__ uint32_t window_a2(const uint8_t* p, uint32_t (&w)[NW]) {
+  const uintptr_t ad = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* base = reinterpret_cast<const uint32_t*>(ad & ~uintptr_t(3));
+  const uint32_t sh = static_cast<uint32_t>(ad & 2) * 8;
+#pragma unroll
+  for (int i = 0; i < NW - 1; ++i) w[i] = base[i];
+  if constexpr (tail) {
+    w[NW - 1] = sh != 0 ? base[NW - 1] : uint32_t(*reinterpret_cast<const uint16_t*>(base + NW - 1));
+  } else {
+    w[NW - 1] = base[NW - 1];
+  }
+  return sh;
+}
+// The 4 bytes at byte OFF (even) from p, whose window is w.
+template <int OFF, int NW>
+__device__ __forceinline__ uint32_t window_word(const uint32_t (&w)[NW], uint32_t sh) {
+  constexpr int i = OFF / 4, j = i + 1 < NW ? i + 1 : NW - 1;
+  return OFF % 4 == 0 ? funnel_r(w[i], w[j], sh) : funnel_r(w[i], w[j], sh + 16);
+}
+
+// Q4_K/Q5_K scale (sc) and min (m) bytes of sub-blocks 2·pp and 2·pp + 1 (FORMATS.md §2.7.1), in the
+// low two bytes of each result; head = the super-block's first 16 bytes.
+__device__ __forceinline__ void k4_scale_pair(const int4& head, int pp, uint32_t& sc, uint32_t& m) {
+  const uint32_t sh = 16 * (pp & 1);
+  const uint32_t w0 = uint32_t(head.y) >> sh, w4 = uint32_t(head.z) >> sh, w8 = uint32_t(head.w) >> sh;
+  if (pp < 2) {
+    sc = w0 & 0x3F3Fu;
+    m = w4 & 0x3F3Fu;
+  } else {
+    sc = (w8 & 0x0F0Fu) | ((w0 >> 2) & 0x3030u);
+    m = ((w8 >> 4) & 0x0F0Fu) | ((w4 >> 2) & 0x3030u);
+  }
+}
+
+// Piece k of a row in two steps: xr_load reads its bytes into registers (struct xr_raw; the
+// decode kernel holds R rows of these in flight), xr_decode unpacks them into an xr_piece.
+template <uint32_t T>
+struct xr_raw {  // types read by unpack_block: the unpacked block
+  wblock u;
+};
+template <>
+struct xr_raw<kQ4_K> {
+  int4 head, q0, q1;
+};
+template <>
+struct xr_raw<kQ4_K32> {
+  int4 head, qs;
+};
+template <>
+struct xr_raw<kQ5_K> {
+  int4 head, q0, q1, h0, h1;
+};
+template <>
+struct xr_raw<kQ6_K> {
+  uint32_t lw[9], hw[9], s01, s45, d, sh;
+};
+template <uint32_t T>
+struct xr_raw_words {
+  static constexpr int bb = T == kQ4_0 ? 18 : (T == kQ5_0 ? 22 : 34), nw = (bb + 5) / 4;
+  uint32_t w[nw];
+  uint32_t sh;
+};
+template <>
+struct xr_raw<kQ4_0> : xr_raw_words<kQ4_0> {};
+template <>
+struct xr_raw<kQ5_0> : xr_raw_words<kQ5_0> {};
+template <>
+struct xr_raw<kQ8_0> : xr_raw_words<kQ8_0> {};
+
+// Reads piece k of the row starting at `row` (16-byte aligned for Q4_K/Q5_K).
+template <uint32_t T>
+__device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o) {
+  if constexpr (T == kQ4_K || T == kQ5_K) {
+    const uint8_t* p = row + size_t(k >> 2) * (T == kQ4_K ? 144 : 176);
+    o.head = *reinterpret_cast<const int4*>(p);
+    const int4* qs = reinterpret_cast<const int4*>(p + (T == kQ4_K ? 16 : 48) + 32 * (k & 3));
+    o.q0 = qs[0];
+    o.q1 = qs[1];
+    if constexpr (T == kQ5_K) {
+      o.h0 = reinterpret_cast<const int4*>(p + 16)[0];
+      o.h1 = reinterpret_cast<const int4*>(p + 16)[1];
+    }
+  } else if constexpr (T == kQ4_K32) {
+    const uint8_t* p = row + size_t(k >> 3) * 144;
+    o.head = *reinterpret_cast<const int4*>(p);
+    o.qs = *reinterpret_cast<const int4*>(p + 16 + 16 * (k & 7));
+  } else if constexpr (T == kQ6_K) {
+    const uint8_t* p = row + size_t(k >> 2) * 210;
+    const int h = (k >> 1) & 1, c = k & 1;
+    // 9 words cover 32 bytes from either alignment and stay inside the super-block.
+    o.sh = window_a2<9, false>(p + 64 * h + 32 * c, o.lw);
+    window_a2<9, false>(p + 128 + 32 * h, o.hw);
+    o.s01 = ld_u16(p + 192 + 8 * h + 2 * c);
+    o.s45 = ld_u16(p + 196 + 8 * h + 2 * c);
+    o.d = ld_u16(p + 208);
+  } else if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
+    o.sh = window_a2<xr_raw<T>::nw, true>(row + size_t(k) * xr_raw<T>::bb, o.w);
+  } else {
+    unpack_block<T>(row, k, o.u);
+  }
+}
+
+template <uint32_t T>
+__device__ __forceinline__ void xr_decode(const xr_raw<T>& r, int k, xr_piece<xr_runs_of<T>()>& o) {
+  if constexpr (T == kQ4_K || T == kQ5_K) {
+    const int pp = k & 3;
+    const uint32_t qw[8] = {uint32_t(r.q0.x), uint32_t(r.q0.y), uint32_t(r.q0.z), uint32_t(r.q0.w),
+                            uint32_t(r.q1.x), uint32_t(r.q1.y), uint32_t(r.q1.z), uint32_t(r.q1.w)};
+    uint32_t hl[8] = {}, hh[8] = {};
+    if constexpr (T == kQ5_K) {
+      const uint32_t hw[8] = {uint32_t(r.h0.x), uint32_t(r.h0.y), uint32_t(r.h0.z), uint32_t(r.h0.w),
+                              uint32_t(r.h1.x), uint32_t(r.h1.y), uint32_t(r.h1.z), uint32_t(r.h1.w)};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        hl[i] = ((hw[i] >> (2 * pp)) << 4) & 0x10101010u;
+        hh[i] = ((hw[i] >> (2 * pp + 1)) << 4) & 0x10101010u;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      o.w[i] = static_cast<int>((qw[i] & 0x0F0F0F0Fu) | hl[i]);
+      o.w[i + 8] = static_cast<int>(((qw[i] >> 4) & 0x0F0F0F0Fu) | hh[i]);
+    }
+    uint32_t sc, m;
+    k4_scale_pair(r.head, pp, sc, m);
+    const float d = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) & 0xFFFFu));
+    const float dmin = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) >> 16));
+    o.a[0] = o.a[1] = d * static_cast<float>(sc & 0xFFu);
+    o.a[2] = o.a[3] = d * static_cast<float>(sc >> 8);
+    o.b[0] = o.b[1] = -dmin * static_cast<float>(m & 0xFFu);
+    o.b[2] = o.b[3] = -dmin * static_cast<float>(m >> 8);
+  } else if constexpr (T == kQ4_K32) {
+    const uint32_t qw[4] = {uint32_t(r.qs.x), uint32_t(r.qs.y), uint32_t(r.qs.z), uint32_t(r.qs.w)};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      o.w[i] = static_cast<int>(qw[i] & 0x0F0F0F0Fu);
+      o.w[i + 4] = static_cast<int>((qw[i] >> 4) & 0x0F0F0F0Fu);
+    }
+    uint32_t sc, m;
+    k4_scale_pair(r.head, (k & 7) >> 1, sc, m);
+    const float d = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) & 0xFFFFu));
+    const float dmin = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) >> 16));
+    o.a[0] = d * static_cast<float>(sc & 0xFFu);
+    o.a[1] = d * static_cast<float>(sc >> 8);
+    o.b[0] = -dmin * static_cast<float>(m & 0xFFu);
+    o.b[1] = -dmin * static_cast<float>(m >> 8);
+  } else if constexpr (T == kQ6_K) {
+    const int c = k & 1;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t ql = funnel_r(r.lw[i], r.lw[i + 1], r.sh);
+      const uint32_t qh = funnel_r(r.hw[i], r.hw[i + 1], r.sh) >> (2 * c);
+      o.w[i] = static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
+      o.w[i + 8] = static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
+    }
+    const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
+    o.a[0] = d * static_cast<float>(static_cast<int8_t>(r.s01 & 0xFFu));
+    o.a[1] = d * static_cast<float>(static_cast<int8_t>(r.s01 >> 8));
+    o.a[2] = d * static_cast<float>(static_cast<int8_t>(r.s45 & 0xFFu));
+    o.a[3] = d * static_cast<float>(static_cast<int8_t>(r.s45 >> 8));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) o.b[i] = -32.0f * o.a[i];
+  } else {
+    wblock u;
+    if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
+      const uint32_t sh = r.sh;
+      const float d = alap_half_to_float(static_cast<uint16_t>(window_word<0>(r.w, sh) & 0xFFFFu));
+      if constexpr (T == kQ8_0) {
+        u.w[0] = static_cast<int>(window_word<2>(r.w, sh));
+        u.w[1] = static_cast<int>(window_word<6>(r.w, sh));
+        u.w[2] = static_cast<int>(window_word<10>(r.w, sh));
+        u.w[3] = static_cast<int>(window_word<14>(r.w, sh));
+        u.w[4] = static_cast<int>(window_word<18>(r.w, sh));
+        u.w[5] = static_cast<int>(window_word<22>(r.w, sh));
+        u.w[6] = static_cast<int>(window_word<26>(r.w, sh));
+        u.w[7] = static_cast<int>(window_word<30>(r.w, sh));
+        u.a0 = u.a1 = d;
+        u.b0 = u.b1 = 0.0f;
+      } else {
+        constexpr int kQs = T == kQ4_0 ? 2 : 6;
+        const uint32_t v[4] = {window_word<kQs>(r.w, sh), window_word<kQs + 4>(r.w, sh),
+                               window_word<kQs + 8>(r.w, sh), window_word<kQs + 12>(r.w, sh)};
+        const uint32_t qh = T == kQ5_0 ? window_word<2>(r.w, sh) : 0u;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          u.w[i] = static_cast<int>(v[i] & 0x0F0F0F0Fu);
+          u.w[i + 4] = static_cast<int>((v[i] >> 4) & 0x0F0F0F0Fu);
+          if constexpr (T == kQ5_0) {
+            u.w[i] |= spread4(qh >> (4 * i), 4);
+            u.w[i + 4] |= spread4(qh >> (16 + 4 * i), 4);
+          }
+        }
+        u.a0 = u.a1 = d;
+        u.b0 = u.b1 = (T == kQ4_0 ? -8.0f : -16.0f) * d;
+      }
+    } else {
+      u = r.u;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o.w[i] = u.w[i];
+    o.a[0] = u.a0, o.a[1] = u.a1, o.b[0] = u.b0, o.b[1] = u.b1;
+  }
+}
+
+// Σ over one piece: xw the activation words of its runs, xd their blocks' scales, xs = xd·Σq.
+template <int NR>
+__device__ __forceinline__ float xr_dot(const xr_piece<NR>& u, const int* xw, const float* xd, const float* xs) {
+  float acc = 0.0f;
+#pragma unroll
+  for (int i = 0; i < NR; ++i) {
+    int s = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) s = alap_dot4(u.w[4 * i + j], xw[4 * i + j], s);
+    acc += u.a[i] * (xd[i] * static_cast<float>(s)) + u.b[i] * xs[i];
+  }
+  return acc;
 }
 
 // Element e (0..31) of an unpacked block as float (the embedding lookup).

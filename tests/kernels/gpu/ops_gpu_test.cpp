@@ -6,7 +6,8 @@
 // byte), graph capture/update/replay, and the device/memory error paths. Output buffers are
 // NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
 // shapes (compute-sanitizer). --fused: only the fused calls and graphs.
-// --bench: decode GB/s (Q4_K, Q8_0, F16 at Llama-3-8B FFN sizes) against copy bandwidth, prefill rate.
+// --bench: decode GB/s of every type at Llama-3-8B FFN sizes (14336 × 4096 and 4096 × 14336) against
+// copy bandwidth, prefill rate; --bench-decode: the quantised types' decode only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -290,12 +291,18 @@ void test_matmul(std::mt19937& rng, bool small) {
     if (is_plain(t)) {
       cases = {{67, 100, 1}, {67, 512, 3}, {130, 96, 17}, {70, 264, 64}, {130, 512, 100}, {33, 4096, 1}, {5, 33, 2}};
     } else if (k::dtype_info(static_cast<uint32_t>(t))->block_elems == 32) {
-      cases = {{67, 512, 1}, {67, 96, 3}, {130, 288, 17}, {70, 160, 64}, {130, 544, 100}, {33, 4128, 1}, {5, 96, 1}};
+      cases = {{67, 512, 1}, {67, 96, 3}, {130, 288, 17}, {70, 160, 64}, {130, 544, 100}, {33, 4128, 1}, {5, 96, 1},
+               {1030, 544, 1}, {2053, 4128, 1}};
     } else {
       // 4352 = 17 super-blocks: rows of Q2_K, Q3_K, Q6_K are then not multiples of 16 bytes.
-      cases = {{67, 512, 1}, {67, 512, 3}, {130, 768, 17}, {70, 256, 64}, {130, 512, 100}, {33, 4352, 1}};
+      // 8448 columns: Q4_K's long-row decode pieces (32 values; matmul.hip), 2-3 pieces a thread.
+      cases = {{67, 512, 1}, {67, 512, 3}, {130, 768, 17}, {70, 256, 64}, {130, 512, 100}, {33, 4352, 1},
+               {1030, 768, 1}, {2053, 8448, 1}, {2053, 4352, 1}};
     }
-    if (small) cases = {cases[0], cases[2]};
+    // The last decode cases have enough rows for the decode kernel's 4 and 8 rows per block
+    // (matmul.hip: fewer rows a block while the grid would be small), a partial last block of rows,
+    // and threads with one, two and three pieces of the row.
+    if (small) cases = {cases[0], cases[2], cases[cases.size() - 2], cases.back()};
     for (const mm_case& c : cases) run_matmul_case(t, c, rng);
   }
   std::printf("matmul: max error %.2e (quantised, vs int8 oracle), %.2e (F32/F16/BF16); vs f32 product %.2e\n",
@@ -536,7 +543,8 @@ struct timer {
   double us() const { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
-void bench() {
+// decode_only: the quantised types at both shapes, no prefill (the variant runs of run_ops_h200.sh).
+void bench(bool decode_only) {
   std::mt19937 rng(7);
   // Copy bandwidth (read + write) on 1 GiB.
   const size_t cb = size_t(1) << 30;
@@ -555,13 +563,13 @@ void bench() {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   void* stream = nullptr;
   must(g::gpu_stream_create(&stream), "stream");
-  const std::pair<DType, std::pair<int, int>> shapes[] = {
-      {DType::q4_k, {14336, 4096}}, {DType::q4_k, {4096, 14336}}, {DType::q8_0, {14336, 4096}},
-      {DType::q8_0, {4096, 14336}}, {DType::f16, {14336, 4096}},  {DType::f16, {4096, 14336}},
-      {DType::q4_0, {14336, 4096}}, {DType::q4_1, {14336, 4096}}, {DType::q5_0, {14336, 4096}},
-      {DType::q5_1, {14336, 4096}}, {DType::q2_k, {14336, 4096}}, {DType::q3_k, {14336, 4096}},
-      {DType::q5_k, {14336, 4096}}, {DType::q6_k, {14336, 4096}}, {DType::bf16, {14336, 4096}},
-      {DType::f32, {14336, 4096}}};
+  std::vector<std::pair<DType, std::pair<int, int>>> shapes;
+  for (DType t : {DType::q4_k, DType::q6_k, DType::q5_0, DType::q5_k, DType::q8_0, DType::q4_0, DType::q4_1,
+                  DType::q5_1, DType::q2_k, DType::q3_k, DType::f16, DType::bf16, DType::f32}) {
+    if (decode_only && is_plain(t)) continue;
+    shapes.push_back({t, {14336, 4096}});
+    if (t != DType::bf16 && t != DType::f32) shapes.push_back({t, {4096, 14336}});
+  }
   for (const auto& [t, shape] : shapes) {
     const auto [n_rows, n_cols] = shape;
     {
@@ -574,7 +582,8 @@ void bench() {
       std::vector<void*> dw(copies);
       for (void*& p : dw) {
         must(g::gpu_alloc(&p, wbytes), "alloc w");
-        must(g::gpu_copy_to_device(p, w.data(), wbytes, nullptr), "upload");
+        if (&p == &dw[0]) must(g::gpu_copy_to_device(p, w.data(), wbytes, nullptr), "upload");
+        else must(g::gpu_copy_on_device(p, dw[0], wbytes, nullptr), "copy w");
       }
       const int max_tok = 512;
       const std::vector<float> x = randn(size_t(max_tok) * n_cols, rng);
@@ -609,17 +618,20 @@ void bench() {
       const double graph_us = tg.us() / (reps / per_graph * per_graph);
       (void)alap_gpu_graph_exec_destroy(exec);
       (void)alap_gpu_graph_destroy(graph);
-      run(0, max_tok);
-      must(g::gpu_stream_sync(stream), "sync");
-      const int preps = 10;
-      timer tp;
-      for (int i = 0; i < preps; ++i) run(i, max_tok);
-      must(g::gpu_stream_sync(stream), "sync");
-      const double pre_ms = tp.us() / preps / 1e3;
+      double pre_ms = 0.0;
+      if (!decode_only) {
+        run(0, max_tok);
+        must(g::gpu_stream_sync(stream), "sync");
+        const int preps = 10;
+        timer tp;
+        for (int i = 0; i < preps; ++i) run(i, max_tok);
+        must(g::gpu_stream_sync(stream), "sync");
+        pre_ms = tp.us() / preps / 1e3;
+      }
       const double gbs = wbytes / (dec_us * 1e3), gbs_g = wbytes / (graph_us * 1e3);
       std::printf("| %s | %d × %d | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f | %.0f%% | %.2f | %.1f |\n", tname(t),
                   n_rows, n_cols, wbytes / 1e6, dec_us, gbs, 100.0 * gbs / copy_gbs, graph_us, gbs_g,
-                  100.0 * gbs_g / copy_gbs, pre_ms, 2.0 * n_rows * n_cols * max_tok / (pre_ms * 1e9));
+                  100.0 * gbs_g / copy_gbs, pre_ms, decode_only ? 0.0 : 2.0 * n_rows * n_cols * max_tok / (pre_ms * 1e9));
       for (void* p : dw) (void)g::gpu_release(p);
     }
   }
@@ -830,6 +842,7 @@ void test_graphs() {
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
+  const bool do_bench_decode = argc > 1 && std::strcmp(argv[1], "--bench-decode") == 0;
   int n = 0;
   if (g::gpu_device_count(&n) != 0 || n == 0) {
     std::printf("SKIP: no GPU (%s)\n", g::gpu_error_message());
@@ -840,8 +853,8 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%s), %d multiprocessors, %.1f of %.1f GiB free, runtime %d\n", info.name, info.arch,
               info.multiprocessors, info.free_bytes / 1073741824.0, info.total_bytes / 1073741824.0,
               info.runtime_version);
-  if (do_bench) {
-    bench();
+  if (do_bench || do_bench_decode) {
+    bench(do_bench_decode);
     return 0;
   }
   std::mt19937 rng(1234);

@@ -4,10 +4,13 @@
 # nvcc/g++ command line (no cmake), runs the test, compute-sanitizer memcheck/racecheck on small
 # shapes, and the benchmark (ops_gpu_test --bench). Logs go to $OUT (or ./h200-ops-out).
 # Usage from the repo root: bash tests/kernels/gpu/run_ops_h200.sh
-# Environment: ALAP_SKIP_SAN=1 skips the sanitizers, ALAP_SKIP_BENCH=1 the benchmark;
+# Environment: ALAP_SKIP_SAN=1 skips the sanitizers (ALAP_SAN_VARIANTS=1 runs memcheck on the
+# variant builds too), ALAP_SKIP_BENCH=1 the benchmark;
 # ALAP_SAN_TIMEOUT bounds each sanitizer run (seconds, default 150); ALAP_VARIANT="-Dflags;-Dflags..."
-# also builds matmul.hip with each set of flags and runs the test and the benchmark on it
-# (e.g. -DALAP_MV_DIRECT_MASK=0xFFFFu, -DALAP_MV_CHUNK_MULT=2).
+# also builds matmul.hip with each set of flags and runs the test and the decode benchmark
+# (--bench-decode) on it (e.g. -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
+# with DIR's headers first (another version of the kernels, e.g. a copy of the last commit's, carried
+# in an ignored folder). The last lines printed: graph-replayed % of copy per type, shape and build.
 set -u -o pipefail
 out=${OUT:-h200-ops-out}
 b=/tmp/alap-ops
@@ -28,14 +31,18 @@ done
 $nvcc $flags -DALAP_GPU_CUDA=1 -x cu -c tests/kernels/gpu/ops_gpu_test.cpp -o $b/ops_gpu_test.o > $b/ops_gpu_test.log 2>&1 &
 IFS=';' read -r -a variants <<< "${ALAP_VARIANT:-}"
 for i in "${!variants[@]}"; do
-  $nvcc $flags ${variants[$i]} -x cu -Xptxas -v -c kernels/gpu/matmul.hip -o $b/matmul_var$i.o > $b/matmul_var$i.log 2>&1 &
+  v=${variants[$i]}
+  if [ "${v#@}" != "$v" ]; then
+    $nvcc -I${v#@} $flags -x cu -Xptxas -v -c ${v#@}/kernels/gpu/matmul.hip -o $b/matmul_var$i.o > $b/matmul_var$i.log 2>&1 &
+  else
+    $nvcc $flags $v -x cu -Xptxas -v -c kernels/gpu/matmul.hip -o $b/matmul_var$i.o > $b/matmul_var$i.log 2>&1 &
+  fi
 done
 # The CPU oracle: alap_kernels' sources with their per-ISA flags (kernels/cpu/CMakeLists.txt).
 cpu_objs=""
 cxx="g++ -std=c++20 -O2 -ffp-contract=off -I. -Ikernels/include -Ikernels/cpu"
-for src in fp16 dtype dispatch cpu_features probe scalar/dequant_scalar scalar/quant_scalar scalar/matmul_scalar \
-           scalar/k8_scalar scalar/attn_scalar avx2/matmul_avx2 avx2/k8_avx2 avx2/attn_avx2 avx_vnni/matmul_avxvnni \
-           avx512_vnni/matmul_vnni avx512_vnni/attn_vnni; do
+# Every source of kernels/cpu (top level and one folder down), ISA flags by folder.
+for src in $(cd kernels/cpu && ls *.cpp */*.cpp | sed 's/\.cpp$//'); do
   case $src in
     avx2/*) isa="-mavx2 -mfma -mf16c" ;;
     avx_vnni/*) isa="-mavx2 -mfma -mf16c -mavxvnni" ;;
@@ -73,8 +80,8 @@ for i in "${!variants[@]}"; do
     { echo "variant build failed"; continue; }
   $b/test_var$i > $b/test_var.log 2>&1; echo "test rc=$? $(grep -E 'PASS|FAIL' $b/test_var.log | head -3 | tr '\n' ' ')" | tee -a "$out/bench_variants.log"
   grep "matmul: max" $b/test_var.log | tee -a "$out/bench_variants.log"
-  [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench 2>&1 | grep -E "^\|" | tee -a "$out/bench_variants.log"
-  if [ -z "${ALAP_SKIP_SAN:-}" ]; then
+  [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench-decode 2>&1 | grep -E "^\|" | tee $b/bench_var$i.log >> "$out/bench_variants.log"
+  if [ -z "${ALAP_SKIP_SAN:-}" ] && [ -n "${ALAP_SAN_VARIANTS:-}" ]; then
     timeout ${ALAP_SAN_TIMEOUT:-150} compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
       $b/test_var$i --small > $b/san.log 2>&1
     echo "${variants[$i]} memcheck rc=$? $(grep -E 'ERROR SUMMARY' $b/san.log)" | tee -a "$out/sanitizers.txt"
@@ -88,5 +95,14 @@ if [ -z "${ALAP_SKIP_SAN:-}" ]; then
     echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL' $b/san.log | head -5 | tr '\n' ' ')" | tee -a "$out/sanitizers.txt"
     grep -m5 -E "Invalid|Race|Error" $b/san.log >> "$out/sanitizers.txt"
   done
+fi
+# Graph-replayed % of copy bandwidth: one column per build (default, then the variants).
+if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
+  echo "== graph % of copy: default ${ALAP_VARIANT:-}"
+  cp "$out/bench.log" $b/bench_default.log
+  logs="$b/bench_default.log"
+  for i in "${!variants[@]}"; do logs="$logs $b/bench_var$i.log"; done
+  awk -F'|' '/^\| Q|^\| F|^\| BF/ {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
+       v[k] = v[k] " " $10} END {for (i = 0; i < n; ++i) print order[i] v[order[i]]}' $logs | tee "$out/summary.txt"
 fi
 echo "done at $(( $(date +%s) - start )) s"
