@@ -723,7 +723,8 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 //   P·V     on mma m16n8k16 as Oᵀ = Vᵀ·Pᵀ: A = Vᵀ (16 dims × 16 rows) by ldmatrix.trans (int8 V:
 //           byte pairs, widened to fp16 exactly, 0x64XX - 1152), B = Pᵀ whose 8 columns are the 4
 //           heads × (fp16 hi, fp16 lo) of p: lane g even supplies hi, odd lo, which is exactly the
-//           lane that holds that head's scores. k8v8: p·d_v[row][block] per 32-dim block.
+//           lane that holds that head's scores. k8v8: p·d_v[row][block] per 32-dim block, its hi/lo
+//           built in fp16 arithmetic from p's hi/lo and the fp16 d_v pairs (3 instructions a word).
 // At the end the warps' (acc, m, l) are merged in shared memory, then as in the scalar body.
 
 #ifndef ALAP_ATTN_STAGES
@@ -867,6 +868,17 @@ __device__ __forceinline__ unsigned alap_p_part(float x0, float x1, float lo) {
   const __half2 h = __floats2half2_rn(x0, x1);
   const float2 f = __half22float2(h);
   return alap_h2_bits(__floats2half2_rn(fmaf(-lo, f.x, x0), fmaf(-lo, f.y, x1)));
+}
+// fp16 pairs as 32-bit words: a·b and a·b + c, each rounded once (subnormals kept).
+__device__ __forceinline__ unsigned alap_hmul2_u(unsigned a, unsigned b) {
+  unsigned d;
+  asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned alap_hfma2_u(unsigned a, unsigned b, unsigned c) {
+  unsigned d;
+  asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
 }
 // Bytes (0,2) (sel 0x4240) or (1,3) (sel 0x4341) of an int8 word as an fp16 pair, exactly.
 __device__ __forceinline__ unsigned alap_i8_to_h2(unsigned x80, unsigned sel) {
@@ -1102,6 +1114,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     l_run[hh] = 0.0f;
   }
   const float lo_lane = (g & 1) ? 1.0f : 0.0f;  // B column g of Pᵀ: head g/2, hi (even) or lo (odd)
+  const unsigned p_sign = (g & 1) ? 0u : 0x80008000u;  // k8v8 P·V: σ = −1 on hi lanes, +1 on lo lanes
 
   int stage = 0;
   bool first_tile = true;
@@ -1245,40 +1258,48 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
         for (int hh = 0; hh < NH; ++hh) alap_mma_16816_c(acc[hh][j], af, bp[hh][0], bp[hh][1], acc[hh][j]);
       }
     } else {
-      // d_v of rows 8n + 2t + i, per 32-dim block.
-      float dv[2][2][nb];
+      // d_v of rows 8n + 2t, 8n + 2t + 1 of block b as an fp16 pair (the rows of B word n).
+      unsigned dvp[2][nb];
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
         const char* vd = ring + stage * T::stage_bytes + T::vd_off + (8 * n + 2 * tq) * T::sc_row;
         if constexpr (nb == 4) {
-          const uint4 w = *reinterpret_cast<const uint4*>(vd);
-          const unsigned ws[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
-            dv[n][i / 2][(i % 2) * 2] = f.x;
-            dv[n][i / 2][(i % 2) * 2 + 1] = f.y;
-          }
+          const uint4 w = *reinterpret_cast<const uint4*>(vd);  // row 2t: (b0,b1) (b2,b3), row 2t+1: same
+          dvp[n][0] = __byte_perm(w.x, w.z, 0x5410u);
+          dvp[n][1] = __byte_perm(w.x, w.z, 0x7632u);
+          dvp[n][2] = __byte_perm(w.y, w.w, 0x5410u);
+          dvp[n][3] = __byte_perm(w.y, w.w, 0x7632u);
         } else {
           const uint2 w = *reinterpret_cast<const uint2*>(vd);
-          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&w.x));
-          const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&w.y));
-          dv[n][0][0] = f0.x;
-          dv[n][0][1] = f0.y;
-          dv[n][1][0] = f1.x;
-          dv[n][1][1] = f1.y;
+          dvp[n][0] = __byte_perm(w.x, w.y, 0x5410u);
+          dvp[n][1] = __byte_perm(w.x, w.y, 0x7632u);
         }
       }
+      // p = ph + pl (fp16 pairs, once per tile). Per block: h = rn(ph·d_v), e = ph·d_v − h (exact in
+      // fp16), hi lanes send rn(ph·d_v − e) = h, lo lanes rn(pl·d_v + e); σ folds both into one form.
+      unsigned sp[NH][2], nsp[NH][2], p2[NH][2];
+#pragma unroll
+      for (int hh = 0; hh < NH; ++hh)
+#pragma unroll
+        for (int n = 0; n < 2; ++n) {
+          unsigned ph, pl;
+          alap_split_half2(pr[hh][n][0], pr[hh][n][1], ph, pl);
+          sp[hh][n] = ph ^ p_sign;                // σ·ph
+          nsp[hh][n] = sp[hh][n] ^ 0x80008000u;   // −σ·ph
+          p2[hh][n] = (g & 1) ? pl : ph;
+        }
       const int q4 = lane >> 3;
       const unsigned vrow = st + T::v_off + (8 * (q4 & 1) + (lane & 7)) * T::v_stride + 16 * (q4 >> 1);
 #pragma unroll
       for (int b = 0; b < nb; ++b) {
         unsigned bp[NH][2];
 #pragma unroll
-        for (int hh = 0; hh < NH; ++hh) {
-          bp[hh][0] = alap_p_part(pr[hh][0][0] * dv[0][0][b], pr[hh][0][1] * dv[0][1][b], lo_lane);
-          bp[hh][1] = alap_p_part(pr[hh][1][0] * dv[1][0][b], pr[hh][1][1] * dv[1][1][b], lo_lane);
-        }
+        for (int hh = 0; hh < NH; ++hh)
+#pragma unroll
+          for (int n = 0; n < 2; ++n) {
+            const unsigned e = alap_hfma2_u(sp[hh][n], dvp[n][b], alap_hmul2_u(nsp[hh][n], dvp[n][b]));  // σ·e
+            bp[hh][n] = alap_hfma2_u(p2[hh][n], dvp[n][b], e);
+          }
         unsigned r[4];
         alap_ldsm_x4_trans(vrow + 32 * b, r);  // rows 0-7 / 8-15 × dims 32b..+15, then 32b+16..+31
 #pragma unroll
@@ -1353,9 +1374,12 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   float* blk_o = reinterpret_cast<float*>(reinterpret_cast<char*>(stage_sh) + T::blk_off);
   float* blk_m = blk_o + GB * HD;
   float* blk_l = blk_m + GB;
-  for (int i = tid; i < G * HD; i += kMmaThreads) {
+  // Two adjacent outputs of one head per thread (round 7): the warps' factors 2^(m_w − max) once for
+  // both, partials out as float2.
+  for (int i = 2 * tid; i < G * HD; i += 2 * kMmaThreads) {
     const int hg = i / HD, d = i % HD, h = h0 + hg;
-    float o = 0.0f, l = 0.0f, mx = -INFINITY;
+    float2 o = make_float2(0.0f, 0.0f);
+    float l = 0.0f, mx = -INFINITY;
     if constexpr (kWm) {
 #pragma unroll
       for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
@@ -1363,31 +1387,36 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
       for (int w = 0; w < kMmaWarps; ++w) {
         const float mw = mw_sh[w][hg];
         const float f = mw == -INFINITY ? 0.0f : alap_exp2(mw - mx);
-        o = fmaf(red[w * kRedStride + hg * HD + d], f, o);
+        const float2 r = *reinterpret_cast<const float2*>(red + w * kRedStride + hg * HD + d);
+        o.x = fmaf(r.x, f, o.x);
+        o.y = fmaf(r.y, f, o.y);
         l = fmaf(lred[w * kLredStride + hg], f, l);
       }
     } else {
 #pragma unroll
       for (int w = 0; w < kMmaWarps; ++w) {
-        o += red[(w * GB + hg) * HD + d];
+        o.x += red[(w * GB + hg) * HD + d];
+        o.y += red[(w * GB + hg) * HD + d + 1];
         l += lred[w * GB + hg];
       }
     }
     if (single) {
-      a.p.out[size_t(h) * HD + d] = l > 0.0f ? o / l : 0.0f;
+      *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) =
+          l > 0.0f ? make_float2(o.x / l, o.y / l) : make_float2(0.0f, 0.0f);
     } else {
       if (!kWm && d == 0) {
 #pragma unroll
         for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, mw_sh[w][hg]);
       }
       if (n_cluster > 1) {
-        blk_o[hg * HD + d] = o;
+        blk_o[hg * HD + d] = o.x;
+        blk_o[hg * HD + d + 1] = o.y;
         if (d == 0) {
           blk_m[hg] = mx;
           blk_l[hg] = l;
         }
       } else {
-        a.part_o[(size_t(h) * kAttnMaxSplit + split) * HD + d] = o;
+        *reinterpret_cast<float2*>(a.part_o + (size_t(h) * kAttnMaxSplit + split) * HD + d) = o;
         if (d == 0) {
           a.part_m[size_t(h) * kAttnMaxSplit + split] = mx;  // log2 units (only this kernel reads it)
           a.part_l[size_t(h) * kAttnMaxSplit + split] = l;

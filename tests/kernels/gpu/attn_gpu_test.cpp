@@ -467,6 +467,9 @@ int main(int argc, char** argv) {
     cases.push_back({128, 8, 4, 3000, 0});
     cases.push_back({128, 8, 4, 1900, 7});
     cases.push_back({128, 8, 4, 129, 0});
+    // One block over 32k rows (4096 per warp accumulator): k8v8 widens V as 1152 + v and subtracts
+    // 1152·Σ p·d_v at the end, so the longest accumulation checks that the offset cancels.
+    cases.push_back({128, 1, 4, 32768, 1});
     for (const attn_case& c : cases) run_case(c, rng);
     for (int hd : {64, 128, 256})
       for (int group : {1, 4, 7}) run_prefill_case(hd, 2, group, 0, 45, rng);
