@@ -56,11 +56,14 @@ constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 #endif
 constexpr bool mv_xr(uint32_t t) { return ((ALAP_MV_XR_MASK) >> t) & 1u; }
 // Rows per block of matvec_xr_kernel by piece kind (the faster of 2, 4, 8 at both Llama-3-8B FFN
-// shapes on the H200, session 4). HIP: at most 4 (8 rows spill VGPRs on gfx1100; not measured).
+// shapes on the H200, session 4; Q5_K's 32-value pieces 2, Q6_K's 4). HIP: at most 4 (8 rows
+// spill VGPRs on gfx1100; not measured).
 constexpr int xr_rows(uint32_t t) {
   if (ALAP_MV_XR_ROWS != 0) return ALAP_MV_XR_ROWS;
   int r = 8;
   if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
+  if (t == kQ5_K32) r = 2;
+  if (t == kQ6_K32) r = 4;
 #if defined(ALAP_GPU_BACKEND_HIP)
   r = r > 4 ? 4 : r;
 #endif
@@ -227,20 +230,28 @@ __global__ void __launch_bounds__(kXrThreads) matvec_xr_kernel(const uint8_t* w,
   while (k < n_pieces) {
     int A[NR];
     xr_runs<T>(k, A);
-    int xw[4 * NR];
+    int xw[4 * NR], nq[NR];
     float xd[NR], xs[NR];
 #pragma unroll
     for (int i = 0; i < NR; ++i) {
       const int4 q = *reinterpret_cast<const int4*>(x.q + A[i]);
       xw[4 * i] = q.x, xw[4 * i + 1] = q.y, xw[4 * i + 2] = q.z, xw[4 * i + 3] = q.w;
       xd[i] = x.d[A[i] >> 5];
-      xs[i] = xd[i] * static_cast<float>(x.s16[A[i] >> 4]);
+      const int sq = x.s16[A[i] >> 4];
+      xs[i] = xd[i] * static_cast<float>(sq);
+      nq[i] = -32 * sq;
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      xr_piece<NR> u;
-      xr_decode<T>(raw[r], k, u);
-      acc[r] += xr_dot(u, xw, xd, xs);
+      if constexpr (T == kQ6_K) {
+        acc[r] += xr_dot_q6(raw[r], k, xw, xd, nq);
+      } else if constexpr (T == kQ6_K32) {
+        acc[r] += xr_dot_q6_32(raw[r], k, xw, xd, nq);
+      } else {
+        xr_piece<NR> u;
+        xr_decode<T>(raw[r], k, u);
+        acc[r] += xr_dot(u, xw, xd, xs);
+      }
     }
     k += nt;
     if (k < n_pieces) {
@@ -500,10 +511,15 @@ void launch_matmul(const mm_args& a) {
       alap_launch(matvec_plain_kernel<T>, grid, kMvThreads, 0, a.stream,
                   a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y, a.beta, vec);
     } else if constexpr (mv_xr(T)) {
-      // Q4_K rows longer than 128 pieces of 64 values: pieces of 32 (more loads in flight per
-      // thread; 4096 × 14336: 70% of copy against 61%, 14336 × 4096: 68% against 74%).
+      // Q4_K/Q5_K/Q6_K rows longer than 128 pieces of 64 values: pieces of 32 (fewer registers,
+      // more blocks resident; 4096 × 14336: Q4_K 70% of copy against 61%, Q5_K 70% against 59%,
+      // Q6_K 76% against 68%).
       if (T == kQ4_K && a.n_cols / 64 > kXrThreads) {
         launch_xr<kQ4_K32>(a);
+      } else if (T == kQ5_K && a.n_cols / 64 > kXrThreads) {
+        launch_xr<kQ5_K32>(a);
+      } else if (T == kQ6_K && a.n_cols / 64 > kXrThreads) {
+        launch_xr<kQ6_K32>(a);
       } else {
         launch_xr<T>(a);
       }

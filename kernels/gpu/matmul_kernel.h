@@ -227,14 +227,21 @@ __device__ __forceinline__ float wblock_dot(const wblock& u, const int* xw, floa
 //   Q4_K/Q5_K (NR = 4): sub-blocks 2·pp and 2·pp + 1 of super-block k/4 (pp = k%4): the 32 bytes of
 //     qs at 32·pp (low nibbles: runs 0, 1; high nibbles: runs 2, 3), the 16-byte head (d, dmin,
 //     scales), Q5_K also the 32 bytes of qh: 16-byte aligned loads;
-//   kQ4_K32, Q4_K in pieces of 32 values (NR = 2; the decode kernel's choice for long rows): 16
-//     bytes of qs at 16q (q = k%8 of super-block k/8): low nibbles are values 16·(q%2).. of
-//     sub-block 2·(q/2), high nibbles the same of the next sub-block;
+//   kQ4_K32/kQ5_K32, Q4_K/Q5_K in pieces of 32 values (NR = 2; the decode kernel's choice for
+//     long rows): 16 bytes of qs at 16q (q = k%8 of super-block k/8): low nibbles are values
+//     16·(q%2).. of sub-block 2·(q/2), high nibbles the same of the next sub-block; Q5_K also the
+//     16 bytes of qh at 16·(q%2);
 //   Q6_K (NR = 4): half h = (k%4)/2, c = k%2 of super-block k/4: the 32 bytes of ql at 64h + 32c
 //     (low nibbles: values 128h + 32c + 0..31, high nibbles the 32 values 64 further) with the 32
-//     bytes of qh at 128 + 32h; 210-byte super-blocks are 2-byte aligned: aligned words.
+//     bytes of qh at 128 + 32h; 210-byte super-blocks are 2-byte aligned: 5 aligned 8-byte loads
+//     a region, dotted by xr_dot_q6 (not xr_decode);
+//   kQ6_K32, Q6_K in pieces of 32 values (NR = 2; long rows): the 16 bytes of ql at 64h + 32c +
+//     16e (h, c, e = bits 2, 1, 0 of k%8; runs: values 128h + 32c + 16e.. and 64 further) with the
+//     16 bytes of qh at 128 + 32h + 16e, 3 aligned 8-byte loads each, dotted by xr_dot_q6_32.
 // Consecutive pieces of a row are consecutive bytes of its quants, so a warp reads whole lines.
 constexpr uint32_t kQ4_K32 = 0x100u | kQ4_K;  // a piece kind, not a ggml type id
+constexpr uint32_t kQ5_K32 = 0x100u | kQ5_K;  // likewise
+constexpr uint32_t kQ6_K32 = 0x100u | kQ6_K;
 
 template <uint32_t T>
 __host__ __device__ constexpr int xr_runs_of() {
@@ -252,13 +259,16 @@ __device__ __forceinline__ void xr_runs(int k, int (&A)[xr_runs_of<T>()]) {
   if constexpr (T == kQ4_K || T == kQ5_K) {
     const int a = 256 * (k >> 2) + 64 * (k & 3);
     A[0] = a, A[1] = a + 16, A[2] = a + 32, A[3] = a + 48;
-  } else if constexpr (T == kQ4_K32) {
+  } else if constexpr (T == kQ4_K32 || T == kQ5_K32) {
     const int q = k & 7;
     A[0] = 256 * (k >> 3) + 64 * (q >> 1) + 16 * (q & 1);
     A[1] = A[0] + 32;
   } else if constexpr (T == kQ6_K) {
     const int a = 256 * (k >> 2) + 128 * ((k >> 1) & 1) + 32 * (k & 1);
     A[0] = a, A[1] = a + 16, A[2] = a + 64, A[3] = a + 80;
+  } else if constexpr (T == kQ6_K32) {
+    A[0] = 256 * (k >> 3) + 128 * ((k >> 2) & 1) + 32 * ((k >> 1) & 1) + 16 * (k & 1);
+    A[1] = A[0] + 64;
   } else {
     A[0] = 32 * k, A[1] = 32 * k + 16;
   }
@@ -274,20 +284,18 @@ __device__ __forceinline__ uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t 
 }
 
 // The bytes from a 2-byte aligned p on, as NW aligned words from p rounded down to 4 (returns sh
-// = 16 when that is 2 bytes before p, else 0). With tail, the last word is read as 2 bytes when p
-// is 4-byte aligned (its other 2 bytes may lie past the tensor).
-template <int NW, bool tail>
+// = 16 when that is 2 bytes before p, else 0); the last word is read as 2 bytes when p is 4-byte
+// aligned (its other 2 bytes may lie past the tensor).
+template <int NW>
 __device__ __forceinline__ uint32_t window_a2(const uint8_t* p, uint32_t (&w)[NW]) {
-  const uintptr_t ad = reinterpret_cast<uintptr_t>(p);
-  const uint32_t* base = reinterpret_cast<const uint32_t*>(ad & ~uintptr_t(3));
-  const uint32_t sh = static_cast<uint32_t>(ad & 2) * 8;
+  // The aligned base is built from p itself (not from the integer address), so that the compiler
+  // keeps p's address space: global loads (LDG), not generic ones.
+  const uint32_t lo2 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)) & 2u;
+  const uint32_t* base = reinterpret_cast<const uint32_t*>(p - lo2);
+  const uint32_t sh = lo2 * 8;
 #pragma unroll
   for (int i = 0; i < NW - 1; ++i) w[i] = base[i];
-  if constexpr (tail) {
-    w[NW - 1] = sh != 0 ? base[NW - 1] : uint32_t(*reinterpret_cast<const uint16_t*>(base + NW - 1));
-  } else {
-    w[NW - 1] = base[NW - 1];
-  }
+  w[NW - 1] = sh != 0 ? base[NW - 1] : uint32_t(*reinterpret_cast<const uint16_t*>(base + NW - 1));
   return sh;
 }
 // The 4 bytes at byte OFF (even) from p, whose window is w.
@@ -326,12 +334,20 @@ struct xr_raw<kQ4_K32> {
   int4 head, qs;
 };
 template <>
+struct xr_raw<kQ5_K32> {
+  int4 head, qs, qh;
+};
+template <>
 struct xr_raw<kQ5_K> {
   int4 head, q0, q1, h0, h1;
 };
 template <>
-struct xr_raw<kQ6_K> {
-  uint32_t lw[9], hw[9], s01, s45, d, sh;
+struct xr_raw<kQ6_K> {  // read by xr_dot_q6, not xr_decode
+  uint32_t lw[10], hw[10], s01, s45, d, sh, q;
+};
+template <>
+struct xr_raw<kQ6_K32> {  // likewise
+  uint32_t lw[6], hw[6], sc0, sc1, d, sh, q;
 };
 template <uint32_t T>
 struct xr_raw_words {
@@ -363,17 +379,53 @@ __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o)
     const uint8_t* p = row + size_t(k >> 3) * 144;
     o.head = *reinterpret_cast<const int4*>(p);
     o.qs = *reinterpret_cast<const int4*>(p + 16 + 16 * (k & 7));
+  } else if constexpr (T == kQ5_K32) {
+    const uint8_t* p = row + size_t(k >> 3) * 176;
+    o.head = *reinterpret_cast<const int4*>(p);
+    o.qs = *reinterpret_cast<const int4*>(p + 48 + 16 * (k & 7));
+    o.qh = *reinterpret_cast<const int4*>(p + 16 + 16 * (k & 1));
   } else if constexpr (T == kQ6_K) {
     const uint8_t* p = row + size_t(k >> 2) * 210;
     const int h = (k >> 1) & 1, c = k & 1;
-    // 9 words cover 32 bytes from either alignment and stay inside the super-block.
-    o.sh = window_a2<9, false>(p + 64 * h + 32 * c, o.lw);
-    window_a2<9, false>(p + 128 + 32 * h, o.hw);
+    {  // 5 aligned 8-byte loads a region, from the 8-byte boundary at or below it (10 words: 32
+       // bytes from any even offset; inside the super-block, whose start is 8-byte aligned at
+       // the tensor's start)
+      const uint8_t* pl = p + 64 * h + 32 * c;
+      const uint32_t lo = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pl)) & 6u;
+      const uint2* bl = reinterpret_cast<const uint2*>(pl - lo);
+      const uint2* bh = reinterpret_cast<const uint2*>(p + 128 + 32 * h - lo);
+#pragma unroll
+      for (int i = 0; i < 5; ++i) {
+        const uint2 a = bl[i], b = bh[i];
+        o.lw[2 * i] = a.x, o.lw[2 * i + 1] = a.y, o.hw[2 * i] = b.x, o.hw[2 * i + 1] = b.y;
+      }
+      o.sh = (lo & 2u) * 8;
+      o.q = lo >> 2;
+    }
     o.s01 = ld_u16(p + 192 + 8 * h + 2 * c);
     o.s45 = ld_u16(p + 196 + 8 * h + 2 * c);
     o.d = ld_u16(p + 208);
+  } else if constexpr (T == kQ6_K32) {
+    const uint8_t* p = row + size_t(k >> 3) * 210;
+    const int h = (k >> 2) & 1, c = (k >> 1) & 1, e = k & 1;
+    const int ofs = 64 * h + 32 * c + 16 * e;  // 16 bytes of ql; qh's at 128 + 32h + 16e, same alignment
+    const uint8_t* pl = p + ofs;
+    const uint32_t lo = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pl)) & 6u;
+    const uint2* bl = reinterpret_cast<const uint2*>(pl - lo);
+    const uint2* bh = reinterpret_cast<const uint2*>(p + 128 + 32 * h + 16 * e - lo);
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const uint2 a = bl[i], b = bh[i];
+      o.lw[2 * i] = a.x, o.lw[2 * i + 1] = a.y, o.hw[2 * i] = b.x, o.hw[2 * i + 1] = b.y;
+    }
+    o.sh = (lo & 2u) * 8;
+    o.q = lo >> 2;
+    const int si = 8 * h + 2 * c + e;  // scale of values 16·si..
+    o.sc0 = p[192 + si];
+    o.sc1 = p[196 + si];
+    o.d = ld_u16(p + 208);
   } else if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
-    o.sh = window_a2<xr_raw<T>::nw, true>(row + size_t(k) * xr_raw<T>::bb, o.w);
+    o.sh = window_a2<xr_raw<T>::nw>(row + size_t(k) * xr_raw<T>::bb, o.w);
   } else {
     unpack_block<T>(row, k, o.u);
   }
@@ -408,37 +460,31 @@ __device__ __forceinline__ void xr_decode(const xr_raw<T>& r, int k, xr_piece<xr
     o.a[2] = o.a[3] = d * static_cast<float>(sc >> 8);
     o.b[0] = o.b[1] = -dmin * static_cast<float>(m & 0xFFu);
     o.b[2] = o.b[3] = -dmin * static_cast<float>(m >> 8);
-  } else if constexpr (T == kQ4_K32) {
+  } else if constexpr (T == kQ4_K32 || T == kQ5_K32) {
+    const int pp = (k & 7) >> 1;
     const uint32_t qw[4] = {uint32_t(r.qs.x), uint32_t(r.qs.y), uint32_t(r.qs.z), uint32_t(r.qs.w)};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       o.w[i] = static_cast<int>(qw[i] & 0x0F0F0F0Fu);
       o.w[i + 4] = static_cast<int>((qw[i] >> 4) & 0x0F0F0F0Fu);
     }
+    if constexpr (T == kQ5_K32) {  // bit 2·pp of qh byte l: the low nibble's fifth bit, 2·pp + 1 the high's
+      const uint32_t hw[4] = {uint32_t(r.qh.x), uint32_t(r.qh.y), uint32_t(r.qh.z), uint32_t(r.qh.w)};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t hs = hw[i] >> (2 * pp);
+        o.w[i] |= static_cast<int>((hs << 4) & 0x10101010u);
+        o.w[i + 4] |= static_cast<int>((hs << 3) & 0x10101010u);
+      }
+    }
     uint32_t sc, m;
-    k4_scale_pair(r.head, (k & 7) >> 1, sc, m);
+    k4_scale_pair(r.head, pp, sc, m);
     const float d = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) & 0xFFFFu));
     const float dmin = alap_half_to_float(static_cast<uint16_t>(uint32_t(r.head.x) >> 16));
     o.a[0] = d * static_cast<float>(sc & 0xFFu);
     o.a[1] = d * static_cast<float>(sc >> 8);
     o.b[0] = -dmin * static_cast<float>(m & 0xFFu);
     o.b[1] = -dmin * static_cast<float>(m >> 8);
-  } else if constexpr (T == kQ6_K) {
-    const int c = k & 1;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const uint32_t ql = funnel_r(r.lw[i], r.lw[i + 1], r.sh);
-      const uint32_t qh = funnel_r(r.hw[i], r.hw[i + 1], r.sh) >> (2 * c);
-      o.w[i] = static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
-      o.w[i + 8] = static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
-    }
-    const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
-    o.a[0] = d * static_cast<float>(static_cast<int8_t>(r.s01 & 0xFFu));
-    o.a[1] = d * static_cast<float>(static_cast<int8_t>(r.s01 >> 8));
-    o.a[2] = d * static_cast<float>(static_cast<int8_t>(r.s45 & 0xFFu));
-    o.a[3] = d * static_cast<float>(static_cast<int8_t>(r.s45 >> 8));
-#pragma unroll
-    for (int i = 0; i < 4; ++i) o.b[i] = -32.0f * o.a[i];
   } else {
     wblock u;
     if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
@@ -493,6 +539,49 @@ __device__ __forceinline__ float xr_dot(const xr_piece<NR>& u, const int* xw, co
     acc += u.a[i] * (xd[i] * static_cast<float>(s)) + u.b[i] * xs[i];
   }
   return acc;
+}
+
+// Σ over one Q6_K piece without xr_decode, integer until the end: per run of 16 values Σ (w − 32)·q
+// (the dot4 chain starts at nq = −32·Σq), the two runs of one activation block weighted by their
+// int8 scales in int32 (|Σ| ≤ 2·128·16·32·127 < 2^24, exact in fp32), then d·xd per block: 2
+// int-to-float conversions a piece instead of 8. qh's 2·c shift rides on its funnel.
+__device__ __forceinline__ float xr_dot_q6(const xr_raw<kQ6_K>& r, int k, const int* xw, const float* xd,
+                                          const int* nq) {
+  const uint32_t shh = r.sh + 2u * static_cast<uint32_t>(k & 1);
+  int s[4] = {nq[0], nq[1], nq[2], nq[3]};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
+    const uint32_t qh = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    const int lo = static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
+    const int hi = static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
+    s[i / 4] = alap_dot4(lo, xw[i], s[i / 4]);
+    s[2 + i / 4] = alap_dot4(hi, xw[8 + i], s[2 + i / 4]);
+  }
+  const int t01 = static_cast<int>(static_cast<int8_t>(r.s01 & 0xFFu)) * s[0] +
+                  static_cast<int>(static_cast<int8_t>(r.s01 >> 8)) * s[1];
+  const int t45 = static_cast<int>(static_cast<int8_t>(r.s45 & 0xFFu)) * s[2] +
+                  static_cast<int>(static_cast<int8_t>(r.s45 >> 8)) * s[3];
+  const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
+  return d * (xd[0] * static_cast<float>(t01) + xd[2] * static_cast<float>(t45));
+}
+
+// The same for a 32-value Q6_K piece: runs of 16 values 64 apart, in different activation blocks.
+__device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, const int* xw, const float* xd,
+                                             const int* nq) {
+  const uint32_t shh = r.sh + 2u * static_cast<uint32_t>((k >> 1) & 1);
+  int s0 = nq[0], s1 = nq[1];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
+    const uint32_t qh = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    s0 = alap_dot4(static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u)), xw[i], s0);
+    s1 = alap_dot4(static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u)), xw[4 + i], s1);
+  }
+  const int t0 = static_cast<int>(static_cast<int8_t>(r.sc0)) * s0;
+  const int t1 = static_cast<int>(static_cast<int8_t>(r.sc1)) * s1;
+  const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
+  return d * (xd[0] * static_cast<float>(t0) + xd[1] * static_cast<float>(t1));
 }
 
 // Element e (0..31) of an unpacked block as float (the embedding lookup).

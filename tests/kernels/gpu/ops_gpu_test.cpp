@@ -295,7 +295,7 @@ void test_matmul(std::mt19937& rng, bool small) {
                {1030, 544, 1}, {2053, 4128, 1}};
     } else {
       // 4352 = 17 super-blocks: rows of Q2_K, Q3_K, Q6_K are then not multiples of 16 bytes.
-      // 8448 columns: Q4_K's long-row decode pieces (32 values; matmul.hip), 2-3 pieces a thread.
+      // 8448 columns: Q4_K/Q5_K/Q6_K long-row decode pieces (32 values; matmul.hip), 2-3 a thread.
       cases = {{67, 512, 1}, {67, 512, 3}, {130, 768, 17}, {70, 256, 64}, {130, 512, 100}, {33, 4352, 1},
                {1030, 768, 1}, {2053, 8448, 1}, {2053, 4352, 1}};
     }

@@ -6,6 +6,8 @@
 # Usage from the repo root: bash tests/kernels/gpu/run_ops_h200.sh
 # Environment: ALAP_SKIP_SAN=1 skips the sanitizers (ALAP_SAN_VARIANTS=1 runs memcheck on the
 # variant builds too), ALAP_SKIP_BENCH=1 the benchmark;
+# ALAP_SAN_TOOLS the sanitizer tools (default "memcheck racecheck"), ALAP_BENCH_DECODE=1 runs only
+# the decode benchmark on the default build too (--bench-decode);
 # ALAP_SAN_TIMEOUT bounds each sanitizer run (seconds, default 150); ALAP_VARIANT="-Dflags;-Dflags..."
 # also builds matmul.hip with each set of flags and runs the test and the decode benchmark
 # (--bench-decode) on it (e.g. -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
@@ -70,8 +72,10 @@ $b/ops_gpu_test > "$out/test.log" 2>&1; echo "ops_gpu_test rc=$?"
 grep -E "FAIL|PASS|device|max error|max abs" "$out/test.log" | head -40
 
 if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
-  echo "== ops_gpu_test --bench (at $(( $(date +%s) - start )) s)"
-  timeout 200 $b/ops_gpu_test --bench 2>&1 | tee "$out/bench.log"
+  bench_arg=--bench
+  [ -z "${ALAP_BENCH_DECODE:-}" ] || bench_arg=--bench-decode
+  echo "== ops_gpu_test $bench_arg (at $(( $(date +%s) - start )) s)"
+  timeout 200 $b/ops_gpu_test $bench_arg 2>&1 | tee "$out/bench.log"
 fi
 
 for i in "${!variants[@]}"; do
@@ -90,7 +94,7 @@ done
 
 if [ -z "${ALAP_SKIP_SAN:-}" ]; then
   echo "== compute-sanitizer (at $(( $(date +%s) - start )) s)"
-  for tool in memcheck racecheck; do
+  for tool in ${ALAP_SAN_TOOLS:-memcheck racecheck}; do
     timeout ${ALAP_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 $b/ops_gpu_test --small > $b/san.log 2>&1
     echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL' $b/san.log | head -5 | tr '\n' ' ')" | tee -a "$out/sanitizers.txt"
     grep -m5 -E "Invalid|Race|Error" $b/san.log >> "$out/sanitizers.txt"
