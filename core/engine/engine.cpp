@@ -135,6 +135,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     }
     ModelOptions mo;
     mo.prefault = params.prefault;
+    mo.pack_cpu = false;  // packed below, once it is known which layers the CPU runs
     st->model = std::make_unique<Model>(Model::load(path, mo));
     const Model& m = *st->model;
     const ModelHParams& hp = m.hparams();
@@ -246,12 +247,18 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       go.capacity = n_ctx;
       go.max_batch = max_batch;
       st->gpu = std::make_unique<GpuForward>(m, gpu, go);
+      if (n_gpu < hp.n_layer) {
+        step(0.9f, "preparing the weights for the CPU");
+        st->model->pack_for_cpu(static_cast<size_t>(n_gpu), false);  // the GPU computes the logits
+      }
       info.backend = gpu->device_name();
       info.gpu_status = ModelInfo::GpuStatus::used;
       info.gpu_layers = st->gpu->n_gpu_layers();
       info.gpu_weights_bytes = st->gpu->plan().weights_bytes;
     } else {
       if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, mode, n_ctx);
+      step(0.85f, "preparing the weights for the CPU");
+      st->model->pack_for_cpu(0, true);
       st->cache = std::make_unique<KvCache>(kv_cache_config(m, mode, n_ctx));
       st->forward = std::make_unique<Forward>(m, max_batch);
     }

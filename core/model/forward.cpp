@@ -87,7 +87,8 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   };
   // Chunks, not one range per thread: on a busy machine a worker the OS has not scheduled yet
   // leaves its rows to the threads that run (each row's result is the same whoever computes it).
-  const size_t grain = std::max<size_t>(64, (total / (8 * pool.n_threads()) + 3) / 4 * 4);
+  // Multiples of 16 rows: the packed layouts interleave 16 rows (kernels::packed_bytes).
+  const size_t grain = std::max<size_t>(64, (total / (8 * pool.n_threads()) + 15) / 16 * 16);
   pool.parallel_for_chunked(total, grain, std::ref(body));  // std::ref: no heap copy of the closure
 }
 

@@ -3,8 +3,14 @@
 // vectors (norms, biases, rope_freqs) to f32.
 #include "core/model/model.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alap/kernels/dtype.h"
@@ -170,7 +176,56 @@ Model Model::from_file(gguf::File file, const ModelOptions& options) {
     }
     (void)sink;
   }
+  if (options.pack_cpu) m.pack_for_cpu(0, true);
   return m;
+}
+
+void Model::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+uint64_t Model::pack_for_cpu(size_t first_layer, bool output) {
+  if (const char* env = std::getenv("ALAP_CPU_PACK"); env && std::strcmp(env, "0") == 0) return 0;
+  std::vector<kernels::WeightView*> todo;
+  auto want = [&todo](kernels::WeightView& v) {
+    if (v.data && !v.packed && kernels::packed_bytes(v) > 0) todo.push_back(&v);
+  };
+  for (size_t l = first_layer; l < w_.layers.size(); ++l) {
+    LayerWeights& L = w_.layers[l];
+    for (kernels::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) want(*v);
+  }
+  if (output) want(w_.output);  // a tied head packs its own copy; token_embd keeps the rows for lookups
+  if (todo.empty()) return 0;
+
+  // Every buffer first (a failure leaves nothing half done), then the copies on all cores.
+  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> bufs;
+  uint64_t total = 0;
+  for (const kernels::WeightView* v : todo) {
+    const size_t n = (kernels::packed_bytes(*v) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, n);
+    if (!p) throw ModelError(file_->name() + ": out of memory while preparing the weights for the CPU");
+    bufs.emplace_back(static_cast<uint8_t*>(p));
+    total += n;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
+      kernels::pack_weights(*todo[i], bufs[i].get());
+      // The original bytes are not read again by the CPU; their pages can go.
+      const kernels::WeightView& v = *todo[i];
+      file_->release_pages(v.data, kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(v.type)), v.n_cols) *
+                                       v.n_rows);
+    }
+  };
+  const size_t n_threads = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    todo[i]->packed = bufs[i].get();
+    packed_.push_back(std::move(bufs[i]));
+  }
+  packed_bytes_ += total;
+  return total;
 }
 
 }  // namespace alap

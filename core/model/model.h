@@ -51,6 +51,10 @@ struct ModelWeights {
 struct ModelOptions {
   // Touch every weight page at load (the first token is then not slowed by page faults).
   bool prefault = false;
+  // Copy every matrix into the CPU kernels' packed layout at load (pack_for_cpu(0, true)). The
+  // engine turns this off and packs only what the CPU runs once it knows how many layers the GPU
+  // takes.
+  bool pack_cpu = true;
 };
 
 class Model {
@@ -72,6 +76,14 @@ class Model {
   uint64_t weights_bytes() const { return weights_bytes_; }  // bytes of all tensors used
   uint64_t n_params() const { return n_params_; }            // elements of all tensors used
 
+  // Copies the matrices the CPU runs (layers [first_layer, n_layer), and the output head when
+  // `output`) into the CPU kernels' packed layout where this CPU has one (kernels::packed_bytes),
+  // sets each view's `packed`, and releases the file pages they came from. `data` stays valid (the
+  // GPU upload and the embedding lookup read it). Matrices already packed are skipped. Returns the
+  // bytes packed by this call. ALAP_CPU_PACK=0 in the environment turns packing off (to compare).
+  uint64_t pack_for_cpu(size_t first_layer, bool output);
+  uint64_t packed_bytes() const { return packed_bytes_; }  // bytes held in the packed layout
+
  private:
   Model() = default;
   std::unique_ptr<gguf::File> file_;  // heap-held so views stay valid when Model moves
@@ -79,6 +91,11 @@ class Model {
   ModelWeights w_;
   uint64_t weights_bytes_ = 0;
   uint64_t n_params_ = 0;
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> packed_;  // heap-held: views stay valid on move
+  uint64_t packed_bytes_ = 0;
 };
 
 }  // namespace alap

@@ -29,6 +29,10 @@ struct CpuVariant {
   void (*softmax)(float* x, size_t n);
   void (*k8_accum_v)(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
                      float* out);
+  // Products on row-interleaved weights (w.packed, packed_layout.h); false when this variant has
+  // none for w (the caller then runs matmul on w.data). Null: no packed form at all.
+  bool (*matmul_packed)(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                        size_t row_end) = nullptr;
 };
 
 namespace scalar {
@@ -64,6 +68,8 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 namespace avxvnni {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-VNNI (256-bit vpdpbusd, VEX)
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end);  // avx_vnni/packed_avxvnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 }
@@ -71,6 +77,8 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 namespace avx512vnni {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/VNNI
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end);  // avx512_vnni/packed_vnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 }

@@ -10,6 +10,7 @@
 #include "attn_heads.h"
 #include "cpu_features.h"
 #include "cpu_variants.h"
+#include "packed_layout.h"
 
 namespace alap::kernels {
 
@@ -73,6 +74,28 @@ void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q
   active().quantize_acts(x, n_tok, n_cols, q, d, s, s4);
 }
 
+size_t packed_bytes(const WeightView& w) {
+  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0) return 0;
+  return w.n_rows / packed::kRows * packed::group_bytes(w.type, w.n_cols);
+}
+
+void pack_weights(const WeightView& w, void* dst) {
+  if (packed_bytes(w) == 0) {
+    throw std::invalid_argument("pack_weights: variant " + std::string(active().name) + " has no packed form for " +
+                                dtype_label(w.type) + " " + std::to_string(w.n_rows) + "x" + std::to_string(w.n_cols));
+  }
+  packed::pack(w.type, w.data, w.n_rows, w.n_cols, dst);
+}
+
+namespace {
+// The variant's product: on w.packed where it has a packed path for w, else on w.data.
+void run_matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
+  const CpuVariant& v = active();
+  if (w.packed != nullptr && v.matmul_packed != nullptr && v.matmul_packed(w, x, y, ldy, row_begin, row_end)) return;
+  v.matmul(w, x, y, ldy, row_begin, row_end);
+}
+}  // namespace
+
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
   check_matmul(w, row_begin, row_end);
   if (x.n_cols != w.n_cols) {
@@ -80,7 +103,7 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
                                 std::to_string(w.n_cols));
   }
   if (x.n_tok == 0 || row_begin == row_end) return;
-  active().matmul(w, x, y, ldy, row_begin, row_end);
+  run_matmul(w, x, y, ldy, row_begin, row_end);
 }
 
 void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
@@ -100,7 +123,7 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
     active().quantize_acts(x, n_tok, w.n_cols, q.data(), d.data(), s.data(), s4.data());
     a = QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, w.n_cols};
   }
-  active().matmul(w, a, y, ldy, row_begin, row_end);
+  run_matmul(w, a, y, ldy, row_begin, row_end);
 }
 
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim) {

@@ -2,7 +2,8 @@
 // over pairs of blocks and 32 vector registers (4 rows × 4 tokens per tile), one-token decode
 // paths bit-identical to the tile, and 512-bit products for Q4_1/Q5_1/Q2_K/Q3_K; packed-K scores
 // with the EVEX 256-bit vpdpbusd (AVX512VL); 16-lane attention V sums.
-// Plain weight types, k8_dot and the attention loops are the AVX2 ones.
+// Plain weight types, k8_dot and the attention loops are the AVX2 ones; products on packed
+// (row-interleaved) weights are in packed_vnni.cpp.
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
 // -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -17,6 +18,6 @@
 namespace alap::kernels::avx512vnni {
 
 const CpuVariant kVariant = {"avx512vnni",      &matmul,           &avx2::quantize_acts, &avx2::k8_dot, &k8_scores,
-                             &avx2::f16_scores, &f16_accum_v, &avx2::softmax, &k8_accum_v};
+                             &avx2::f16_scores, &f16_accum_v, &avx2::softmax, &k8_accum_v, &matmul_packed};
 
 }  // namespace alap::kernels::avx512vnni

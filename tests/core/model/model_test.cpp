@@ -1,11 +1,17 @@
 // Model::load / read_hparams: what a tiny file maps to, and every refusal with its message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/model/forward.h"
 #include "core/model/model.h"
+#include "core/runtime/kv_cache.h"
+#include "core/runtime/thread_pool.h"
 #include "tests/core/model/tiny_model.h"
+#include "tests/support/scoped_env.h"
 
 namespace alap {
 namespace {
@@ -208,6 +214,80 @@ TEST(Model, LoadsRealFileFromDisk) {
   EXPECT_EQ(m.hparams().n_layer, 2);
   EXPECT_EQ(m.file().get_string("general.architecture"), "llama");
   std::filesystem::remove(path);
+}
+
+// Packing for the CPU (Model::pack_for_cpu): which matrices get a packed copy, and that the
+// logits stay those of the file's own layout.
+std::vector<float> batch_logits(const Model& m, const std::vector<int32_t>& ids, size_t threads) {
+  KvCache cache(kv_cache_config(m, CacheMode::f16, 16));
+  ThreadPool pool(threads);
+  Forward fwd(m, 8);
+  auto out = fwd.run(cache, pool, ids, 0, LogitsMode::all);
+  return {out.begin(), out.end()};
+}
+
+TinySpec packable_spec() {
+  TinySpec s;
+  s.wtype = kernels::DType::q8_0;
+  s.V = 48;  // a multiple of 16: the output head packs too
+  return s;
+}
+
+TEST(ModelPack, PacksEveryCpuMatrixAndKeepsTheLogits) {
+  const TinyFile tf = test::make_tiny(packable_spec());
+  ModelOptions off;
+  off.pack_cpu = false;
+  const Model plain = Model::from_file(tf.to_file(), off);
+  if (kernels::packed_bytes(plain.weights().layers[0].wq) == 0) GTEST_SKIP() << "no packed layout on this CPU";
+  Model packed = Model::from_file(tf.to_file());
+  EXPECT_EQ(plain.packed_bytes(), 0u);
+  EXPECT_GT(packed.packed_bytes(), 0u);
+  for (const LayerWeights& L : packed.weights().layers) {
+    for (const kernels::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      EXPECT_NE(v->packed, nullptr);
+      EXPECT_NE(v->data, nullptr);
+    }
+  }
+  EXPECT_NE(packed.weights().output.packed, nullptr);
+  EXPECT_EQ(packed.weights().token_embd.packed, nullptr);  // lookups read the file's rows
+  EXPECT_EQ(packed.pack_for_cpu(0, true), 0u);              // nothing left to pack
+
+  const std::vector<int32_t> ids = {3, 17, 0, 42, 9, 33};
+  const std::vector<float> a = batch_logits(plain, ids, 1), b = batch_logits(packed, ids, 2);
+  ASSERT_EQ(a.size(), b.size());
+  float scale = 0.0f, diff = 0.0f;
+  for (size_t i = 0; i < a.size(); ++i) {
+    scale = std::max(scale, std::fabs(a[i]));
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+  }
+  EXPECT_GT(scale, 0.1f);
+  EXPECT_LE(diff, 1e-3f * scale) << "packed products drift from the file's layout";
+  // The packed path gives the same bits whatever the thread count.
+  EXPECT_EQ(batch_logits(packed, ids, 1), b);
+}
+
+TEST(ModelPack, PacksOnlyTheLayersAskedForAndCanBeTurnedOff) {
+  const TinyFile tf = test::make_tiny(packable_spec());
+  ModelOptions off;
+  off.pack_cpu = false;
+  Model m = Model::from_file(tf.to_file(), off);
+  if (kernels::packed_bytes(m.weights().layers[0].wq) == 0) GTEST_SKIP() << "no packed layout on this CPU";
+  EXPECT_GT(m.pack_for_cpu(1, false), 0u);  // layer 1 on the CPU, layer 0 and the head on a GPU
+  EXPECT_EQ(m.weights().layers[0].wq.packed, nullptr);
+  EXPECT_NE(m.weights().layers[1].wq.packed, nullptr);
+  EXPECT_EQ(m.weights().output.packed, nullptr);
+
+  TinySpec tied = packable_spec();
+  tied.tied = true;
+  const Model t = Model::from_file(test::make_tiny(tied).to_file());
+  EXPECT_NE(t.weights().output.packed, nullptr);
+  EXPECT_EQ(t.weights().token_embd.packed, nullptr);
+  EXPECT_EQ(t.weights().output.data, t.weights().token_embd.data);
+
+  test::ScopedEnv env("ALAP_CPU_PACK", "0");
+  const Model none = Model::from_file(tf.to_file());
+  EXPECT_EQ(none.packed_bytes(), 0u);
+  EXPECT_EQ(none.weights().layers[0].wq.packed, nullptr);
 }
 
 }  // namespace

@@ -19,13 +19,28 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n);
 void quantize_row(DType t, const float* src, void* dst, size_t n);
 
 // A weight matrix as stored in a GGUF file: n_rows rows of n_cols elements, each row
-// dtype_row_bytes(n_cols) bytes, rows contiguous.
+// dtype_row_bytes(n_cols) bytes, rows contiguous. `packed`, when set, is the same matrix made by
+// pack_weights (row-interleaved); the products use it where the active variant has a packed path
+// and read `data` otherwise, so `data` must stay valid.
 struct WeightView {
   DType type;
   const void* data;
   size_t n_rows;
   size_t n_cols;
+  const void* packed = nullptr;
 };
+
+// Row-interleaved weights (kernels/cpu/packed_layout.h): groups of 16 rows whose blocks sit side
+// by side, so one 512-bit vpdpbusd serves 16 rows of one token (256-bit: two halves of 8 rows).
+// The bytes of w's packed form for the active variant (the same size as w.data), or 0 when it has
+// none (type, shape or CPU: the products then read w.data). Today: the avx512vnni and avxvnni
+// variants (one layout for both), Q8_0 / Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K, n_rows a multiple of 16.
+size_t packed_bytes(const WeightView& w);
+
+// Writes w.data's packed form (packed_bytes(w) bytes; 64-byte alignment is best) to dst. Throws
+// std::invalid_argument when packed_bytes(w) is 0. Products on the packed form give the same
+// numbers whatever the token batch, row range or thread (not the same bits as the unpacked path).
+void pack_weights(const WeightView& w, void* dst);
 
 // y[t][r] = Σ_c W[r][c] · x[t][c] for tokens t in [0, n_tok) and rows r in [row_begin, row_end).
 // x is [n_tok][n_cols] f32, y is [n_tok][ldy] f32. Callers split rows across threads.

@@ -1,0 +1,397 @@
+// AVX-512 VNNI products on row-interleaved weights (packed_layout.h): one weight zmm holds the
+// same quad of 16 rows; vpdpbusd takes the token's 4 activation bytes broadcast from memory, so
+// 16 rows × 1 token per instruction, then one convert + scale + FMA per (16 rows, token, block)
+// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm. Not the unpacked paths
+// (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
+// and the int32 sums are exact whatever their order, so all batch sizes give the same bits.
+// GCC 12's avx512fintrin.h converts from _mm512_undefined_*(), which -Wmaybe-uninitialized reports
+// once inlined at -O3: a false positive in the system header (as in matmul_vnni.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "cpu_variants.h"
+#include "packed_layout.h"
+
+namespace alap::kernels::avx512vnni {
+
+namespace {
+
+constexpr int kTMax = 8;  // tokens per tile
+constexpr size_t kG = packed::kRows;
+
+inline int32_t ld32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline __m512i bcst(const int8_t* p) { return _mm512_set1_epi32(ld32(p)); }
+inline __m512i load64(const uint8_t* p) { return _mm512_loadu_si512(p); }
+inline __m512 f16x16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// One token (decode) streams the matrix once, front to back (the layout is one stream): each
+// unit of blocks asks for the bytes kAhead further on (prefetcht0), as the unpacked decode does.
+// 8192: best or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and level
+// with prefetcht1 or one prefetch per two lines (cold, one thread, packed_bench; docs/bench/cpu.md).
+constexpr size_t kAhead = 8192;
+template <int T, int kLines>
+inline void prefetch_ahead(const uint8_t* p) {
+  if constexpr (T == 1) {
+    for (int i = 0; i < kLines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+  }
+}
+
+// The activations of one tile of T tokens, interleaved so that one pointer walks them all:
+// x: block b, quad j, token t at int32 index (8b + j)·T + t; dx, ofs (the int32 that cancels the
+// weights' unsigned offset) and xs (dx·s, for the Q4_K mins): block b, token t at b·T + t (Q6_K's
+// ofs: half block n = 2b + h at n·T + t). One token is the caller's own arrays.
+struct TileActs {
+  const int8_t* x;
+  const float* dx;
+  const int32_t* ofs;
+  const float* xs;
+  size_t nb;
+};
+
+// acc[t] += cvt(p[t]) · (dw · dx[t]) for a block: the one f32 step of every type.
+template <int T>
+inline void scale_step(__m512 (&acc)[T], const __m512i (&p)[T], __m512 dw, const float* dx) {
+  for (int t = 0; t < T; ++t) {
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p[t]), _mm512_mul_ps(dw, _mm512_set1_ps(dx[t])), acc[t]);
+  }
+}
+
+// p[t] += w · the quad of token t at x (broadcast); the one-token case keeps two chains on
+// alternate quads (int32 sums are exact in any order).
+template <int T>
+inline void dot_step(__m512i (&p)[T], __m512i (&p2)[T], bool second, __m512i w, const int8_t* x) {
+  for (int t = 0; t < T; ++t) {
+    if (T == 1 && second) {
+      p2[t] = _mm512_dpbusd_epi32(p2[t], w, bcst(x + 4 * t));
+    } else {
+      p[t] = _mm512_dpbusd_epi32(p[t], w, bcst(x + 4 * t));
+    }
+  }
+}
+
+template <int T>
+inline void start(__m512i (&p)[T], __m512i (&p2)[T], const int32_t* ofs) {
+  for (int t = 0; t < T; ++t) {
+    p[t] = ofs ? _mm512_set1_epi32(ofs[t]) : _mm512_setzero_si512();
+    p2[t] = _mm512_setzero_si512();
+  }
+}
+
+template <int T>
+inline void join(__m512i (&p)[T], __m512i (&p2)[T]) {
+  if constexpr (T == 1) p[0] = _mm512_add_epi32(p[0], p2[0]);
+}
+
+// Quad j of block b of the tile's tokens.
+template <int T>
+inline const int8_t* quad(const TileActs& a, size_t b, size_t j) {
+  return a.x + 4 * ((8 * b + j) * T);
+}
+
+struct Q8_0 {
+  static constexpr int kOfs = 1;       // ofs per block
+  static constexpr int kOfsShift = 7;  // stored q + 128: ofs = −128·s
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    size_t b0 = 0;
+    if constexpr (T == 1) {  // whole pairs: four chains, the f32 steps of the loop below in order
+      for (; b0 + 2 <= a.nb; b0 += 2) {
+        const uint8_t* u = g + 1088 * (b0 / 2);
+        prefetch_ahead<T, 17>(u);
+        __m512i p[4];
+        p[0] = _mm512_set1_epi32(a.ofs[b0]), p[1] = _mm512_setzero_si512();
+        p[2] = _mm512_set1_epi32(a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) {
+          p[(j / 8) * 2 + (j & 1)] = _mm512_dpbusd_epi32(p[(j / 8) * 2 + (j & 1)], load64(u + 64 + 64 * j),
+                                                         bcst(a.x + 4 * (8 * b0 + static_cast<size_t>(j))));
+        }
+        for (int k = 0; k < 2; ++k) {
+          const __m512i pk = _mm512_add_epi32(p[2 * k], p[2 * k + 1]);
+          const __m512 dw = _mm512_mul_ps(f16x16(u + 32 * k), _mm512_set1_ps(a.dx[b0 + static_cast<size_t>(k)]));
+          acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pk), dw, acc[0]);
+        }
+      }
+    }
+    for (size_t b = b0; b < a.nb; ++b) {
+      const packed::BlockAt at = packed::block_at(b, a.nb, 0, 512);
+      __m512i p[T], p2[T];
+      start<T>(p, p2, a.ofs + b * T);
+      const uint8_t* wb = g + at.quants;
+      if (b % 2 == 0) prefetch_ahead<T, 17>(g + at.scales);  // the pair's 1088 bytes
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
+      join<T>(p, p2);
+      scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+    }
+  }
+};
+
+template <bool kFive>
+struct Q45_0 {
+  static constexpr int kOfs = 1;
+  static constexpr int kOfsShift = kFive ? 4 : 3;  // codes are q + 16 (Q5_0) or q + 8 (Q4_0)
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
+    for (size_t b = 0; b < a.nb; ++b) {
+      const packed::BlockAt at = packed::block_at(b, a.nb, kFive ? 64 : 0, 256);
+      __m512i p[T], p2[T];
+      start<T>(p, p2, a.ofs + b * T);
+      const uint8_t* wb = g + at.quants;
+      if (b % 2 == 0) prefetch_ahead<T, kFive ? 11 : 9>(g + at.scales);  // the pair's 704 or 576 bytes
+      __m512i hb = _mm512_setzero_si512();
+      if constexpr (kFive) hb = load64(g + at.extra);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const __m512i raw = load64(wb + 64 * k);
+        __m512i lo = _mm512_and_si512(raw, m4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+        if constexpr (kFive) {
+          lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hb, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))),
+                                    lo, b4);
+          hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hb, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))),
+                                    hi, b4);
+        }
+        dot_step<T>(p, p2, false, lo, quad<T>(a, b, k));
+        dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + k));
+      }
+      join<T>(p, p2);
+      scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+    }
+  }
+};
+
+template <bool kFive>
+struct Q45_K {
+  static constexpr int kOfs = 0;  // mins instead: acc −= dmin·m_j · (dx·s)_j
+  static constexpr int kOfsShift = 0;
+  static constexpr size_t kBytes = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;  // d at kHead
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
+    const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o = g + kBytes * u;
+      prefetch_ahead<T, static_cast<int>(kBytes / 64)>(o);
+      const __m512 d = f16x16(o + kHead), dm = f16x16(o + kHead + 32);
+      const __m128i* s = reinterpret_cast<const __m128i*>(o + kHead + 64);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        __m128i sc, m;  // the 16 rows' 6-bit scale and min of sub-block j (k4_scale_min)
+        if (j < 4) {
+          sc = _mm_and_si128(_mm_loadu_si128(s + j), m6);
+          m = _mm_and_si128(_mm_loadu_si128(s + j + 4), m6);
+        } else {
+          const __m128i a8 = _mm_loadu_si128(s + j + 4);
+          sc = _mm_or_si128(_mm_and_si128(a8, lo4), _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j - 4), 2), top2));
+          m = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(a8, 4), lo4),
+                           _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j), 2), top2));
+        }
+        const size_t b = 8 * u + static_cast<size_t>(j);
+        const __m512 mv = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(m)));
+        for (int t = 0; t < T; ++t) acc[t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[t]);
+        __m512i p[T], p2[T];
+        start<T>(p, p2, nullptr);
+        const uint8_t* wc = o + 512 * (j / 2);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          const __m512i raw = load64(wc + 64 * k);
+          __m512i w = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
+          if constexpr (kFive) {  // bit j of the quad's qh bytes is bit 4
+            const __mmask64 hb =
+                _mm512_test_epi8_mask(load64(o + 2048 + 64 * k), _mm512_set1_epi8(static_cast<char>(1 << j)));
+            w = _mm512_mask_add_epi8(w, hb, w, b4);
+          }
+          dot_step<T>(p, p2, k & 1, w, quad<T>(a, b, k));
+        }
+        join<T>(p, p2);
+        scale_step<T>(acc, p, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc))), a.dx + b * T);
+      }
+    }
+  }
+};
+
+struct Q6_K {
+  static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
+  static constexpr int kOfsShift = 0;
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o = g + 3360 * u;
+      prefetch_ahead<T, 53>(o);
+      const __m512 dd = f16x16(o + 3328);
+#pragma GCC unroll 1
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* nib = o + 384 * j;
+        const size_t b = 8 * u + static_cast<size_t>(j);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          __m512i p[T], p2[T];
+          start<T>(p, p2, a.ofs + (2 * b + h) * T);
+#pragma GCC unroll 4
+          for (int z = 0; z < 4; ++z) {
+            const __m512i raw = load64(nib + 64 * z);
+            const __m512i n = h ? _mm512_srli_epi16(raw, 4) : raw;
+            const __m512i tb = load64(nib + 256 + 64 * (z / 2));
+            const int k = 2 * (z % 2) + h;  // top bits 2k..2k+1 → bits 4..5
+            const __m512i hs = k == 0   ? _mm512_slli_epi16(tb, 4)
+                               : k == 1 ? _mm512_slli_epi16(tb, 2)
+                               : k == 2 ? tb
+                                        : _mm512_srli_epi16(tb, 2);
+            const __m512i w = _mm512_ternarylogic_epi32(n, _mm512_and_si512(hs, m30), m4, 0xEC);  // (n & 15) | hs
+            dot_step<T>(p, p2, z & 1, w, quad<T>(a, b, 4 * static_cast<size_t>(h) + static_cast<size_t>(z)));
+          }
+          join<T>(p, p2);
+          const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 3072 + 16 * (2 * j + h)));
+          scale_step<T>(acc, p, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc8))), a.dx + b * T);
+        }
+      }
+    }
+  }
+};
+
+template <class K, int T>
+void tile(const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0, __mmask16 mask) {
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  K::template run<T>(g, a, acc);
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
+}
+
+template <class K>
+void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0, __mmask16 mask) {
+  switch (T) {
+    case 1:
+      return tile<K, 1>(g, a, y, ldy, r0, mask);
+    case 2:
+      return tile<K, 2>(g, a, y, ldy, r0, mask);
+    case 3:
+      return tile<K, 3>(g, a, y, ldy, r0, mask);
+    case 4:
+      return tile<K, 4>(g, a, y, ldy, r0, mask);
+    case 5:
+      return tile<K, 5>(g, a, y, ldy, r0, mask);
+    case 6:
+      return tile<K, 6>(g, a, y, ldy, r0, mask);
+    case 7:
+      return tile<K, 7>(g, a, y, ldy, r0, mask);
+    default:
+      return tile<K, 8>(g, a, y, ldy, r0, mask);
+  }
+}
+
+// ofs / xs of token t, block b (or half block) as the type wants them.
+template <class K>
+void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, float* xs) {
+  for (size_t b = 0; b < nb; ++b) {
+    const size_t i = t * nb + b;
+    if constexpr (K::kOfs == 1) {
+      ofs[b] = -(a.s[i] * (1 << K::kOfsShift));
+    } else if constexpr (K::kOfs == 2) {
+      for (size_t h = 0; h < 2; ++h) {
+        const int32_t* s4 = a.s4 + 8 * i + 4 * h;
+        ofs[2 * b + h] = -32 * (s4[0] + s4[1] + s4[2] + s4[3]);
+      }
+    } else {
+      xs[b] = a.d[i] * static_cast<float>(a.s[i]);
+    }
+  }
+}
+
+template <class K>
+void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = K::kOfs == 2 ? 2 * nb : nb;
+  const size_t gb = packed::group_bytes(w.type, w.n_cols);
+  const auto* base = static_cast<const uint8_t*>(w.packed);
+  const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
+  auto mask_of = [&](size_t g) {
+    const size_t lo = std::max(rb, g * kG) - g * kG, hi = std::min(re, g * kG + kG) - g * kG;
+    return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+  };
+  thread_local std::vector<int32_t> xi, ofs, tmp_ofs;
+  thread_local std::vector<float> dxi, xs, tmp_xs;
+  ofs.resize(n_tok * n_ofs);
+  xs.resize(n_tok * nb);
+  if (n_tok == 1) {  // one token's interleaved layout is its own: only ofs / xs are made
+    block_terms<K>(a, 0, nb, ofs.data(), xs.data());
+    const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
+    for (size_t g = g0; g < g1; ++g) tile<K, 1>(base + g * gb, one, y, ldy, g * kG, mask_of(g));
+    return;
+  }
+  // Every token's activations re-laid per tile of kTMax (a few ops per value, once per call).
+  xi.resize(n_tok * nb * 8);
+  dxi.resize(n_tok * nb);
+  tmp_ofs.resize(n_ofs);
+  tmp_xs.resize(nb);
+  for (size_t t0 = 0; t0 < n_tok; t0 += kTMax) {
+    const size_t T = std::min<size_t>(kTMax, n_tok - t0);
+    for (size_t t = 0; t < T; ++t) {
+      const int8_t* q = a.q + (t0 + t) * a.n_cols;
+      for (size_t k = 0; k < nb * 8; ++k) xi[t0 * nb * 8 + k * T + t] = ld32(q + 4 * k);
+      for (size_t b = 0; b < nb; ++b) dxi[t0 * nb + b * T + t] = a.d[(t0 + t) * nb + b];
+      block_terms<K>(a, t0 + t, nb, tmp_ofs.data(), tmp_xs.data());
+      for (size_t k = 0; k < n_ofs; ++k) ofs[t0 * n_ofs + k * T + t] = tmp_ofs[k];
+      for (size_t b = 0; b < nb; ++b) xs[t0 * nb + b * T + t] = tmp_xs[b];
+    }
+  }
+  auto acts = [&](size_t t0) {  // the tile that starts at token t0 (a multiple of kTMax)
+    return TileActs{reinterpret_cast<const int8_t*>(xi.data() + t0 * nb * 8), dxi.data() + t0 * nb,
+                    ofs.data() + t0 * n_ofs, xs.data() + t0 * nb, nb};
+  };
+  // Tokens in chunks whose int8 activations stay in L2 while each group's weights are reused.
+  // (chunk is a multiple of kTMax, so its tiles are those laid out above.)
+  const size_t chunk = std::max<size_t>(kTMax, (size_t{1} << 19) / a.n_cols / kTMax * kTMax);
+  for (size_t tc = 0; tc < n_tok; tc += chunk) {
+    const size_t te = std::min(n_tok, tc + chunk);
+    for (size_t g = g0; g < g1; ++g) {
+      const __mmask16 mask = mask_of(g);
+      for (size_t t = tc; t < te; t += kTMax) {
+        tile_t<K>(std::min<size_t>(kTMax, te - t), base + g * gb, acts(t), y + t * ldy, ldy, g * kG, mask);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end) {
+  if (x.q == nullptr || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
+  switch (w.type) {
+    case DType::q8_0:
+      matmul_k<Q8_0>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q4_0:
+      matmul_k<Q45_0<false>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q5_0:
+      matmul_k<Q45_0<true>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q4_k:
+      matmul_k<Q45_K<false>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q5_k:
+      matmul_k<Q45_K<true>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q6_k:
+      matmul_k<Q6_K>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace alap::kernels::avx512vnni

@@ -1,0 +1,187 @@
+// The row-interleaved weight packer (layout in packed_layout.h): plain loops over the original
+// blocks, run once at load time. Not the products that read the layout.
+#include "packed_layout.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "cpu_variants.h"
+
+namespace alap::kernels::packed {
+
+namespace {
+
+// Byte i of lane r of the 64-byte vector at v.
+inline uint8_t& lane_byte(uint8_t* v, size_t r, size_t i) { return v[4 * r + i]; }
+
+void pack_q8_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
+  for (size_t b = 0; b < nb; ++b) {
+    const BlockAt at = block_at(b, nb, 0, 512);
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 34 * b;
+      std::memcpy(g + at.scales + 2 * r, blk, 2);
+      for (size_t j = 0; j < 8; ++j) {
+        for (size_t i = 0; i < 4; ++i) lane_byte(g + at.quants + 64 * j, r, i) = blk[2 + 4 * j + i] ^ 0x80;
+      }
+    }
+  }
+}
+
+void pack_q4_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
+  for (size_t b = 0; b < nb; ++b) {
+    const BlockAt at = block_at(b, nb, 0, 256);
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 18 * b;
+      std::memcpy(g + at.scales + 2 * r, blk, 2);
+      for (size_t k = 0; k < 4; ++k) std::memcpy(g + at.quants + 64 * k + 4 * r, blk + 2 + 4 * k, 4);
+    }
+  }
+}
+
+void pack_q5_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
+  for (size_t b = 0; b < nb; ++b) {
+    const BlockAt at = block_at(b, nb, 64, 256);
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 22 * b;
+      std::memcpy(g + at.scales + 2 * r, blk, 2);
+      const uint32_t qh = load_u32(blk + 2);
+      for (size_t k = 0; k < 4; ++k) std::memcpy(g + at.quants + 64 * k + 4 * r, blk + 6 + 4 * k, 4);
+      for (size_t i = 0; i < 4; ++i) {
+        uint8_t bits = 0;
+        for (size_t k = 0; k < 4; ++k) {
+          for (size_t h = 0; h < 2; ++h)
+            bits |= static_cast<uint8_t>(((qh >> (16 * h + 4 * k + i)) & 1u) << (2 * k + h));
+        }
+        lane_byte(g + at.extra, r, i) = bits;
+      }
+    }
+  }
+}
+
+template <bool kFive>
+void pack_q45_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
+  constexpr size_t kIn = kFive ? 176 : 144, kOut = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;
+  constexpr size_t kQs = kFive ? 48 : 16;
+  for (size_t u = 0; u < nu; ++u) {
+    uint8_t* o = g + kOut * u;
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + kIn * u;
+      std::memcpy(o + kHead + 2 * r, blk, 2);
+      std::memcpy(o + kHead + 32 + 2 * r, blk + 2, 2);
+      for (size_t p = 0; p < 12; ++p) o[kHead + 64 + 16 * p + r] = blk[4 + p];
+      for (size_t c = 0; c < 4; ++c) {
+        for (size_t k = 0; k < 8; ++k) std::memcpy(o + 512 * c + 64 * k + 4 * r, blk + kQs + 32 * c + 4 * k, 4);
+      }
+      if (kFive) {
+        for (size_t k = 0; k < 8; ++k) std::memcpy(o + 2048 + 64 * k + 4 * r, blk + 16 + 4 * k, 4);
+      }
+    }
+  }
+}
+
+void pack_q6_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
+  for (size_t u = 0; u < nu; ++u) {
+    uint8_t* o = g + 3360 * u;
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 210 * u;
+      uint8_t v[256];  // the unsigned 6-bit codes, FORMATS.md §2 (q = v - 32)
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t gq = 0; gq < 4; ++gq) {
+          const uint8_t* ql = blk + 64 * h + 32 * (gq % 2);
+          const uint8_t* qh = blk + 128 + 32 * h;
+          uint8_t* dst = v + 128 * h + 32 * gq;
+          for (size_t l = 0; l < 32; ++l) {
+            const int lo = gq < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
+            dst[l] = static_cast<uint8_t>(lo | (((qh[l] >> (2 * gq)) & 3) << 4));
+          }
+        }
+      }
+      for (size_t j = 0; j < 8; ++j) {
+        uint8_t* nib = o + 384 * j;
+        uint8_t* top = nib + 256;
+        const uint8_t* a = v + 32 * j;  // values 0..15 of the block; b = a + 16: values 16..31
+        for (size_t y = 0; y < 2; ++y) {
+          for (size_t i = 0; i < 4; ++i) {
+            const size_t z0 = 2 * y, z1 = 2 * y + 1;  // top fields k = 0, 1 (vector z0), 2, 3 (z1)
+            lane_byte(top + 64 * y, r, i) =
+                static_cast<uint8_t>((a[4 * z0 + i] >> 4) | ((a[16 + 4 * z0 + i] >> 4) << 2) |
+                                     ((a[4 * z1 + i] >> 4) << 4) | ((a[16 + 4 * z1 + i] >> 4) << 6));
+          }
+        }
+        for (size_t z = 0; z < 4; ++z) {
+          for (size_t i = 0; i < 4; ++i) {
+            lane_byte(nib + 64 * z, r, i) =
+                static_cast<uint8_t>((a[4 * z + i] & 0xF) | ((a[16 + 4 * z + i] & 0xF) << 4));
+          }
+        }
+      }
+      for (size_t n = 0; n < 16; ++n) o[3072 + 16 * n + r] = blk[192 + n];
+      std::memcpy(o + 3328 + 2 * r, blk + 208, 2);
+    }
+  }
+}
+
+}  // namespace
+
+bool layout_has(DType t) {
+  switch (t) {
+    case DType::q8_0:
+    case DType::q4_0:
+    case DType::q5_0:
+    case DType::q4_k:
+    case DType::q5_k:
+    case DType::q6_k:
+      return true;
+    default:
+      return false;
+  }
+}
+
+size_t group_bytes(DType t, size_t n_cols) {
+  if (!layout_has(t)) return 0;
+  const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
+  if (n_cols == 0 || n_cols % info.block_elems != 0) return 0;
+  return kRows * dtype_row_bytes(info, n_cols);
+}
+
+void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
+  const size_t gb = group_bytes(t, n_cols);
+  if (gb == 0 || n_rows % kRows != 0) {
+    throw std::invalid_argument("pack_weights: no packed form for " + dtype_label(t) + " " + std::to_string(n_rows) +
+                                "x" + std::to_string(n_cols));
+  }
+  const size_t row_bytes = gb / kRows;
+  const size_t nb = n_cols / 32, nu = n_cols / 256;
+  const auto* src = static_cast<const uint8_t*>(data);
+  auto* out = static_cast<uint8_t*>(dst);
+  for (size_t g = 0; g < n_rows / kRows; ++g) {
+    const uint8_t* rows[kRows];
+    for (size_t r = 0; r < kRows; ++r) rows[r] = src + (kRows * g + r) * row_bytes;
+    uint8_t* o = out + g * gb;
+    switch (t) {
+      case DType::q8_0:
+        pack_q8_0(rows, nb, o);
+        break;
+      case DType::q4_0:
+        pack_q4_0(rows, nb, o);
+        break;
+      case DType::q5_0:
+        pack_q5_0(rows, nb, o);
+        break;
+      case DType::q4_k:
+        pack_q45_k<false>(rows, nu, o);
+        break;
+      case DType::q5_k:
+        pack_q45_k<true>(rows, nu, o);
+        break;
+      case DType::q6_k:
+        pack_q6_k(rows, nu, o);
+        break;
+      default:
+        throw_unsupported("pack_weights", t);
+    }
+  }
+}
+
+}  // namespace alap::kernels::packed

@@ -1,0 +1,63 @@
+// Private to kernels/cpu: the row-interleaved ("packed") weight layout that pack_weights writes and
+// the packed products read, and its plain-C++ packer. Not the products themselves (those are per
+// ISA, e.g. avx512_vnni/packed_vnni.cpp); core never sees this header.
+//
+// A matrix of n_rows (a multiple of 16) rows is stored as n_rows/16 groups, one after another;
+// group g holds rows 16g..16g+15 in group_bytes(n_cols) bytes, exactly 16 of the original rows'
+// bytes. Inside a group every "quad" (4 consecutive values of one row) sits beside the same quad
+// of the other 15 rows: 64 bytes, lane r (bytes 4r..4r+3) = row r, so one 512-bit vpdpbusd with
+// the token's 4 activation bytes broadcast gives 16 rows' partial sums. Weights are the unsigned
+// operand: Q8_0 quants are stored XOR 0x80 (q + 128), the others keep their unsigned codes.
+//   Blocks of 32 (Q8_0, Q4_0, Q5_0) go in pairs (2b, 2b+1; a last odd block alone), each unit
+//   [its blocks' 16 fp16 scales][Q5_0: its blocks' fifth-bit vectors][its blocks' quant vectors],
+//   so one stream, 64-byte aligned per pair (block_at gives the offsets):
+//   Q8_0: 8 quant vectors a block: quad j = values 32b+4j..+3             — 544 bytes a block
+//   Q4_0: 4 vectors a block: vector k, lane r, byte i = the row's qs[4k+i] as stored (low nibble
+//         value 4k+i, high nibble value 16+4k+i)                           — 288 bytes a block
+//   Q5_0: Q4_0's nibble vectors and 1 vector of fifth bits a block: lane r, byte i, bit 2k+h =
+//         bit 4 of value 16h+4k+i                                          — 352 bytes a block
+//   Q4_K (per super-block of 256, 2304 bytes): [32 vectors: chunk c (0..3), vector k (0..7),
+//          lane r, byte i = the row's qs[32c+4k+i] (low nibble value 64c+4k+i, high nibble value
+//          64c+32+4k+i)] [16 fp16 d] [16 fp16 dmin] [12 × 16 bytes: byte p of the rows' 12-byte
+//          packed 6-bit scales, row r at 16p+r]
+//   Q5_K (per super-block, 2816 bytes): Q4_K's 32 nibble vectors, then [8 vectors: vector k,
+//          lane r, byte i = the row's qh[4k+i] (bit j = bit 4 of value 32j+4k+i)], then d, dmin
+//          and scales as in Q4_K
+//   Q6_K (per super-block, 3360 bytes): for each block j of 32 values: [4 nibble vectors: vector
+//          z, lane r, byte i: low nibble = low 4 bits of value 32j+4z+i, high nibble = of value
+//          32j+16+4z+i] then [2 vectors of top bits: vector y, lane r, byte i, bits 2k..2k+1 (k =
+//          2(z-2y)+h) = top 2 bits of value 32j+16h+4z+i]; after the 8 blocks [16 × 16 int8
+//          scales: scale n of row r at 16n+r] [16 fp16 d]
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "alap/kernels/dtype.h"
+
+namespace alap::kernels::packed {
+
+constexpr size_t kRows = 16;  // rows per group
+
+// Bytes of one group of 16 rows of n_cols values of type t; 0 when t has no packed layout or
+// n_cols is not a multiple of its block.
+size_t group_bytes(DType t, size_t n_cols);
+
+// Where block b (of nb) of a group of a blocks-of-32 type starts: its scales, its extra vector
+// (Q5_0's fifth bits; extra = bytes of it a block, else 0) and its quants (quant = bytes a block).
+struct BlockAt {
+  size_t scales, extra, quants;
+};
+inline BlockAt block_at(size_t b, size_t nb, size_t extra, size_t quant) {
+  const size_t unit = b / 2 * 2 * (32 + extra + quant);
+  const size_t n = b / 2 * 2 + 1 < nb ? 2 : 1, k = b % 2;
+  return BlockAt{unit + 32 * k, unit + 32 * n + extra * k, unit + (32 + extra) * n + quant * k};
+}
+
+// True for the types the layout above defines.
+bool layout_has(DType t);
+
+// Packs rows [0, n_rows) (n_rows a multiple of 16) of `data` into dst (n_rows/16 groups).
+void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst);
+
+}  // namespace alap::kernels::packed

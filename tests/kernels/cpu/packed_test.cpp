@@ -1,0 +1,296 @@
+// Tests of the row-interleaved weights (pack_weights / WeightView::packed): products on the packed
+// form against the scalar oracle on random blocks of every packed type, odd token counts, row
+// ranges that cut groups of 16, one block and many; one token bit-identical to the same token in
+// a batch; packed_bytes 0 where there is no packed form; the scalar variant ignoring `packed`.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alap/kernels/dtype.h"
+#include "alap/kernels/fp16.h"
+#include "alap/kernels/quant.h"
+
+using namespace alap::kernels;
+
+namespace {
+
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k};
+
+const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
+
+// The variants with a packed form that this CPU runs.
+std::vector<const char*> packed_variants() {
+  std::vector<const char*> out;
+  for (const char* v : {"avx512vnni", "avxvnni"}) {
+    if (set_cpu_variant(v)) out.push_back(v);
+  }
+  set_cpu_variant("best");
+  return out;
+}
+
+// Restores the dispatcher's choice when a test ends, whatever it forced.
+struct VariantGuard {
+  ~VariantGuard() { set_cpu_variant("best"); }
+};
+
+struct Matrix {
+  DType type;
+  size_t n_rows, n_cols, row_bytes;
+  std::vector<uint8_t> w, pk;
+  std::vector<float> wf;  // dequantised
+  WeightView plain() const { return WeightView{type, w.data(), n_rows, n_cols}; }
+  WeightView packed() const { return WeightView{type, w.data(), n_rows, n_cols, pk.data()}; }
+};
+
+// Random bytes in every field (all quant codes, 6-bit scales and mins with their high bits, signed
+// Q6_K scales, Q8_0's −128), then the fp16 scales set to small positive values.
+Matrix random_matrix(DType t, size_t n_rows, size_t n_cols, uint32_t seed) {
+  const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
+  Matrix m{t, n_rows, n_cols, dtype_row_bytes(info, n_cols), {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
+  m.w.resize(n_rows * m.row_bytes);
+  for (auto& b : m.w) b = static_cast<uint8_t>(byte(rng));
+  auto set_f16 = [&](uint8_t* p) {
+    const uint16_t h = f32_to_fp16(scale(rng));
+    std::memcpy(p, &h, 2);
+  };
+  for (size_t blk = 0; blk < m.w.size() / info.block_bytes; ++blk) {
+    uint8_t* p = m.w.data() + blk * info.block_bytes;
+    switch (t) {
+      case DType::q4_k:
+      case DType::q5_k:
+        set_f16(p), set_f16(p + 2);
+        break;
+      case DType::q6_k:
+        set_f16(p + 208);
+        break;
+      default:
+        set_f16(p);
+        break;
+    }
+  }
+  m.wf.resize(n_rows * n_cols);
+  for (size_t r = 0; r < n_rows; ++r) dequantize_row(t, m.w.data() + r * m.row_bytes, m.wf.data() + r * n_cols, n_cols);
+  return m;
+}
+
+bool pack(Matrix& m) {
+  const size_t n = packed_bytes(m.plain());
+  if (n == 0) return false;
+  EXPECT_EQ(n, m.n_rows * m.row_bytes) << name_of(m.type) << ": the packed form keeps the original size";
+  m.pk.assign(n, 0xEE);
+  pack_weights(m.plain(), m.pk.data());
+  return true;
+}
+
+std::vector<float> random_x(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = nd(rng) + 0.1f;
+  x[0] = 4.0f;  // an outlier, as activations have
+  return x;
+}
+
+struct Acts {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> s, s4;
+};
+
+Acts quantise(const std::vector<float>& x, size_t n_tok, size_t n_cols) {
+  Acts a;
+  a.q.resize(n_tok * n_cols);
+  a.d.resize(n_tok * n_cols / 32);
+  a.s.resize(a.d.size());
+  a.s4.resize(n_tok * n_cols / 4);
+  quantize_activations(x.data(), n_tok, n_cols, a.q.data(), a.d.data(), a.s.data(), a.s4.data());
+  return a;
+}
+
+QuantizedActs token_view(const std::vector<float>& x, const Acts& a, size_t tok, size_t n_tok, size_t n_cols) {
+  return QuantizedActs{x.data() + tok * n_cols,
+                       a.q.data() + tok * n_cols,
+                       a.d.data() + tok * n_cols / 32,
+                       a.s.data() + tok * n_cols / 32,
+                       a.s4.data() + tok * n_cols / 4,
+                       n_tok,
+                       n_cols};
+}
+
+// The tolerance of matmul_test: f32 rounding plus quantising x to int8 blocks of 32.
+double tolerance(const Matrix& m, const float* x, size_t r) {
+  double mag = 0, actq = 0;
+  for (size_t b = 0; b < m.n_cols; b += 32) {
+    double amax = 0;
+    for (size_t c = b; c < b + 32; ++c) amax = std::max(amax, double(std::fabs(x[c])));
+    for (size_t c = b; c < b + 32; ++c) {
+      const double aw = std::fabs(double(m.wf[r * m.n_cols + c]));
+      mag += aw * std::fabs(double(x[c]));
+      actq += aw * amax / 127.0 / 2.0;
+    }
+  }
+  return 2e-5 * mag + 1.05 * actq + 1e-6;
+}
+
+}  // namespace
+
+TEST(Packed, BytesAreZeroWithoutAPackedForm) {
+  VariantGuard guard;
+  force_scalar_kernels(true);
+  EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 0u) << "the scalar oracle has no packed form";
+  std::vector<uint8_t> w(32 * 68), dst(32 * 68);
+  EXPECT_THROW(pack_weights(WeightView{DType::q8_0, w.data(), 32, 64}, dst.data()), std::invalid_argument);
+  force_scalar_kernels(false);
+  if (set_cpu_variant("avx2")) {
+    EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 0u) << "avx2 has no packed form";
+  }
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "this CPU has neither AVX-512 VNNI nor AVX-VNNI (no packed form at all)";
+  for (const char* v : variants) {
+    set_cpu_variant(v);
+    EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 32u * 68u) << v;
+    EXPECT_EQ(packed_bytes(WeightView{DType::q4_k, nullptr, 16, 512}), 16u * 288u) << v;
+    EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 24, 64}), 0u) << v << ": rows not a multiple of 16";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 48}), 0u)
+        << v << ": columns not a multiple of the block";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 0u) << v;
+    EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
+    EXPECT_THROW(pack_weights(WeightView{DType::q4_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
+  }
+}
+
+// Every packed type: one block, a few, many (odd counts); 1 to 13 tokens; row ranges whole, cut
+// inside groups and a single row; against the scalar oracle; nothing written outside the rows.
+TEST(Packed, MatchesScalarOracle) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 48;
+  const std::vector<std::pair<size_t, size_t>> ranges = {{0, 48}, {5, 37}, {17, 18}, {16, 32}};
+  for (DType t : kPacked) {
+    const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
+    for (size_t n_blocks : {size_t{1}, size_t{3}, block == 256 ? size_t{9} : size_t{37}}) {
+      const size_t n_cols = block * n_blocks;
+      Matrix m = random_matrix(t, n_rows, n_cols, 40 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_blocks));
+      set_cpu_variant(variants[0]);
+      ASSERT_TRUE(pack(m)) << name_of(t);
+      for (size_t n_tok : {size_t{1}, size_t{3}, size_t{4}, size_t{8}, size_t{13}}) {
+        const std::vector<float> x = random_x(n_tok * n_cols, 7 + static_cast<uint32_t>(n_tok));
+        const size_t ldy = n_rows + 5;
+        std::vector<float> want(n_tok * ldy);
+        force_scalar_kernels(true);
+        matmul(m.plain(), x.data(), n_tok, want.data(), ldy, 0, n_rows);
+        for (const char* v : variants) {
+          set_cpu_variant(v);
+          for (const auto& [rb, re] : ranges) {
+            std::vector<float> got(n_tok * ldy, -777.0f);
+            matmul(m.packed(), x.data(), n_tok, got.data(), ldy, rb, re);
+            const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols) + " n_tok " +
+                                     std::to_string(n_tok) + " rows " + std::to_string(rb) + ".." + std::to_string(re);
+            for (size_t tok = 0; tok < n_tok; ++tok) {
+              for (size_t r = 0; r < ldy; ++r) {
+                const float g = got[tok * ldy + r];
+                if (r < rb || r >= re) {
+                  ASSERT_EQ(g, -777.0f) << what << ": wrote outside the rows, t " << tok << " r " << r;
+                } else {
+                  ASSERT_NEAR(g, want[tok * ldy + r], tolerance(m, x.data() + tok * n_cols, r))
+                      << what << " t " << tok << " r " << r;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The packed product is not a rounding of the unpacked one that could hide a wrong layout: a
+// row whose packed bytes are swapped with its neighbour's gives that neighbour's result.
+TEST(Packed, GroupLanesAreRows) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  for (const char* v : variants) {
+    set_cpu_variant(v);
+    for (DType t : kPacked) {
+      const size_t n_cols = dtype_info(static_cast<uint32_t>(t))->block_elems * 2;
+      Matrix m = random_matrix(t, 16, n_cols, 90 + static_cast<uint32_t>(t));
+      ASSERT_TRUE(pack(m));
+      Matrix s = m;  // rows 3 and 4 swapped in the source, packed again
+      std::swap_ranges(s.w.begin() + 3 * m.row_bytes, s.w.begin() + 4 * m.row_bytes, s.w.begin() + 4 * m.row_bytes);
+      ASSERT_TRUE(pack(s));
+      const std::vector<float> x = random_x(2 * n_cols, 3);
+      std::vector<float> a(2 * 16), b(2 * 16);
+      matmul(m.packed(), x.data(), 2, a.data(), 16, 0, 16);
+      matmul(s.packed(), x.data(), 2, b.data(), 16, 0, 16);
+      for (size_t tok = 0; tok < 2; ++tok) {
+        EXPECT_EQ(a[tok * 16 + 3], b[tok * 16 + 4]) << v << " " << name_of(t);
+        EXPECT_EQ(a[tok * 16 + 4], b[tok * 16 + 3]) << v << " " << name_of(t);
+        EXPECT_NE(a[tok * 16 + 3], a[tok * 16 + 4]) << v << " " << name_of(t);
+        EXPECT_EQ(a[tok * 16 + 9], b[tok * 16 + 9]) << v << " " << name_of(t);
+      }
+    }
+  }
+}
+
+// One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
+// batch of 13 (tiles of 8 and 5), and the f32-activation overload gives the same bits too.
+TEST(Packed, DecodeIsBitIdenticalToPrefill) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 64, n_tok = 13;
+  const std::vector<size_t> cuts = {0, 5, 16, 21, 47, 64};
+  for (const char* v : variants) {
+    set_cpu_variant(v);
+    for (DType t : kPacked) {
+      const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
+      for (size_t n_cols : {block, block * (block == 256 ? 7 : 75)}) {
+        Matrix m = random_matrix(t, n_rows, n_cols, 200 + static_cast<uint32_t>(t));
+        ASSERT_TRUE(pack(m));
+        const std::vector<float> x = random_x(n_tok * n_cols, 21);
+        const Acts a = quantise(x, n_tok, n_cols);
+        std::vector<float> all(n_tok * n_rows), split(n_tok * n_rows, -1.0f), plain(n_tok * n_rows);
+        matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), all.data(), n_rows, 0, n_rows);
+        matmul(m.packed(), x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
+        for (size_t tok = 0; tok < n_tok; ++tok) {
+          for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+            matmul(m.packed(), token_view(x, a, tok, 1, n_cols), split.data() + tok * n_rows, n_rows, cuts[i],
+                   cuts[i + 1]);
+          }
+        }
+        const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols);
+        EXPECT_EQ(all, split) << what;
+        EXPECT_EQ(all, plain) << what;
+      }
+    }
+  }
+}
+
+// A variant without a packed path (the scalar oracle) reads w.data and ignores w.packed.
+TEST(Packed, OtherVariantsReadTheUnpackedData) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  set_cpu_variant(variants[0]);
+  Matrix m = random_matrix(DType::q4_k, 32, 512, 5);
+  ASSERT_TRUE(pack(m));
+  const std::vector<float> x = random_x(3 * 512, 6);
+  for (const char* v : {"scalar", "avx2"}) {
+    if (!set_cpu_variant(v)) continue;
+    std::vector<float> a(3 * 32), b(3 * 32);
+    matmul(m.plain(), x.data(), 3, a.data(), 32, 0, 32);
+    matmul(m.packed(), x.data(), 3, b.data(), 32, 0, 32);
+    EXPECT_EQ(a, b) << v;
+  }
+}
