@@ -6,7 +6,8 @@
 //   make_random_model llama3.2-1b q2_k /tmp/llama1b-q2_k.gguf
 //
 // Shapes: qwen2.5-0.5b (E 896, 24 layers, H 14, Hk 2, head_dim 64, F 4864, V 151936, tied, qkv
-// bias) and llama3.2-1b (E 2048, 16 layers, H 32, Hk 8, head_dim 64, F 8192, V 128256, tied).
+// bias), llama3.2-1b (E 2048, 16 layers, H 32, Hk 8, head_dim 64, F 8192, V 128256, tied) and
+// llama3-8b (E 4096, 32 layers, H 32, Hk 8, head_dim 128, F 14336, V 128256, output.weight of its own).
 // Types: q8_0 (every matrix) or q4_k (Q4_K where the row length is a multiple of 256, else Q5_0,
 // the fallback llama.cpp uses; token_embd Q6_K or Q8_0); likewise q2_k, q3_k, q5_k, q6_k (Q5_0
 // fallback, token_embd Q6_K) and the blocks of 32 q4_0, q4_1, q5_0, q5_1 (every matrix; token_embd Q8_0). To keep making a 1B model fast, each
@@ -34,6 +35,7 @@ struct Shape {
   int64_t E, n_layer, H, Hk, D, F, V;
   bool qkv_bias;
   float rope_base;
+  bool tied = true;
 };
 
 std::vector<uint8_t> random_matrix(DType t, int64_t cols, int64_t rows, float sd, std::mt19937& rng) {
@@ -67,7 +69,7 @@ std::vector<uint8_t> random_f32(int64_t n, float center, float spread, std::mt19
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b TYPE OUT.gguf\n"
+    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b TYPE OUT.gguf\n"
                          "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
     return 2;
   }
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
     s = {"qwen2", 896, 24, 14, 2, 64, 4864, 151936, true, 1000000.0f};
   } else if (which == "llama3.2-1b") {
     s = {"llama", 2048, 16, 32, 8, 64, 8192, 128256, false, 500000.0f};
+  } else if (which == "llama3-8b") {
+    s = {"llama", 4096, 32, 32, 8, 128, 14336, 128256, false, 500000.0f, false};
   } else {
     std::fprintf(stderr, "make_random_model: unknown shape %s\n", which.c_str());
     return 2;
@@ -129,6 +133,7 @@ int main(int argc, char** argv) {
   };
   add("token_embd.weight", embd_type, s.E, s.V, 1.0f);
   w.add_tensor("output_norm.weight", DType::f32, {s.E}, random_f32(s.E, 1.0f, 0.1f, rng));
+  if (!s.tied) add("output.weight", embd_type, s.E, s.V, sd);
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     w.add_tensor(b + "attn_norm.weight", DType::f32, {s.E}, random_f32(s.E, 1.0f, 0.1f, rng));

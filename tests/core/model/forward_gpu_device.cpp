@@ -141,7 +141,9 @@ int check(std::shared_ptr<GpuBackend> gpu) {
 int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, CacheMode mode, int32_t layers,
           bool graphs, bool fill) {
   using Clock = std::chrono::steady_clock;
-  const Model m = Model::load(path);
+  ModelOptions mo;
+  mo.pack_cpu = false;  // as the engine: only the layers left to the CPU are packed, below
+  Model m = Model::load(path, mo);
   GpuForwardOptions o;
   o.n_gpu_layers = layers;
   o.mode = mode;
@@ -150,6 +152,7 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   o.graphs = graphs;
   const auto t_load = Clock::now();
   GpuForward g(m, gpu, o);
+  if (g.n_gpu_layers() < m.hparams().n_layer) m.pack_for_cpu(static_cast<size_t>(g.n_gpu_layers()), false);
   const double load_s = std::chrono::duration<double>(Clock::now() - t_load).count();
   ThreadPool pool(0);
   const size_t depth = ctx - 256, V = static_cast<size_t>(m.hparams().n_vocab);

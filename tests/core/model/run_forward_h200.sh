@@ -9,7 +9,8 @@
 # build/gpustep-dev: forward_gpu_device, make_random_model, ops_gpu_test, libalap_gpu.so); when the
 # carried library does not load it builds kernels/gpu/*.hip here with nvcc. Logs go to $OUT.
 # Usage from the repo root: bash tests/core/model/run_forward_h200.sh [seconds budget, default 300]
-# ALAP_BENCH_QUICK=1: only the Q4_K models at 4k and 32k; ALAP_BENCH_ENVS: see run_bench.
+# ALAP_BENCH_QUICK=1: only the Q4_K models at 4k and 32k; ALAP_BENCH_8B=1: first a random Llama-3-8B
+# shape in Q4_K (4.6 GB) at 4k and 32k; ALAP_BENCH_ENVS: see run_bench.
 set -u -o pipefail
 out=${OUT:-h200-out}
 budget=${1:-300}
@@ -41,7 +42,9 @@ fi
 
 # Bench models, written in the background while the checks run.
 m=/tmp/alap-fwd
-for spec in "qwen2.5-0.5b q4_k" "qwen2.5-0.5b q8_0" "llama3.2-1b q4_k" "llama3.2-1b q8_0"; do
+specs=("qwen2.5-0.5b q4_k" "qwen2.5-0.5b q8_0" "llama3.2-1b q4_k" "llama3.2-1b q8_0")
+[ -n "${ALAP_BENCH_8B:-}" ] && specs+=("llama3-8b q4_k")
+for spec in "${specs[@]}"; do
   set -- $spec
   "$bin/make_random_model" "$1" "$2" "$m/$1-$2.gguf" > "$m/$1-$2.log" 2>&1 &
 done
@@ -65,6 +68,9 @@ run_bench() {  # MODEL CTX MODE [LAYERS HOW]
   done
 }
 echo "== bench (at $(elapsed) s)"
+if [ -n "${ALAP_BENCH_8B:-}" ]; then  # Llama-3-8B shape first: the products dominate its step
+  for mode in f16 k8; do run_bench llama3-8b-q4_k 4096 $mode -1; run_bench llama3-8b-q4_k 32768 $mode -1 nofill; done
+fi
 if [ -n "${ALAP_BENCH_QUICK:-}" ]; then  # Q4_K only: 4k and 32k, f16 and k8, graphs
   for model in qwen2.5-0.5b-q4_k llama3.2-1b-q4_k; do
     for mode in f16 k8; do run_bench $model 4096 $mode -1; run_bench $model 32768 $mode -1 nofill; done
