@@ -88,7 +88,10 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   // Chunks, not one range per thread: on a busy machine a worker the OS has not scheduled yet
   // leaves its rows to the threads that run (each row's result is the same whoever computes it).
   // Multiples of 16 rows: the packed layouts interleave 16 rows (kernels::packed_bytes).
-  const size_t grain = std::max<size_t>(64, (total / (8 * pool.n_threads()) + 15) / 16 * 16);
+  // With several tokens each call re-lays the activations out for its tiles (n_tok × n_cols), so
+  // prefill takes fewer, larger chunks (2 a thread) than decode (8 a thread).
+  const size_t per_thread = n_tok > 1 ? 2 : 8;
+  const size_t grain = std::max<size_t>(64, (total / (per_thread * pool.n_threads()) + 15) / 16 * 16);
   pool.parallel_for_chunked(total, grain, std::ref(body));  // std::ref: no heap copy of the closure
 }
 
