@@ -27,31 +27,69 @@ unsigned grid_for(size_t count, int per_block = kThreads) {
 
 alap_gpu_stream_t as_stream(void* s) { return static_cast<alap_gpu_stream_t>(s); }
 
-// Sum over the block (kThreads threads) of a double; every thread gets the result.
-__device__ double block_sum(double v, double* sh) {
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (int(threadIdx.x) < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
+// A double exchanged between lanes of a 32-lane group (as two 32-bit halves).
+__device__ __forceinline__ double shfl_xor_double(double v, int lane_mask) {
+  const unsigned long long b = static_cast<unsigned long long>(__double_as_longlong(v));
+  const int lo = alap_shfl_xor(static_cast<int>(static_cast<unsigned>(b)), lane_mask, 32);
+  const int hi = alap_shfl_xor(static_cast<int>(static_cast<unsigned>(b >> 32)), lane_mask, 32);
+  const unsigned long long r = (static_cast<unsigned long long>(static_cast<unsigned>(hi)) << 32) |
+                               static_cast<unsigned>(lo);
+  return __longlong_as_double(static_cast<long long>(r));
+}
+
+// 1/sqrt(mean(x²) + eps) of one row xr[n_cols], the sum of squares in double. Fixed order, the
+// same in every block that calls it on the row (the split kernels rely on it): thread t sums
+// x[t], x[t + kThreads], ... in that order (loads issued 16 at a time, up front), a butterfly over
+// each 32-lane group (every lane gets the same sum), then every thread adds the kThreads/32 group
+// sums in order. sh holds kThreads/32 doubles. Every thread of the block calls it.
+__device__ __forceinline__ float row_inv_rms(const float* xr, int n_cols, float eps, double* sh) {
+  constexpr int kU = 16;
+  double ss = 0.0;
+  for (int c0 = threadIdx.x; c0 < n_cols; c0 += kU * kThreads) {
+    float v[kU];
+#pragma unroll
+    for (int k = 0; k < kU; ++k) {
+      const int c = c0 + k * kThreads;
+      v[k] = c < n_cols ? xr[c] : 0.0f;  // fma(0, 0, ss) == ss: the padding adds nothing
+    }
+#pragma unroll
+    for (int k = 0; k < kU; ++k) ss = fma(double(v[k]), double(v[k]), ss);
   }
-  return sh[0];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) ss += shfl_xor_double(ss, off);
+  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = ss;
+  __syncthreads();
+  double t = 0.0;
+#pragma unroll
+  for (int i = 0; i < kThreads / 32; ++i) t += sh[i];
+  return static_cast<float>(1.0 / sqrt(t / double(n_cols) + double(eps)));
+}
+
+// Blocks per row of the norm kernels: one when y overlaps x (each thread must rewrite only what
+// it read, after the whole row's sum) or the rows alone fill the device; else one block per
+// kThreads columns (decode: 16 blocks for a 4096 row instead of one), at most ~512 blocks in all.
+// Every block of a row reads the whole row for its sum and writes only its own columns.
+unsigned norm_splits(const float* x, const float* y, int n_rows, int n_cols) {
+  const size_t bytes = size_t(n_rows) * size_t(n_cols) * sizeof(float);
+  const uintptr_t xa = reinterpret_cast<uintptr_t>(x), ya = reinterpret_cast<uintptr_t>(y);
+  if (xa < ya + bytes && ya < xa + bytes) return 1;
+  const int per_row = (n_cols + kThreads - 1) / kThreads;
+  const int cap = n_rows >= 512 ? 1 : 512 / n_rows;
+  return unsigned(per_row < cap ? per_row : cap);
 }
 
 }  // namespace
 
-// One block per row.
+// grid (n_rows, splits): block (r, y) computes row r's scale (row_inv_rms) and writes columns
+// y·kThreads + t, stepping by splits·kThreads (splits == 1: the columns each thread summed).
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const float* x, const float* w, float* y, int n_cols,
                                                             float eps) {
   alap_pdl_begin();
-  __shared__ double sh[kThreads];
+  __shared__ double sh[kThreads / 32];
   const float* xr = x + size_t(blockIdx.x) * n_cols;
   float* yr = y + size_t(blockIdx.x) * n_cols;
-  double ss = 0.0;
-  for (int c = threadIdx.x; c < n_cols; c += kThreads) ss += double(xr[c]) * xr[c];
-  ss = block_sum(ss, sh);
-  const float inv = static_cast<float>(1.0 / sqrt(ss / double(n_cols) + double(eps)));
-  for (int c = threadIdx.x; c < n_cols; c += kThreads) {  // each thread rewrites only what it read
+  const float inv = row_inv_rms(xr, n_cols, eps, sh);
+  for (int c = blockIdx.y * kThreads + threadIdx.x; c < n_cols; c += gridDim.y * kThreads) {
     const float v = xr[c] * inv;
     yr[c] = w != nullptr ? w[c] * v : v;
   }
@@ -97,31 +135,41 @@ __device__ __forceinline__ void quantize_block_32(float v, bool valid, const act
   if (lane % 16 == 0) const_cast<int32_t*>(view.s16)[blk * 2 + lane / 16] = s;
 }
 
-// One block per row: the sum of squares as rms_norm_kernel, then groups of 32 lanes walk the row's
-// 32-blocks in rounds (every lane takes part in every round's shuffles), writing y and its blocks.
+// grid (n_rows, splits): block (r, y) computes row r's scale as rms_norm_kernel, then its 8 groups
+// of 32 lanes take the row's 32-blocks y·8 + group, stepping by splits·8 (every lane of the block
+// takes part in every round's shuffles), writing y and the blocks. The first round's x and w are
+// loaded before the sum, each later round's during the one before. splits == 1 when y aliases x:
+// then every thread rewrites only what it read itself.
 __global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, const float* w, float* y, void* xq,
                                                                int n_rows, int n_cols, float eps) {
   alap_pdl_begin();
-  __shared__ double sh[kThreads];
+  __shared__ double sh[kThreads / 32];
   const float* xr = x + size_t(blockIdx.x) * n_cols;
   float* yr = y + size_t(blockIdx.x) * n_cols;
-  double ss = 0.0;
-  for (int c = threadIdx.x; c < n_cols; c += kThreads) ss += double(xr[c]) * xr[c];
-  ss = block_sum(ss, sh);
-  const float inv = static_cast<float>(1.0 / sqrt(ss / double(n_cols) + double(eps)));
-  const act_q8_view view = act_q8_layout(xq, n_rows, n_cols);
   const int lane = threadIdx.x % 32, group = threadIdx.x / 32, nb = n_cols / 32;
-  for (int b0 = 0; b0 < nb; b0 += kThreads / 32) {
-    const int b = b0 + group;
+  const int step = int(gridDim.y) * (kThreads / 32);
+  int b = int(blockIdx.y) * (kThreads / 32) + group;
+  float xv = 0.0f, wv = 0.0f;
+  if (b < nb) {
+    xv = xr[b * 32 + lane];
+    if (w != nullptr) wv = w[b * 32 + lane];
+  }
+  const float inv = row_inv_rms(xr, n_cols, eps, sh);
+  const act_q8_view view = act_q8_layout(xq, n_rows, n_cols);
+  for (int b0 = int(blockIdx.y) * (kThreads / 32); b0 < nb; b0 += step, b += step) {
     const bool valid = b < nb;
     const int c = b * 32 + lane;
     float v = 0.0f;
     if (valid) {
-      const float xv = xr[c] * inv;
-      v = w != nullptr ? w[c] * xv : xv;
+      const float s = xv * inv;
+      v = w != nullptr ? wv * s : s;
+    }
+    if (b + step < nb) {  // the next round's values (this thread's own, not yet rewritten)
+      xv = xr[(b + step) * 32 + lane];
+      if (w != nullptr) wv = w[(b + step) * 32 + lane];
     }
     quantize_block_32(v, valid, view, (long long)blockIdx.x * nb + b, lane);
-    if (valid) yr[c] = v;  // each thread rewrites only what it read (y may alias x)
+    if (valid) yr[c] = v;
   }
 }
 
@@ -142,76 +190,77 @@ __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const
   if (valid) out[blk * 32 + lane] = v;
 }
 
-// One block: the bias over the whole row, then (after a barrier) the angles of the pairs in shared
-// memory (rope_kernel's arithmetic), then every (head, pair) of the rotated heads. cs_sh and sn_sh
-// hold n_rot/2 floats each.
-__device__ void bias_rope_1_body(float* x, const float* b, int n_heads, int n_rot_heads, int head_dim, int n_rot,
-                                 int pos, float freq_base, float freq_scale, const float* ff, int neox, float* cs_sh,
-                                 float* sn_sh) {
-  const int n = n_heads * head_dim, half = n_rot / 2;
-  if (b != nullptr) {
-    for (int i = threadIdx.x; i < n; i += kThreads) x[i] += b[i];
-  }
-  for (int i = threadIdx.x; i < half; i += kThreads) {
-    const double f = ff != nullptr ? double(ff[i]) : 1.0;
-    const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
-    const double ang = double(pos) * inv_freq;
-    cs_sh[i] = static_cast<float>(cos(ang));
-    sn_sh[i] = static_cast<float>(sin(ang));
-  }
-  __syncthreads();
-  for (int j = threadIdx.x; j < n_rot_heads * half; j += kThreads) {
-    const int h = j / half, i = j % half;
-    const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-    float* v = x + size_t(h) * head_dim;
-    const float x0 = v[i0], x1 = v[i1], cs = cs_sh[i], sn = sn_sh[i];
-    v[i0] = x0 * cs - x1 * sn;
-    v[i1] = x0 * sn + x1 * cs;
-  }
-}
+constexpr int kRopeThreads = 128;  // threads of a block of the one-token RoPE kernels (n_rot/2 <= 128)
 
-__global__ void __launch_bounds__(kThreads) bias_rope_1_kernel(float* x, const float* b, int n_heads, int n_rot_heads,
-                                                               int head_dim, int n_rot, int pos, float freq_base,
-                                                               float freq_scale, const float* ff, int neox) {
-  alap_pdl_begin();
-  __shared__ float cs_sh[128], sn_sh[128];
-  bias_rope_1_body(x, b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, cs_sh, sn_sh);
-}
-
-// n_kv_head rows of head_dim values at x into position pos of a cache: fp16 (f16 set) as
-// kv_f16_store_kernel writes them, else packed (q8, d8) as kv_k8_store_kernel does (a 32-lane group
-// per 32-value block; the block's whole group runs the loop together).
-__device__ void store_row_1(const float* x, int8_t* q8, uint16_t* d8, uint16_t* f16, int n_kv_head, int head_dim,
-                            int capacity, int pos) {
-  const int n = n_kv_head * head_dim;
-  if (f16 != nullptr) {
-    for (int i = threadIdx.x; i < n; i += kThreads) {
-      const int h = i / head_dim, c = i % head_dim;
-      f16[(size_t(h) * capacity + pos) * head_dim + c] = alap_float_to_half(x[i]);
+// One head xh[head_dim] of one token, by one block of kRopeThreads threads: x += bias (bh may be
+// null), then, when rotate, pair i by thread i with its angle in double as rope_kernel computes it;
+// x written back, and its fp16 copy into f16_row[head_dim] when that is not null (the value
+// kv_f16_store_kernel would write from x).
+__device__ __forceinline__ void bias_rope_head(float* xh, const float* bh, bool rotate, int head_dim, int n_rot, int pos,
+                                               float freq_base, float freq_scale, const float* ff, int neox,
+                                               uint16_t* f16_row) {
+  const int half = n_rot / 2;
+  const int first = rotate ? n_rot : 0;  // the first column that is not in a pair
+  if (rotate) {
+    for (int i = threadIdx.x; i < half; i += kRopeThreads) {
+      const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+      float x0 = xh[i0], x1 = xh[i1];
+      if (bh != nullptr) x0 += bh[i0], x1 += bh[i1];
+      const double f = ff != nullptr ? double(ff[i]) : 1.0;
+      const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
+      const double ang = double(pos) * inv_freq;
+      const float cs = static_cast<float>(cos(ang)), sn = static_cast<float>(sin(ang));
+      const float r0 = x0 * cs - x1 * sn, r1 = x0 * sn + x1 * cs;
+      xh[i0] = r0;
+      xh[i1] = r1;
+      if (f16_row != nullptr) f16_row[i0] = alap_float_to_half(r0), f16_row[i1] = alap_float_to_half(r1);
     }
-    return;
   }
-  const int group = threadIdx.x / 32, lane = threadIdx.x % 32, nb = head_dim / 32;
-  for (int blk = group; blk < n / 32; blk += kThreads / 32) {
-    const int h = blk / nb, b = blk % nb;
-    const alap_k8_lane r = alap_k8_quantize_lane(x[blk * 32 + lane]);
-    const size_t row = size_t(h) * capacity + pos;
-    q8[row * head_dim + b * 32 + lane] = static_cast<int8_t>(r.q);
+  for (int c = first + int(threadIdx.x); c < head_dim; c += kRopeThreads) {
+    float v = xh[c];
+    if (bh != nullptr) {  // without a bias x stays as it is
+      v += bh[c];
+      xh[c] = v;
+    }
+    if (f16_row != nullptr) f16_row[c] = alap_float_to_half(v);
+  }
+}
+
+// One block per head (grid n_heads): bias_rope_head on head blockIdx.x, rotated when it is one of
+// the first n_rot_heads.
+__global__ void __launch_bounds__(kRopeThreads) bias_rope_1_kernel(float* x, const float* b, int n_rot_heads,
+                                                                   int head_dim, int n_rot, int pos, float freq_base,
+                                                                   float freq_scale, const float* ff, int neox) {
+  alap_pdl_begin();
+  const int h = blockIdx.x;
+  bias_rope_head(x + size_t(h) * head_dim, b != nullptr ? b + size_t(h) * head_dim : nullptr, h < n_rot_heads,
+                 head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, nullptr);
+}
+
+// gpu_rope_store_1, one block per head of [Q | K | V] (grid n_head + 2·n_kv_head): the head as
+// bias_rope_1_kernel does it (Q and K rotated); a K or V head then goes into its cache at pos:
+// fp16 from the registers, or packed (q8, d8) as kv_k8_store_kernel does it (after a barrier, a
+// 32-lane group per 32-value block of the head, reading back the rotated x).
+__global__ void __launch_bounds__(kRopeThreads) rope_store_1_kernel(gpu_rope_store_params p) {
+  alap_pdl_begin();
+  const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim, h = blockIdx.x;
+  const bool is_k = h >= H && h < H + Hk, is_v = h >= H + Hk;
+  const int kvh = is_k ? h - H : h - H - Hk;  // the cache head (K or V heads only)
+  const size_t row = size_t(kvh) * p.capacity + p.pos;
+  uint16_t* f16 = is_k ? p.k_f16 : is_v ? p.v_f16 : nullptr;
+  float* xh = p.x + size_t(h) * D;
+  bias_rope_head(xh, p.bias != nullptr ? p.bias + size_t(h) * D : nullptr, h < H + Hk, D, p.n_rot, p.pos,
+                 p.freq_base, p.freq_scale, p.freq_factors, p.neox, f16 != nullptr ? f16 + row * D : nullptr);
+  int8_t* q8 = is_k ? p.k_q : is_v ? p.v_q : nullptr;
+  uint16_t* d8 = is_k ? p.k_d : is_v ? p.v_d : nullptr;
+  if (q8 == nullptr) return;  // uniform over the block
+  __syncthreads();
+  const int group = threadIdx.x / 32, lane = threadIdx.x % 32, nb = D / 32;
+  for (int b = group; b < nb; b += kRopeThreads / 32) {
+    const alap_k8_lane r = alap_k8_quantize_lane(xh[b * 32 + lane]);
+    q8[row * D + b * 32 + lane] = static_cast<int8_t>(r.q);
     if (lane == 0) d8[row * nb + b] = alap_float_to_half(r.d);
   }
-}
-
-// gpu_rope_store_1: bias_rope_1 on [Q | K | V], then (after a barrier) K and V into the cache.
-__global__ void __launch_bounds__(kThreads) rope_store_1_kernel(gpu_rope_store_params p) {
-  alap_pdl_begin();
-  __shared__ float cs_sh[128], sn_sh[128];
-  const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim;
-  bias_rope_1_body(p.x, p.bias, H + 2 * Hk, H + Hk, D, p.n_rot, p.pos, p.freq_base, p.freq_scale, p.freq_factors,
-                   p.neox, cs_sh, sn_sh);
-  __syncthreads();
-  const float* k = p.x + size_t(H) * D;
-  store_row_1(k, p.k_q, p.k_d, p.k_f16, Hk, D, p.capacity, p.pos);
-  store_row_1(k + size_t(Hk) * D, p.v_q, p.v_d, p.v_f16, Hk, D, p.capacity, p.pos);
 }
 
 // One thread per (token, pair): the angle in double, then every head of the token.
@@ -282,7 +331,7 @@ __global__ void __launch_bounds__(1024) argmax_kernel(const float* x, int n, int
   bi[threadIdx.x] = best_i;
   __syncthreads();
   for (int s = 512; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
+    if (int(threadIdx.x) < s) {
       const float ov = bv[threadIdx.x + s];
       const int oi = bi[threadIdx.x + s];
       const int mi = bi[threadIdx.x];
@@ -331,7 +380,8 @@ int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int
     if (n_rows == 0) return;
     if (d_x == nullptr || d_y == nullptr) throw std::invalid_argument("d_x or d_y is null");
     if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
-    alap_launch(rms_norm_kernel, unsigned(n_rows), kThreads, 0, as_stream(stream), d_x, d_w, d_y, n_cols, eps);
+    const dim3 grid(unsigned(n_rows), norm_splits(d_x, d_y, n_rows, n_cols));
+    alap_launch(rms_norm_kernel, grid, kThreads, 0, as_stream(stream), d_x, d_w, d_y, n_cols, eps);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -345,7 +395,8 @@ int gpu_rms_norm_q8(const float* d_x, const float* d_w, float* d_y, void* d_xq, 
     if (d_x == nullptr || d_y == nullptr || d_xq == nullptr) throw std::invalid_argument("d_x, d_y or d_xq is null");
     if (reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
     if (n_rows > 0x7fffffff) throw std::invalid_argument("too many rows");
-    alap_launch(rms_norm_q8_kernel, unsigned(n_rows), kThreads, 0, as_stream(stream),
+    const dim3 grid(unsigned(n_rows), norm_splits(d_x, d_y, n_rows, n_cols));
+    alap_launch(rms_norm_q8_kernel, grid, kThreads, 0, as_stream(stream),
                 d_x, d_w, d_y, d_xq, n_rows, n_cols, eps);
     ALAP_GPU_CHECK_LAUNCH();
   });
@@ -424,8 +475,8 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
     if (pos < 0) throw std::invalid_argument("pos is negative");
     if (!(freq_base > 0.0f)) throw std::invalid_argument("freq_base must be positive");
     if (d_x == nullptr) throw std::invalid_argument("d_x is null");
-    alap_launch(bias_rope_1_kernel, 1, kThreads, 0, as_stream(stream),
-                d_x, d_b, n_heads, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_freq_factors, neox);
+    alap_launch(bias_rope_1_kernel, unsigned(n_heads), kRopeThreads, 0, as_stream(stream),
+                d_x, d_b, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_freq_factors, neox);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }
@@ -448,7 +499,7 @@ int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream) {
     };
     check_form("K", p->k_q, p->k_d, p->k_f16);
     check_form("V", p->v_q, p->v_d, p->v_f16);
-    alap_launch(rope_store_1_kernel, 1, kThreads, 0, as_stream(stream), *p);
+    alap_launch(rope_store_1_kernel, unsigned(p->n_head + 2 * p->n_kv_head), kRopeThreads, 0, as_stream(stream), *p);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

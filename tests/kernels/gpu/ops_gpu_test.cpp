@@ -670,6 +670,40 @@ void test_fused(std::mt19937& rng) {
       }
     }
   }
+  // Few rows: the norm kernels split a row over several blocks (each sums the whole row, in the
+  // same order); 600 rows: one block per row. A row's y and blocks must not depend on which: row r
+  // of a 600-row call equals a 1-row call on row r (and the 600-row fused call its pair).
+  {
+    const int n_cols = 896, n_rows = 600;
+    const size_t n = size_t(n_rows) * n_cols, qb = g::gpu_act_q8_bytes(n_rows, n_cols),
+                 qb1 = g::gpu_act_q8_bytes(1, n_cols);
+    const std::vector<float> x = randn(n, rng, 3.0f), w = randn(n_cols, rng);
+    dbuf dx(x), dw(w), ya(n * 4), yp(n * 4), qa(qb), qp(qb), y1(size_t(n_cols) * 4), q1(qb1), qr(qb1);
+    ya.poison(), yp.poison(), qa.poison(), qp.poison();
+    must(g::gpu_rms_norm_q8(dx.as<float>(), dw.as<float>(), ya.as<float>(), qa.p, n_cols, n_rows, 1e-6f, nullptr),
+         "rms_norm_q8 600 rows");
+    must(g::gpu_rms_norm(dx.as<float>(), dw.as<float>(), yp.as<float>(), n_cols, n_rows, 1e-6f, nullptr),
+         "rms_norm 600 rows");
+    must(g::gpu_quantize_act_q8(yp.as<float>(), qp.p, n_rows, n_cols, nullptr), "quantize 600 rows");
+    expect(ya.get<uint8_t>() == yp.get<uint8_t>() && qa.get<uint8_t>() == qp.get<uint8_t>(),
+           "gpu_rms_norm_q8 equals gpu_rms_norm + gpu_quantize_act_q8 on 600 rows");
+    const std::vector<float> ha = ya.get<float>();
+    for (int r : {0, 311, n_rows - 1}) {
+      y1.poison(), q1.poison(), qr.poison();
+      const float* xr = dx.as<float>() + size_t(r) * n_cols;
+      must(g::gpu_rms_norm_q8(xr, dw.as<float>(), y1.as<float>(), q1.p, n_cols, 1, 1e-6f, nullptr), "rms_norm_q8 1 row");
+      must(g::gpu_quantize_act_q8(ya.as<float>() + size_t(r) * n_cols, qr.p, 1, n_cols, nullptr), "quantize row");
+      const std::vector<float> h1 = y1.get<float>();
+      expect(std::memcmp(h1.data(), ha.data() + size_t(r) * n_cols, size_t(n_cols) * 4) == 0 &&
+                 q1.get<uint8_t>() == qr.get<uint8_t>(),
+             "row " + std::to_string(r) + " of 600: the split 1-row gpu_rms_norm_q8 equals the one-block rows");
+      y1.poison();
+      must(g::gpu_rms_norm(xr, dw.as<float>(), y1.as<float>(), n_cols, 1, 1e-6f, nullptr), "rms_norm 1 row");
+      const std::vector<float> h2 = y1.get<float>();
+      expect(std::memcmp(h2.data(), ha.data() + size_t(r) * n_cols, size_t(n_cols) * 4) == 0,
+             "row " + std::to_string(r) + " of 600: the split 1-row gpu_rms_norm equals the one-block rows");
+    }
+  }
   for (int n_cols : {4864, 96}) {
     for (int n_rows : {1, 5}) {
       const size_t n = size_t(n_rows) * n_cols, qb = g::gpu_act_q8_bytes(n_rows, n_cols);
@@ -686,30 +720,33 @@ void test_fused(std::mt19937& rng) {
   }
   // gpu_bias_rope_1 against gpu_add_bias + gpu_rope on one token's [q | k | v] (14 + 2 + 2 heads
   // of 64; neox and normal pairs, with and without bias, freq factors, a far position).
-  for (int neox = 0; neox < 2; ++neox) {
-    for (int with_b = 0; with_b < 2; ++with_b) {
-      const int H = 18, Hr = 16, D = 64, n_rot = 64, pos = 30000;
-      const std::vector<float> x = randn(size_t(H) * D, rng, 2.0f), b = randn(size_t(H) * D, rng);
-      std::vector<float> ffv(n_rot / 2);
-      for (int i = 0; i < n_rot / 2; ++i) ffv[i] = 1.0f + 0.25f * float(i % 5);
-      dbuf d1(x), d2(x), db(b), dff(ffv);
-      const float* bp = with_b ? db.as<float>() : nullptr;
-      if (with_b) must(g::gpu_add_bias(d1.as<float>(), bp, H * D, 1, nullptr), "add_bias");
-      must(g::gpu_rope(d1.as<float>(), 1, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr), "rope");
-      must(g::gpu_bias_rope_1(d2.as<float>(), bp, H, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr),
-           "bias_rope_1");
-      const std::vector<float> r1 = d1.get<float>(), r2 = d2.get<float>();
-      // The same arithmetic, but the compiler may contract x0·cs − x1·sn into a fused multiply-add
-      // differently in the two kernels: one rounding of the products apart, so the difference is
-      // measured against the row's scale (an element that nearly cancels has no relative bound).
-      double diff = 0.0, scale = 0.0;
-      for (size_t i = 0; i < r1.size(); ++i) {
-        diff = std::max(diff, double(std::fabs(r1[i] - r2[i])));
-        scale = std::max(scale, double(std::fabs(r1[i])));
+  // n_rot 32: partial rotary, the last 32 columns of a head only biased.
+  for (int n_rot : {64, 32}) {
+    for (int neox = 0; neox < 2; ++neox) {
+      for (int with_b = 0; with_b < 2; ++with_b) {
+        const int H = 18, Hr = 16, D = 64, pos = 30000;
+        const std::vector<float> x = randn(size_t(H) * D, rng, 2.0f), b = randn(size_t(H) * D, rng);
+        std::vector<float> ffv(n_rot / 2);
+        for (int i = 0; i < n_rot / 2; ++i) ffv[i] = 1.0f + 0.25f * float(i % 5);
+        dbuf d1(x), d2(x), db(b), dff(ffv);
+        const float* bp = with_b ? db.as<float>() : nullptr;
+        if (with_b) must(g::gpu_add_bias(d1.as<float>(), bp, H * D, 1, nullptr), "add_bias");
+        must(g::gpu_rope(d1.as<float>(), 1, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr), "rope");
+        must(g::gpu_bias_rope_1(d2.as<float>(), bp, H, Hr, D, n_rot, pos, 1e6f, 1.0f, dff.as<float>(), neox, nullptr),
+             "bias_rope_1");
+        const std::vector<float> r1 = d1.get<float>(), r2 = d2.get<float>();
+        // The same arithmetic, but the compiler may contract x0·cs − x1·sn into a fused multiply-add
+        // differently in the two kernels: one rounding of the products apart, so the difference is
+        // measured against the row's scale (an element that nearly cancels has no relative bound).
+        double diff = 0.0, scale = 0.0;
+        for (size_t i = 0; i < r1.size(); ++i) {
+          diff = std::max(diff, double(std::fabs(r1[i] - r2[i])));
+          scale = std::max(scale, double(std::fabs(r1[i])));
+        }
+        expect(diff <= 1e-6 * scale, "gpu_bias_rope_1 equals add_bias + rope (n_rot " + std::to_string(n_rot) +
+                                         ", neox " + std::to_string(neox) + ", bias " + std::to_string(with_b) +
+                                         "), max diff / max value " + std::to_string(diff / scale));
       }
-      expect(diff <= 1e-6 * scale, "gpu_bias_rope_1 equals add_bias + rope (neox " + std::to_string(neox) + ", bias " +
-                                       std::to_string(with_b) + "), max diff / max value " +
-                                       std::to_string(diff / scale));
     }
   }
   // gpu_rope_store_1 against gpu_bias_rope_1 (its x) and against kv_k8_store_run / gpu_kv_f16_store
