@@ -202,10 +202,10 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   }
   // Calibrate the iteration count on one thread, then time all threads together.
   uint64_t iters = 1 << 16;
-  volatile int32_t sink = 0;
+  volatile uint32_t sink = 0;  // unsigned: the sums wrap, which is all a sink needs
   for (;;) {
     const auto t0 = Clock::now();
-    sink = sink + loop(iters);
+    sink = sink + static_cast<uint32_t>(loop(iters));
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s > seconds / 4 || iters > (uint64_t{1} << 40)) {
       iters = static_cast<uint64_t>(static_cast<double>(iters) * seconds / std::max(s, 1e-6));
@@ -215,7 +215,7 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   }
   double best = 0;
   for (int r = 0; r < 3; ++r) {
-    const double s = run_threads(n_threads, [&](size_t) { sink = sink + loop(iters); });
+    const double s = run_threads(n_threads, [&](size_t) { sink = sink + static_cast<uint32_t>(loop(iters)); });
     const double macs = static_cast<double>(iters) * chains * static_cast<double>(p.lanes) * static_cast<double>(n_threads);
     best = std::max(best, macs / s / 1e9);
   }
