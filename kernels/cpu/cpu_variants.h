@@ -54,6 +54,8 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 namespace avx2 {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end);  // avx2/packed_avx2.cpp
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
 void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
 void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);

@@ -1,5 +1,6 @@
 // Run-time selection of the CPU kernel variant (cpuid, once) and the public entry points that
 // forward to it. Not the kernels themselves: those live in scalar/, avx2/ and avx512_vnni/.
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -74,8 +75,31 @@ void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q
   active().quantize_acts(x, n_tok, n_cols, q, d, s, s4);
 }
 
+namespace {
+// ALAP_CPU_PACK_SKIP: types (GGUF names, comma-separated, e.g. "q6_k,q8_0") left in the file's
+// layout by pack_weights' callers (packed_bytes 0), to measure a type's packed path against the
+// unpacked one in a whole model. Read once.
+bool pack_skipped(DType t) {
+  static const char* const skip = std::getenv("ALAP_CPU_PACK_SKIP");
+  const DTypeInfo* info = dtype_info(static_cast<uint32_t>(t));
+  if (skip == nullptr || info == nullptr) return false;
+  const size_t n = std::strlen(info->name);
+  for (const char* p = skip; *p != '\0';) {  // each comma-separated item against the name
+    const char* e = std::strchr(p, ',');
+    const size_t len = e ? static_cast<size_t>(e - p) : std::strlen(p);
+    bool same = len == n;
+    for (size_t i = 0; same && i < n; ++i) {
+      same = std::tolower(static_cast<unsigned char>(p[i])) == std::tolower(static_cast<unsigned char>(info->name[i]));
+    }
+    if (same) return true;
+    p += len + (e ? 1 : 0);
+  }
+  return false;
+}
+}  // namespace
+
 size_t packed_bytes(const WeightView& w) {
-  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0) return 0;
+  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0 || pack_skipped(w.type)) return 0;
   return w.n_rows / packed::kRows * packed::group_bytes(w.type, w.n_cols);
 }
 

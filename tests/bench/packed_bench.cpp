@@ -6,7 +6,7 @@
 // weights (session 4)").
 //
 //   packed_bench [--types q8_0,q4_k] [--shapes 2048x2048,8192x2048,2048x8192] [--tokens 64]
-//                [--threads 1,2] [--reps 7] [--cold-mb 160] [--variant best|avx512vnni|avxvnni]
+//                [--threads 1,2] [--reps 7] [--cold-mb 160] [--variant best|avx512vnni|avxvnni|avx2]
 #include <algorithm>
 #include <atomic>
 #include <chrono>

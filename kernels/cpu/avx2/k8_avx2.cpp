@@ -64,7 +64,7 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
   for (size_t j = 0; j < n; ++j) scores[j] = scale * dot32(q, dq, k + j * head_dim, dk + j * nb, head_dim);
 }
 
-const CpuVariant kVariant = {"avx2",      &matmul,     &quantize_acts, &k8_dot,
-                             &k8_scores,  &f16_scores, &f16_accum_v,   &softmax,  &k8_accum_v};
+const CpuVariant kVariant = {"avx2",      &matmul,     &quantize_acts, &k8_dot,    &k8_scores,
+                             &f16_scores, &f16_accum_v, &softmax,      &k8_accum_v, &matmul_packed};
 
 }  // namespace alap::kernels::avx2

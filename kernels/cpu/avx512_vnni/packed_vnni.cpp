@@ -36,14 +36,19 @@ inline __m512 f16x16(const uint8_t* p) {
 }
 
 // One token (decode) streams the matrix once, front to back (the layout is one stream): each
-// unit of blocks asks for the bytes kAhead further on (prefetcht0), as the unpacked decode does.
-// 8192: best or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and level
-// with prefetcht1 or one prefetch per two lines (cold, one thread, packed_bench; docs/bench/cpu.md).
+// unit of blocks asks for its kLines lines kAhead bytes further on (prefetcht0), as the unpacked
+// decode does, spread over the unit's kParts steps (part `part` asks for its share). 8192: best
+// or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and level with
+// prefetcht1 or one prefetch per two lines. Spread, not all at the unit's start: a burst of 53
+// (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
+// packed_bench; docs/bench/cpu.md).
 constexpr size_t kAhead = 8192;
-template <int T, int kLines>
-inline void prefetch_ahead(const uint8_t* p) {
+template <int T, int kLines, int kParts>
+inline void prefetch_part(const uint8_t* p, int part) {
   if constexpr (T == 1) {
-    for (int i = 0; i < kLines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+    for (int i = kLines * part / kParts; i < kLines * (part + 1) / kParts; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+    }
   }
 }
 
@@ -108,12 +113,12 @@ struct Q8_0 {
     if constexpr (T == 1) {  // whole pairs: four chains, the f32 steps of the loop below in order
       for (; b0 + 2 <= a.nb; b0 += 2) {
         const uint8_t* u = g + 1088 * (b0 / 2);
-        prefetch_ahead<T, 17>(u);
         __m512i p[4];
         p[0] = _mm512_set1_epi32(a.ofs[b0]), p[1] = _mm512_setzero_si512();
         p[2] = _mm512_set1_epi32(a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
+          prefetch_part<T, 17, 16>(u, j);
           p[(j / 8) * 2 + (j & 1)] = _mm512_dpbusd_epi32(p[(j / 8) * 2 + (j & 1)], load64(u + 64 + 64 * j),
                                                          bcst(a.x + 4 * (8 * b0 + static_cast<size_t>(j))));
         }
@@ -129,9 +134,12 @@ struct Q8_0 {
       __m512i p[T], p2[T];
       start<T>(p, p2, a.ofs + b * T);
       const uint8_t* wb = g + at.quants;
-      if (b % 2 == 0) prefetch_ahead<T, 17>(g + at.scales);  // the pair's 1088 bytes
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
+      for (int j = 0; j < 8; ++j) {
+        // the pair's 1088 bytes over its 16 quad vectors
+        prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
+        dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
+      }
       join<T>(p, p2);
       scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
     }
@@ -150,7 +158,7 @@ struct Q45_0 {
       __m512i p[T], p2[T];
       start<T>(p, p2, a.ofs + b * T);
       const uint8_t* wb = g + at.quants;
-      if (b % 2 == 0) prefetch_ahead<T, kFive ? 11 : 9>(g + at.scales);  // the pair's 704 or 576 bytes
+      if (b % 2 == 0) prefetch_part<T, kFive ? 11 : 9, 1>(g + at.scales, 0);  // the pair's 704 or 576 bytes
       __m512i hb = _mm512_setzero_si512();
       if constexpr (kFive) hb = load64(g + at.extra);
 #pragma GCC unroll 4
@@ -184,7 +192,7 @@ struct Q45_K {
     const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + kBytes * u;
-      prefetch_ahead<T, static_cast<int>(kBytes / 64)>(o);
+      prefetch_part<T, static_cast<int>(kBytes / 64), 1>(o, 0);  // at once: spread read 0.8x cold
       const __m512 d = f16x16(o + kHead), dm = f16x16(o + kHead + 32);
       const __m128i* s = reinterpret_cast<const __m128i*>(o + kHead + 64);
 #pragma GCC unroll 8
@@ -231,10 +239,10 @@ struct Q6_K {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + 3360 * u;
-      prefetch_ahead<T, 53>(o);
       const __m512 dd = f16x16(o + 3328);
 #pragma GCC unroll 1
       for (int j = 0; j < 8; ++j) {
+        prefetch_part<T, 53, 8>(o, j);
         const uint8_t* nib = o + 384 * j;
         const size_t b = 8 * u + static_cast<size_t>(j);
 #pragma GCC unroll 2

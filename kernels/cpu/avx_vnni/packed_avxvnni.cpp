@@ -42,10 +42,14 @@ inline __m256i bit_to_4(__m256i v, int bit) {
   return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
 }
 
+// Decode: part `part` of `parts` of the unit's `lines` lines kAhead on, spread over the unit's
+// steps as in packed_vnni.cpp (a burst at the unit's start reads slower cold).
 template <int T>
-inline void prefetch_ahead(const uint8_t* p, int lines) {
+inline void prefetch_part(const uint8_t* p, int lines, int parts, int part) {
   if constexpr (T == 1) {
-    for (int i = 0; i < lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+    for (int i = lines * part / parts; i < lines * (part + 1) / parts; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+    }
   }
 }
 
@@ -102,10 +106,11 @@ struct Q8_0 {
   static void run(const uint8_t* g, const TileActs& a, int h0, Acc<H, T>& acc) {
     for (size_t b = 0; b < a.nb; ++b) {
       const packed::BlockAt at = packed::block_at(b, a.nb, 0, 512);
-      if (b % 2 == 0) prefetch_ahead<T>(g + at.scales, 17);
+      const uint8_t* unit = g + at.scales - 32 * (b % 2);
       __m256i p[H][T];
       start<H, T>(p, a.ofs + b * T);
       for (int j = 0; j < 8; ++j) {
+        prefetch_part<T>(unit, 17, 16, 8 * static_cast<int>(b % 2) + j);
         dot_step<H, T>(p, g + at.quants + 64 * j, h0, quad<T>(a, b, static_cast<size_t>(j)),
                        [](__m256i v, int) { return v; });
       }
@@ -123,7 +128,7 @@ struct Q45_0 {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (size_t b = 0; b < a.nb; ++b) {
       const packed::BlockAt at = packed::block_at(b, a.nb, kFive ? 64 : 0, 256);
-      if (b % 2 == 0) prefetch_ahead<T>(g + at.scales, kFive ? 11 : 9);
+      if (b % 2 == 0) prefetch_part<T>(g + at.scales, kFive ? 11 : 9, 1, 0);
       __m256i p[H][T];
       start<H, T>(p, a.ofs + b * T);
       for (int k = 0; k < 4; ++k) {
@@ -152,7 +157,7 @@ struct Q45_K {
     const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + kBytes * u;
-      prefetch_ahead<T>(o, static_cast<int>(kBytes / 64));
+      prefetch_part<T>(o, static_cast<int>(kBytes / 64), 1, 0);  // at once (spread: slower cold)
       const __m128i* s = reinterpret_cast<const __m128i*>(o + kHead + 64);
       for (int j = 0; j < 8; ++j) {
         __m128i sc, m;  // 16 rows' scale and min bytes of sub-block j (k4_scale_min)
@@ -198,8 +203,8 @@ struct Q6_K {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + 3360 * u;
-      prefetch_ahead<T>(o, 53);
       for (int j = 0; j < 8; ++j) {
+        prefetch_part<T>(o, 53, 8, j);
         const uint8_t* nib = o + 384 * j;
         const size_t b = 8 * u + static_cast<size_t>(j);
         for (int hh = 0; hh < 2; ++hh) {  // half block: values 16hh..16hh+15

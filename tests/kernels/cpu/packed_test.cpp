@@ -1,7 +1,8 @@
 // Tests of the row-interleaved weights (pack_weights / WeightView::packed): products on the packed
 // form against the scalar oracle on random blocks of every packed type, odd token counts, row
 // ranges that cut groups of 16, one block and many; one token bit-identical to the same token in
-// a batch; packed_bytes 0 where there is no packed form; the scalar variant ignoring `packed`.
+// a batch; packed_bytes 0 where there is no packed form; the scalar variant ignoring `packed`;
+// extreme codes and activations that would saturate a plain vpmaddubsw (the AVX2 path).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,7 +27,7 @@ const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name
 // The variants with a packed form that this CPU runs.
 std::vector<const char*> packed_variants() {
   std::vector<const char*> out;
-  for (const char* v : {"avx512vnni", "avxvnni"}) {
+  for (const char* v : {"avx512vnni", "avxvnni", "avx2"}) {
     if (set_cpu_variant(v)) out.push_back(v);
   }
   set_cpu_variant("best");
@@ -149,11 +150,8 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
   std::vector<uint8_t> w(32 * 68), dst(32 * 68);
   EXPECT_THROW(pack_weights(WeightView{DType::q8_0, w.data(), 32, 64}, dst.data()), std::invalid_argument);
   force_scalar_kernels(false);
-  if (set_cpu_variant("avx2")) {
-    EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 0u) << "avx2 has no packed form";
-  }
   const auto variants = packed_variants();
-  if (variants.empty()) GTEST_SKIP() << "this CPU has neither AVX-512 VNNI nor AVX-VNNI (no packed form at all)";
+  if (variants.empty()) GTEST_SKIP() << "this CPU has no AVX2 (no packed form at all)";
   for (const char* v : variants) {
     set_cpu_variant(v);
     EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 32u * 68u) << v;
@@ -286,11 +284,74 @@ TEST(Packed, OtherVariantsReadTheUnpackedData) {
   Matrix m = random_matrix(DType::q4_k, 32, 512, 5);
   ASSERT_TRUE(pack(m));
   const std::vector<float> x = random_x(3 * 512, 6);
-  for (const char* v : {"scalar", "avx2"}) {
-    if (!set_cpu_variant(v)) continue;
-    std::vector<float> a(3 * 32), b(3 * 32);
-    matmul(m.plain(), x.data(), 3, a.data(), 32, 0, 32);
-    matmul(m.packed(), x.data(), 3, b.data(), 32, 0, 32);
-    EXPECT_EQ(a, b) << v;
+  ASSERT_TRUE(set_cpu_variant("scalar"));
+  std::vector<float> a(3 * 32), b(3 * 32);
+  matmul(m.plain(), x.data(), 3, a.data(), 32, 0, 32);
+  matmul(m.packed(), x.data(), 3, b.data(), 32, 0, 32);
+  EXPECT_EQ(a, b);
+}
+
+// The largest products each code width allows, all of one sign, in every quad: Q8_0 codes of
+// +127 and −128 against activations of ±127 (a plain u8·s8 pair of q + 128 would saturate at
+// 32767), and every other type's top codes against +127 runs long enough to overflow 16-bit sums
+// widened too late. Each variant against the scalar oracle, 1 and 5 tokens.
+TEST(Packed, ExtremeCodesDoNotSaturate) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 16;
+  for (DType t : kPacked) {
+    const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
+    const size_t n_cols = info.block_elems * 2;
+    Matrix m = random_matrix(t, n_rows, n_cols, 300 + static_cast<uint32_t>(t));
+    // Every quant byte at its top code (rows 0..7) or, for Q8_0, rows 8..15 at −128.
+    for (size_t r = 0; r < n_rows; ++r) {
+      for (size_t blk = 0; blk < n_cols / info.block_elems; ++blk) {
+        uint8_t* p = m.w.data() + r * m.row_bytes + blk * info.block_bytes;
+        switch (t) {
+          case DType::q8_0:
+            std::memset(p + 2, r < 8 ? 0x7F : 0x80, 32);
+            break;
+          case DType::q4_0:
+            std::memset(p + 2, 0xFF, 16);
+            break;
+          case DType::q5_0:
+            std::memset(p + 2, 0xFF, 20);
+            break;
+          case DType::q4_k:
+            std::memset(p + 16, 0xFF, 128);
+            break;
+          case DType::q5_k:
+            std::memset(p + 16, 0xFF, 32 + 128);
+            break;
+          case DType::q6_k:
+            std::memset(p, 0xFF, 128 + 64);
+            break;
+          default:
+            break;
+        }
+      }
+      dequantize_row(t, m.w.data() + r * m.row_bytes, m.wf.data() + r * n_cols, n_cols);
+    }
+    set_cpu_variant(variants[0]);
+    ASSERT_TRUE(pack(m)) << name_of(t);
+    for (size_t n_tok : {size_t{1}, size_t{5}}) {
+      std::vector<float> x(n_tok * n_cols);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = (t == DType::q8_0 && (i / 64) % 2 == 1) ? -1.0f : 1.0f;
+      std::vector<float> want(n_tok * n_rows);
+      force_scalar_kernels(true);
+      matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
+      for (const char* v : variants) {
+        set_cpu_variant(v);
+        std::vector<float> got(n_tok * n_rows);
+        matmul(m.packed(), x.data(), n_tok, got.data(), n_rows, 0, n_rows);
+        for (size_t tok = 0; tok < n_tok; ++tok) {
+          for (size_t r = 0; r < n_rows; ++r) {
+            ASSERT_NEAR(got[tok * n_rows + r], want[tok * n_rows + r], tolerance(m, x.data() + tok * n_cols, r))
+                << v << " " << name_of(t) << " n_tok " << n_tok << " t " << tok << " r " << r;
+          }
+        }
+      }
+    }
   }
 }
