@@ -33,8 +33,9 @@ struct WeightView {
 // Row-interleaved weights (kernels/cpu/packed_layout.h): groups of 16 rows whose blocks sit side
 // by side, so one 512-bit vpdpbusd serves 16 rows of one token (256-bit: two halves of 8 rows).
 // The bytes of w's packed form for the active variant (the same size as w.data), or 0 when it has
-// none (type, shape or CPU: the products then read w.data). Today: the avx512vnni and avxvnni
-// variants (one layout for both), Q8_0 / Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K, n_rows a multiple of 16.
+// none (type, shape or CPU: the products then read w.data). Today: the avx512vnni, avxvnni and
+// avx2 variants (one layout for all), Q8_0 / Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K, n_rows a multiple of
+// 16. ALAP_CPU_PACK_SKIP=q6_k,q8_0,... leaves the named types unpacked (to measure one type's share).
 size_t packed_bytes(const WeightView& w);
 
 // Writes w.data's packed form (packed_bytes(w) bytes; 64-byte alignment is best) to dst. Throws
