@@ -95,6 +95,21 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   pool.parallel_for_chunked(total, grain, std::ref(body));  // std::ref: no heap copy of the closure
 }
 
+// Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
+// inline for one (decode, where a hand-off costs more than the work). Each token's arithmetic is
+// the same whoever runs it.
+template <class Fn>
+void for_tokens(ThreadPool& pool, size_t n, Fn&& fn) {
+  if (n < 2 || pool.n_threads() < 2) {
+    for (size_t t = 0; t < n; ++t) fn(t);
+    return;
+  }
+  auto body = [&fn](size_t begin, size_t end, size_t) {
+    for (size_t t = begin; t < end; ++t) fn(t);
+  };
+  pool.parallel_for_chunked(n, std::max<size_t>(1, n / (4 * pool.n_threads())), std::ref(body));
+}
+
 // out = w ⊙ x / sqrt(mean(x²) + eps); sum of squares in double. out may alias x.
 void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
   double ss = 0.0;
@@ -245,9 +260,11 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   // Embeddings x [n][E] (or the hidden states given).
   const size_t embd_row_bytes = kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.token_embd.type)), E);
   if (x_in != nullptr) std::copy(x_in, x_in + n * E, x.begin());
-  for (size_t t = 0; t < n && x_in == nullptr; ++t) {
-    kernels::dequantize_row(w.token_embd.type, static_cast<const uint8_t*>(w.token_embd.data) + tokens[t] * embd_row_bytes,
-                            &x[t * E], E);
+  if (x_in == nullptr) {
+    for_tokens(pool, n, [&](size_t t) {
+      kernels::dequantize_row(w.token_embd.type,
+                              static_cast<const uint8_t*>(w.token_embd.data) + tokens[t] * embd_row_bytes, &x[t * E], E);
+    });
   }
   // RoPE table for the batch's positions [n][n_rot/2].
   for (size_t t = 0; t < n; ++t) {
@@ -262,9 +279,9 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   // l is the cache's layer; the model's is first_layer + l.
   for (size_t l = 0; l < cache.n_layer(); ++l) {
     const LayerWeights& L = w.layers[first_layer + l];
-    for (size_t t = 0; t < n; ++t) rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]);
+    for_tokens(pool, n, [&](size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); });
     matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
-    for (size_t t = 0; t < n; ++t) {
+    for_tokens(pool, n, [&](size_t t) {  // biases, q/k norms, RoPE, the token's K/V into the cache
       float* qt = &q[t * H * Dk];
       float* kt = &k[t * Hk * Dk];
       float* vt = &v[t * Hk * Dv];
@@ -282,27 +299,31 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
         rope_apply(kt + g * Dk, cs, sn, half, hp.rope_type);
       }
       cache.store(l, pos0 + t, kt, vt);
-    }
+    });
 
     // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
     attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
 
     matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
-    for (size_t t = 0; t < n; ++t) {
+    for_tokens(pool, n, [&](size_t t) {  // residual, then the FFN's norm
       for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
-    }
-    for (size_t t = 0; t < n; ++t) rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
+      rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
+    });
     matmuls(pool, act, a.data(), {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}}, n);
-    for (size_t i = 0; i < n * F; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    for_tokens(pool, n, [&](size_t t) {  // SwiGLU
+      for (size_t i = t * F; i < (t + 1) * F; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    });
     matmuls(pool, act, gate.data(), {{L.w_down, proj.data(), E}}, n);
-    for (size_t i = 0; i < n * E; ++i) x[i] += proj[i];
+    for_tokens(pool, n, [&](size_t t) {
+      for (size_t i = t * E; i < (t + 1) * E; ++i) x[i] += proj[i];
+    });
   }
   cache.set_n_tokens(pos0 + n);
 
   if (!logits_out) return;
   // Output head for the asked-for tokens: z [n_out][E] (in a), logits [n_out][V].
   const size_t first = all_logits ? 0 : n - 1, n_out = n - first;
-  for (size_t t = 0; t < n_out; ++t) rmsnorm(&x[(first + t) * E], w.output_norm.data(), E, eps, &a[t * E]);
+  for_tokens(pool, n_out, [&](size_t t) { rmsnorm(&x[(first + t) * E], w.output_norm.data(), E, eps, &a[t * E]); });
   matmuls(pool, act, a.data(), {{w.output, logits_out, V}}, n_out);
   if (!w.output_bias.empty()) {
     for (size_t t = 0; t < n_out; ++t) {
