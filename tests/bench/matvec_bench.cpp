@@ -20,25 +20,14 @@
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/probe.h"
 #include "alap/kernels/quant.h"
+#include "bench_types.h"
 
 using namespace alap::kernels;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-bool type_by_name(const std::string& name, DType& out) {
-  for (uint32_t id = 0; id < 64; ++id) {
-    const DTypeInfo* info = dtype_info(id);
-    if (info == nullptr || !info->weights_supported) continue;
-    std::string n = info->name;
-    for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (n == name) {
-      out = static_cast<DType>(id);
-      return true;
-    }
-  }
-  return false;
-}
+using alap::bench::type_by_name;
 
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/probe.h"
 #include "alap/kernels/quant.h"
+#include "bench_types.h"
 
 using namespace alap::kernels;
 using Clock = std::chrono::steady_clock;
@@ -41,19 +42,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-bool type_by_name(const std::string& name, DType& out) {
-  for (uint32_t id = 0; id < 64; ++id) {
-    const DTypeInfo* info = dtype_info(id);
-    if (info == nullptr || !info->weights_supported) continue;
-    std::string n = info->name;
-    for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (n == name) {
-      out = static_cast<DType>(id);
-      return true;
-    }
-  }
-  return false;
-}
+using alap::bench::type_by_name;
 
 // Runs fn(0) here and fn(1) on a helper thread that spins between calls (no wake-up cost in the
 // timed loops) and sleeps after 2 ms without work (so it does not compete with the probes).

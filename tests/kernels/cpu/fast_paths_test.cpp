@@ -14,6 +14,7 @@
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/probe.h"
 #include "alap/kernels/quant.h"
+#include "quantised_acts.h"
 
 using namespace alap::kernels;
 
@@ -21,24 +22,8 @@ namespace {
 
 const char* const kVariants[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
 
-struct Acts {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  std::vector<int32_t> s, s4;
-  QuantizedActs view(const float* x, size_t n_tok, size_t n_cols) const {
-    return QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, n_cols};
-  }
-};
-
-Acts quantise(const std::vector<float>& x, size_t n_tok, size_t n_cols) {
-  Acts a;
-  a.q.resize(n_tok * n_cols);
-  a.d.resize(n_tok * n_cols / 32);
-  a.s.resize(a.d.size());
-  a.s4.resize(n_tok * n_cols / 4);
-  quantize_activations(x.data(), n_tok, n_cols, a.q.data(), a.d.data(), a.s.data(), a.s4.data());
-  return a;
-}
+using test::Acts;
+using test::quantise;
 
 std::vector<float> random_x(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

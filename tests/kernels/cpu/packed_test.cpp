@@ -15,6 +15,7 @@
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/quant.h"
+#include "quantised_acts.h"
 
 using namespace alap::kernels;
 
@@ -100,21 +101,8 @@ std::vector<float> random_x(size_t n, uint32_t seed) {
   return x;
 }
 
-struct Acts {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  std::vector<int32_t> s, s4;
-};
-
-Acts quantise(const std::vector<float>& x, size_t n_tok, size_t n_cols) {
-  Acts a;
-  a.q.resize(n_tok * n_cols);
-  a.d.resize(n_tok * n_cols / 32);
-  a.s.resize(a.d.size());
-  a.s4.resize(n_tok * n_cols / 4);
-  quantize_activations(x.data(), n_tok, n_cols, a.q.data(), a.d.data(), a.s.data(), a.s4.data());
-  return a;
-}
+using test::Acts;
+using test::quantise;
 
 QuantizedActs token_view(const std::vector<float>& x, const Acts& a, size_t tok, size_t n_tok, size_t n_cols) {
   return QuantizedActs{x.data() + tok * n_cols,
