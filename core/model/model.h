@@ -80,7 +80,8 @@ class Model {
   // `output`) into the CPU kernels' packed layout where this CPU has one (kernels::packed_bytes),
   // sets each view's `packed`, and releases the file pages they came from. `data` stays valid (the
   // GPU upload and the embedding lookup read it). Matrices already packed are skipped. Returns the
-  // bytes packed by this call. ALAP_CPU_PACK=0 in the environment turns packing off (to compare).
+  // bytes packed by this call (0, changing nothing, when the memory for the copies cannot be had:
+  // the products then read the file's layout). ALAP_CPU_PACK=0 turns packing off (to compare).
   uint64_t pack_for_cpu(size_t first_layer, bool output);
   uint64_t packed_bytes() const { return packed_bytes_; }  // bytes held in the packed layout
 
