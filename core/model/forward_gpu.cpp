@@ -30,10 +30,6 @@ constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kAlign = 256;
 constexpr size_t kLogitRows = 8;  // rows of logits computed per output pass (LogitsMode::all)
 
-uint64_t matrix_bytes(const kernels::WeightView& w) {
-  return kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
-}
-
 // Offsets (bytes) into the three device buffers; kNone = absent.
 struct LayerOffsets {
   uint64_t wq = kNone, wk = kNone, wv = kNone, wo = kNone, gate = kNone, up = kNone, down = kNone;
@@ -90,17 +86,17 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
     // Matrices of one type and width stored back to back (each piece a multiple of 16 bytes, so
     // every part stays 16-byte aligned) are multiplied in one call when a step has one token.
     auto joinable = [](const kernels::WeightView& a, const kernels::WeightView& b) {
-      return a.type == b.type && a.n_cols == b.n_cols && matrix_bytes(a) % 16 == 0;
+      return a.type == b.type && a.n_cols == b.n_cols && kernels::matrix_bytes(a) % 16 == 0;
     };
     o.qkv_fused = joinable(lw.wq, lw.wk) && joinable(lw.wk, lw.wv);
-    o.wq = wp.add(matrix_bytes(lw.wq));
-    o.wk = o.qkv_fused ? wp.add_next(matrix_bytes(lw.wk)) : wp.add(matrix_bytes(lw.wk));
-    o.wv = o.qkv_fused ? wp.add_next(matrix_bytes(lw.wv)) : wp.add(matrix_bytes(lw.wv));
-    o.wo = wp.add(matrix_bytes(lw.wo));
+    o.wq = wp.add(kernels::matrix_bytes(lw.wq));
+    o.wk = o.qkv_fused ? wp.add_next(kernels::matrix_bytes(lw.wk)) : wp.add(kernels::matrix_bytes(lw.wk));
+    o.wv = o.qkv_fused ? wp.add_next(kernels::matrix_bytes(lw.wv)) : wp.add(kernels::matrix_bytes(lw.wv));
+    o.wo = wp.add(kernels::matrix_bytes(lw.wo));
     o.gate_up_fused = joinable(lw.w_gate, lw.w_up);
-    o.gate = wp.add(matrix_bytes(lw.w_gate));
-    o.up = o.gate_up_fused ? wp.add_next(matrix_bytes(lw.w_up)) : wp.add(matrix_bytes(lw.w_up));
-    o.down = wp.add(matrix_bytes(lw.w_down));
+    o.gate = wp.add(kernels::matrix_bytes(lw.w_gate));
+    o.up = o.gate_up_fused ? wp.add_next(kernels::matrix_bytes(lw.w_up)) : wp.add(kernels::matrix_bytes(lw.w_up));
+    o.down = wp.add(kernels::matrix_bytes(lw.w_down));
     o.attn_norm = wp.add_vec(lw.attn_norm);
     o.ffn_norm = wp.add_vec(lw.ffn_norm);
     o.qkv_bias = !lw.bq.empty() && !lw.bk.empty() && !lw.bv.empty();
@@ -113,8 +109,8 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
   }
   L.rope_freqs = wp.add_vec(w.rope_freqs);
   if (all) {
-    L.token_embd = wp.add(matrix_bytes(w.token_embd));
-    L.output = w.output.data == w.token_embd.data ? L.token_embd : wp.add(matrix_bytes(w.output));
+    L.token_embd = wp.add(kernels::matrix_bytes(w.token_embd));
+    L.output = w.output.data == w.token_embd.data ? L.token_embd : wp.add(kernels::matrix_bytes(w.output));
     L.output_norm = wp.add_vec(w.output_norm);
     L.output_bias = wp.add_vec(w.output_bias);
   }
@@ -632,13 +628,13 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   for (size_t l = 0; l < s.L.layers.size(); ++l) {
     const LayerWeights& lw = mw.layers[l];
     const LayerOffsets& o = s.L.layers[l];
-    s.upload(o.wq, lw.wq.data, matrix_bytes(lw.wq));
-    s.upload(o.wk, lw.wk.data, matrix_bytes(lw.wk));
-    s.upload(o.wv, lw.wv.data, matrix_bytes(lw.wv));
-    s.upload(o.wo, lw.wo.data, matrix_bytes(lw.wo));
-    s.upload(o.gate, lw.w_gate.data, matrix_bytes(lw.w_gate));
-    s.upload(o.up, lw.w_up.data, matrix_bytes(lw.w_up));
-    s.upload(o.down, lw.w_down.data, matrix_bytes(lw.w_down));
+    s.upload(o.wq, lw.wq.data, kernels::matrix_bytes(lw.wq));
+    s.upload(o.wk, lw.wk.data, kernels::matrix_bytes(lw.wk));
+    s.upload(o.wv, lw.wv.data, kernels::matrix_bytes(lw.wv));
+    s.upload(o.wo, lw.wo.data, kernels::matrix_bytes(lw.wo));
+    s.upload(o.gate, lw.w_gate.data, kernels::matrix_bytes(lw.w_gate));
+    s.upload(o.up, lw.w_up.data, kernels::matrix_bytes(lw.w_up));
+    s.upload(o.down, lw.w_down.data, kernels::matrix_bytes(lw.w_down));
     s.upload_vec(o.attn_norm, lw.attn_norm);
     s.upload_vec(o.ffn_norm, lw.ffn_norm);
     s.upload_vec(o.bq, lw.bq);
@@ -650,8 +646,8 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   }
   s.upload_vec(s.L.rope_freqs, mw.rope_freqs);
   if (n_gpu_ == n_layer) {
-    s.upload(s.L.token_embd, mw.token_embd.data, matrix_bytes(mw.token_embd));
-    if (s.L.output != s.L.token_embd) s.upload(s.L.output, mw.output.data, matrix_bytes(mw.output));
+    s.upload(s.L.token_embd, mw.token_embd.data, kernels::matrix_bytes(mw.token_embd));
+    if (s.L.output != s.L.token_embd) s.upload(s.L.output, mw.output.data, kernels::matrix_bytes(mw.output));
     s.upload_vec(s.L.output_norm, mw.output_norm);
     s.upload_vec(s.L.output_bias, mw.output_bias);
   } else {

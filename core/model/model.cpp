@@ -211,9 +211,7 @@ uint64_t Model::pack_for_cpu(size_t first_layer, bool output) {
     for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
       kernels::pack_weights(*todo[i], bufs[i].get());
       // The original bytes are not read again by the CPU; their pages can go.
-      const kernels::WeightView& v = *todo[i];
-      file_->release_pages(v.data, kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(v.type)), v.n_cols) *
-                                       v.n_rows);
+      file_->release_pages(todo[i]->data, kernels::matrix_bytes(*todo[i]));
     }
   };
   const size_t n_threads = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));

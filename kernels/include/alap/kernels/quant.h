@@ -30,6 +30,11 @@ struct WeightView {
   const void* packed = nullptr;
 };
 
+// Bytes of w.data: n_rows rows of dtype_row_bytes(n_cols).
+inline uint64_t matrix_bytes(const WeightView& w) {
+  return dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
+}
+
 // Row-interleaved weights (kernels/cpu/packed_layout.h): groups of 16 rows whose blocks sit side
 // by side, so one 512-bit vpdpbusd serves 16 rows of one token (256-bit: two halves of 8 rows).
 // The bytes of w's packed form for the active variant (the same size as w.data), or 0 when it has
