@@ -1,12 +1,16 @@
-// ThreadPool: workers sleep on a futex-backed generation counter (after a short spin, so the
-// back-to-back parallel_for calls of one decode step do not pay a wake-up each). Chunked calls
-// let the caller finish alone when a worker is not scheduled (a loaded machine).
+// ThreadPool: workers sleep on a futex-backed generation counter after a bounded spin, so the
+// back-to-back parallel_for calls of a decode step or a prefill do not pay a wake-up each.
+// Chunked calls let the caller finish alone when a worker is not scheduled (a loaded machine).
 #include "core/runtime/thread_pool.h"
 
 #include "alap/kernels/probe.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -16,16 +20,46 @@ namespace alap {
 
 namespace {
 
-// Short busy wait before sleeping: a decode step issues ~5 parallel_for calls per layer, each
-// a few microseconds long. Kept short (a pause is ~100 cycles on recent x86): long spins starve
-// the other threads when cores are oversubscribed (measured: 20000 pauses made 2-thread decode
-// 15x slower on a loaded 2-core machine).
-constexpr int kSpinIterations = 256;
+// How long a worker waiting for the next call, and a caller waiting for its workers, spin before
+// they sleep. A futex wake-up costs 20-30 µs on this project's KVM machines (p50; p99 40-120),
+// against 0.1 µs for a spinning thread, and a forward pass issues a parallel call every 10-300 µs
+// (prefill products, per-token work, decode's ~5 calls a layer) with gaps of a few µs to tens of µs
+// between them, so a spin shorter than those gaps (the old 256 pauses, ~4 µs) paid the wake-up on
+// most calls. The spin yields the CPU every ~16 µs, so on an oversubscribed machine a runnable
+// thread (the caller doing the work) is not starved by a spinner; once a pass ends the workers
+// sleep after this long. ALAP_POOL_SPIN_US overrides it (0 = sleep at once), for measuring.
+std::chrono::microseconds spin_budget() {
+  static const std::chrono::microseconds budget = [] {
+    long us = 1000;
+    if (const char* e = std::getenv("ALAP_POOL_SPIN_US")) us = std::max(0L, std::strtol(e, nullptr, 10));
+    return std::chrono::microseconds(us);
+  }();
+  return budget;
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
 #endif
+}
+
+// Spins until done() or the budget is spent; true when done() held.
+template <class Done>
+bool spin_until(Done done) {
+  if (done()) return true;
+  const auto budget = spin_budget();
+  if (budget.count() == 0) return false;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (unsigned i = 1;; ++i) {
+    cpu_relax();
+    if (done()) return true;
+    if (i % 64 == 0) {
+      if (std::chrono::steady_clock::now() - t0 >= budget) return done();
+      if (i % 1024 == 0) sched_yield();
+    }
+  }
 }
 
 }  // namespace
@@ -84,11 +118,8 @@ struct ThreadPool::Impl {
   void worker_loop(size_t thread) {
     uint32_t seen = 0;
     for (;;) {
-      uint32_t g = generation.load(std::memory_order_acquire);
-      for (int i = 0; g == seen && i < kSpinIterations; ++i) {
-        cpu_relax();
-        g = generation.load(std::memory_order_acquire);
-      }
+      uint32_t g = seen;
+      spin_until([&] { return (g = generation.load(std::memory_order_acquire)) != seen; });
       while (g == seen) {
         generation.wait(seen, std::memory_order_acquire);
         g = generation.load(std::memory_order_acquire);
@@ -160,11 +191,8 @@ void ThreadPool::parallel_for_chunked(size_t n, size_t grain,
   im.generation.notify_all();
   im.run_chunks(0);
   im.open.store(false);
-  uint32_t j = im.joined.load();
-  for (int i = 0; j != 0 && i < kSpinIterations; ++i) {
-    cpu_relax();
-    j = im.joined.load();
-  }
+  uint32_t j = 0;
+  spin_until([&] { return (j = im.joined.load()) == 0; });
   while (j != 0) {
     im.joined.wait(j);
     j = im.joined.load();
@@ -194,11 +222,8 @@ void ThreadPool::parallel_for_indexed(size_t n,
     }
     im.generation.notify_all();
     im.run_range(0);
-    uint32_t left = im.pending.load(std::memory_order_acquire);
-    for (int i = 0; left != 0 && i < kSpinIterations; ++i) {
-      cpu_relax();
-      left = im.pending.load(std::memory_order_acquire);
-    }
+    uint32_t left = 0;
+    spin_until([&] { return (left = im.pending.load(std::memory_order_acquire)) == 0; });
     while (left != 0) {
       im.pending.wait(left, std::memory_order_acquire);
       left = im.pending.load(std::memory_order_acquire);

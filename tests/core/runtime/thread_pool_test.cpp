@@ -1,7 +1,11 @@
-// ThreadPool: ranges cover [0, n) exactly once, the caller participates, exceptions propagate.
+// ThreadPool: ranges cover [0, n) exactly once, the caller participates, exceptions propagate,
+// idle workers stop spinning and sleep.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -71,6 +75,25 @@ TEST(ThreadPool, RethrowsAndStaysUsable) {
     for (size_t i = b; i < e; ++i) sum += i;
   });
   EXPECT_EQ(sum.load(), 4950u);
+}
+
+// Workers spin for a bounded time after a call (to catch the next call of a forward pass without
+// a futex wake-up) and then sleep: an idle pool must not keep burning a core.
+TEST(ThreadPool, IdleWorkersSleep) {
+  ThreadPool pool(3);
+  std::atomic<size_t> sum{0};
+  pool.parallel_for(1000, [&](size_t b, size_t e) { sum += e - b; });
+  ASSERT_EQ(sum.load(), 1000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // longer than any spin budget
+  auto cpu_ms = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
+  const double before = cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Two spinning workers would use ~400 ms of CPU here; sleeping ones next to nothing.
+  EXPECT_LT(cpu_ms() - before, 40.0);
 }
 
 }  // namespace
