@@ -5,10 +5,12 @@
 // run. Besides attention calls back to back (graph, direct launches, and graph with programmatic
 // dependent launch), it times a decode-step pair: the cache store of the new token's K row
 // (kv_k8_store_run, the kernel that precedes attention in a step) followed by the attention, with
-// and without PDL, and the store alone. Not a test (not run by ctest; correctness is attn_gpu_test).
+// and without PDL, and the store alone; and plain device copies of the same size (what a kernel's
+// fixed cost weighs at that size). Not a test (not run by ctest; correctness is attn_gpu_test).
 // Usage:
 //   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] [--no-step]
-//                  [--stamps]   (with a library built with -DALAP_ATTN_DIAG=4: per-block phase times)
+//                  [--no-copy] [--stamps]   (stamps: with a library built with -DALAP_ATTN_DIAG=4, per-block phase times)
+//   --sweep: forced split counts 8..32 at each --ctx (graph times)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -144,8 +146,28 @@ struct result {
   int mode, ctx, copies, n_split;
   double us_graph, us_stream, us_pdl;
   double us_store, us_step, us_step_pdl;  // store alone, store + attention, the same with PDL (0: not run)
+  double us_copy, us_copy_half;           // same-size copies (bytes, bytes / 2), graph (0: not run)
   size_t bytes;
 };
+
+// Same-size copies: a graph of `per` device-to-device copies of `bytes` (rotated over as many
+// buffers as the attention's cache copies, so that L2 does not hold them), µs per copy. A copy of
+// the attention's bytes reads what the attention reads (and writes as much); one of half of them
+// moves as many bytes in all (read + write), the measure of the large-copy bandwidth.
+double same_size_copy_us(size_t bytes, int copies, int per, int reps, alap_gpu_stream_t stream) {
+  char *src = nullptr, *dst = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_malloc(&src, bytes * copies));
+  ALAP_GPU_CHECK(alap_gpu_malloc(&dst, bytes * copies));
+  ALAP_GPU_CHECK(alap_gpu_memset(src, 0x5a, bytes * copies));
+  ALAP_GPU_CHECK(alap_gpu_memset(dst, 0, bytes * copies));
+  const double us = 1000.0 * time_ms(stream, per, reps, true, [&](int i) {
+    const size_t off = size_t(i % copies) * bytes;
+    ALAP_GPU_CHECK(alap_gpu_memcpy_async(dst + off, src + off, bytes, alap_gpu_memcpy_d2d, stream));
+  });
+  ALAP_GPU_CHECK(alap_gpu_free(src));
+  ALAP_GPU_CHECK(alap_gpu_free(dst));
+  return us;
+}
 
 // One cache copy of one mode (capacity = n_ctx) on the device.
 struct cache_copy {
@@ -184,7 +206,8 @@ void print_stamps(const void* scratch, int mode, int ctx) {
   std::printf("\n");
 }
 
-result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, bool step, bool stamps) {
+result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, bool step, bool stamps,
+                 bool same_copy) {
   const size_t vals = size_t(kKvHeads) * ctx * kHeadDim;
   const size_t per_copy = step_bytes(mode, ctx);
   const int copies = int(std::max<size_t>(2, (kRotateBytes + per_copy - 1) / per_copy));
@@ -315,6 +338,10 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
   ALAP_GPU_CHECK(alap_gpu_free(q));
   ALAP_GPU_CHECK(alap_gpu_free(out));
   ALAP_GPU_CHECK(alap_gpu_free(scratch));
+  if (same_copy) {  // after the caches are freed: the copies need as much memory again
+    r.us_copy = same_size_copy_us(per_copy, copies, per, reps, stream);
+    r.us_copy_half = same_size_copy_us(per_copy / 2, copies, per, reps, stream);
+  }
   return r;
 }
 
@@ -368,7 +395,7 @@ void bench_prefill(int n_q, int reps, alap_gpu_stream_t stream) {
 int main(int argc, char** argv) {
   std::vector<int> ctxs = {1024, 4096, 16384, 32768, 131072};
   int reps = 50;
-  bool sweep = false, prefill = true, step = true, stamps = false;
+  bool sweep = false, prefill = true, step = true, stamps = false, same_copy = true;
   std::vector<int> modes = {m_f16, m_k8, m_k8v8};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -387,6 +414,8 @@ int main(int argc, char** argv) {
       prefill = false;
     } else if (a == "--no-step") {
       step = false;
+    } else if (a == "--no-copy") {
+      same_copy = false;
     } else if (a == "--stamps") {
       stamps = true;
     } else if (a == "--mode" && i + 1 < argc) {
@@ -395,7 +424,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] "
-                   "[--no-step] [--stamps]\n");
+                   "[--no-step] [--no-copy] [--stamps]\n");
       return 2;
     }
   }
@@ -411,18 +440,23 @@ int main(int argc, char** argv) {
     std::printf("geometry: %d query heads, %d KV heads, head_dim %d, batch 1; median of %d replays\n", kHeads,
                 kKvHeads, kHeadDim, reps);
     std::printf("us/step: graph of attention calls back to back; us(launch): direct launches; us(pdl): graph, PDL;\n"
-                "store/+attn/+attn pdl: graph of (K row store, attention) pairs, us per pair; attn in step = pair - store\n");
-    std::printf("%-5s %7s %7s %10s %10s %8s %9s %8s %6s %7s %8s %10s %8s %8s\n", "mode", "ctx", "copies", "us/step",
-                "us(launch)", "us(pdl)", "MB/step", "GB/s", "%copy", "store", "+attn", "+attn pdl", "attn", "attn pdl");
+                "store/+attn/+attn pdl: graph of (K row store, attention) pairs, us per pair; attn in step = pair - store;\n"
+                "cpy: graph of copies of MB/step bytes (us), attn/cpy = us/step over it; cpy/2: copies of half of them\n"
+                "(as many bytes read + written as the attention reads), %%same = cpy/2 over us/step\n");
+    std::printf("%-5s %7s %7s %10s %10s %8s %9s %8s %6s %7s %8s %10s %8s %8s %7s %8s %7s %6s\n", "mode", "ctx", "copies",
+                "us/step", "us(launch)", "us(pdl)", "MB/step", "GB/s", "%copy", "store", "+attn", "+attn pdl", "attn",
+                "attn pdl", "cpy", "attn/cpy", "cpy/2", "%same");
     std::vector<result> all;
     for (int ctx : ctxs)
       for (int mode : modes) {
-        const result r = bench_one(mode, ctx, reps, 0, stream, step, stamps);
+        const result r = bench_one(mode, ctx, reps, 0, stream, step, stamps, same_copy);
         const double gbps = r.bytes / (r.us_graph * 1e3);
-        std::printf("%-5s %7d %7d %10.2f %10.2f %8.2f %9.2f %8.0f %5.1f%% %7.2f %8.2f %10.2f %8.2f %8.2f\n",
+        std::printf("%-5s %7d %7d %10.2f %10.2f %8.2f %9.2f %8.0f %5.1f%% %7.2f %8.2f %10.2f %8.2f %8.2f %7.2f %8.2f %7.2f "
+                    "%5.1f%%\n",
                     mode_name(mode), ctx, r.copies, r.us_graph, r.us_stream, r.us_pdl, r.bytes / 1e6, gbps,
                     100.0 * gbps / copy, r.us_store, r.us_step, r.us_step_pdl, r.us_step - r.us_store,
-                    r.us_step_pdl - r.us_store);
+                    r.us_step_pdl - r.us_store, r.us_copy, r.us_copy > 0 ? r.us_graph / r.us_copy : 0.0,
+                    r.us_copy_half, 100.0 * r.us_copy_half / r.us_graph);
         std::fflush(stdout);
         all.push_back(r);
       }
@@ -441,13 +475,14 @@ int main(int argc, char** argv) {
                   tsp[0] / tsp[1], tsp[0] / tsp[2]);
     }
     if (sweep) {
-      std::printf("split sweep at 32k (us/step, graph):\n");
-      for (int mode : modes)
-        for (int ns : {8, 16, 32, 48, 64, 96, 128}) {
-          const result r = bench_one(mode, 32768, reps, ns, stream, false, false);
-          const double gbps = r.bytes / (r.us_graph * 1e3);
-          std::printf("  %-5s n_split %3d: %8.2f us  %6.0f GB/s\n", mode_name(mode), ns, r.us_graph, gbps);
-        }
+      std::printf("split sweep (us/step, graph):\n");
+      for (int ctx : ctxs)
+        for (int mode : modes)
+          for (int ns : {8, 12, 16, 24, 32}) {
+            const result r = bench_one(mode, ctx, reps, ns, stream, false, false, false);
+            const double gbps = r.bytes / (r.us_graph * 1e3);
+            std::printf("  %-5s ctx %6d n_split %3d: %8.2f us  %6.0f GB/s\n", mode_name(mode), ctx, ns, r.us_graph, gbps);
+          }
     }
     if (prefill) {
       bench_prefill(512, 10, stream);
