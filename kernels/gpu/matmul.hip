@@ -3,8 +3,7 @@
 // unpacked per 32-block (matmul_kernel.h), dot4 into int32, scaled per 16-half in fp32.
 //   decode (1 token): a block of up to 128 threads owns 2-8 rows; each thread takes pieces of 32 or
 //     64 values of the row (matmul_kernel.h), reads them for all its rows straight into registers
-//     and loads their activations once for those rows (matvec_xr_kernel); Q2_K/Q3_K rows are
-//     staged in shared memory by coalesced 16-byte cp.async copies 4 chunks ahead instead.
+//     and loads their activations once for those rows (matvec_xr_kernel).
 //   prefill (n tokens): 64 rows × 16/64 tokens per block, K steps of 128 columns; the weight tile
 //     is unpacked once per step into shared memory (int8 + scales) and used by every token.
 // F32/F16/BF16 in fp32 FMA (coalesced 16-byte loads for decode, a tiled fp32 kernel for prefill).
@@ -27,62 +26,35 @@ namespace {
 constexpr int kGroup = 32;          // lanes per row group (wave32 and wave64 alike)
 constexpr int kMvThreads = 128;     // decode: 4 rows per block
 constexpr int kMvRows = kMvThreads / kGroup;
-constexpr int kMvStages = 4;        // chunks in flight per row group
 constexpr int kTileThreads = 256;   // prefill
 constexpr int kTileRows = 64;
 constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 
-// Decode (docs/bench/gpu.md "Forward-pass kernels" has the measurements behind the defaults):
-// types whose bit is set in ALAP_MV_XR_MASK (default: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
-// Q6_K) use matvec_xr_kernel, R rows a block with the activations of a piece loaded once for the R
-// rows: R = ALAP_MV_XR_ROWS for every type, or per type (0, xr_rows), halved while the grid would
-// have fewer than ALAP_MV_XR_MIN_BLOCKS blocks (down to 2). The others (Q2_K, Q3_K) stage their
-// rows through shared memory with cp.async in chunks of ALAP_MV_CHUNK_MULT × 32 pieces,
-// ALAP_MV_STAGED_ROWS rows per lane group (matvec_q8_kernel).
-#ifndef ALAP_MV_XR_MASK
-#define ALAP_MV_XR_MASK ((1u << 2) | (1u << 3) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 12) | (1u << 13) | (1u << 14))
-#endif
+// Decode (docs/bench/gpu.md "Forward-pass kernels" has the measurements behind the defaults): every
+// quantised type through matvec_xr_kernel, R rows a block with the activations of a piece loaded
+// once for the R rows: R = ALAP_MV_XR_ROWS for every type, or per type (0, xr_rows), halved while
+// the grid would have fewer than ALAP_MV_XR_MIN_BLOCKS blocks (down to 2).
 #ifndef ALAP_MV_XR_ROWS
 #define ALAP_MV_XR_ROWS 0
 #endif
 #ifndef ALAP_MV_XR_MIN_BLOCKS
 #define ALAP_MV_XR_MIN_BLOCKS 256
 #endif
-#ifndef ALAP_MV_STAGED_ROWS
-#define ALAP_MV_STAGED_ROWS 2
-#endif
-#ifndef ALAP_MV_CHUNK_MULT
-#define ALAP_MV_CHUNK_MULT 1
-#endif
-constexpr bool mv_xr(uint32_t t) { return ((ALAP_MV_XR_MASK) >> t) & 1u; }
 // Rows per block of matvec_xr_kernel by piece kind (the faster of 2, 4, 8 at both Llama-3-8B FFN
-// shapes on the H200, session 4; Q5_K's 32-value pieces 2, Q6_K's 4). HIP: at most 4 (8 rows
-// spill VGPRs on gfx1100; not measured).
+// shapes on the H200, session 4; Q5_K's 32-value pieces 2, Q6_K's 4; Q2_K 8 and Q3_K 4, session
+// 5). HIP: at most 4 (8 rows spill VGPRs on gfx1100; not measured).
 constexpr int xr_rows(uint32_t t) {
   if (ALAP_MV_XR_ROWS != 0) return ALAP_MV_XR_ROWS;
   int r = 8;
   if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
   if (t == kQ5_K32) r = 2;
-  if (t == kQ6_K32) r = 4;
+  if (t == kQ6_K32 || t == kQ3_K) r = 4;
 #if defined(ALAP_GPU_BACKEND_HIP)
   r = r > 4 ? 4 : r;
 #endif
   return r;
 }
 constexpr int kXrThreads = 128;
-
-// Decode chunk of a type: whole blocks, a multiple of 16 bytes, at least 32 pieces of 32 elements.
-template <uint32_t T>
-struct mv_chunk {
-  static constexpr wtype_geom g = wtype_geometry(T);
-  static constexpr int base = g.block_elems == 32 ? 32 : ((4 * g.block_bytes) % 16 == 0 ? 4 : 8);
-  static constexpr int mult = ALAP_MV_CHUNK_MULT * base * g.block_bytes * kMvStages * kMvRows <= 48 * 1024
-                                  ? ALAP_MV_CHUNK_MULT : 1;  // static shared memory stays within 48 KB
-  static constexpr int blocks = mult * base;
-  static constexpr int bytes = blocks * g.block_bytes;
-  static constexpr int pieces = blocks * g.block_elems / 32;
-  static_assert(bytes % 16 == 0 && pieces % kGroup == 0);
-};
 
 // Quantise: one 32-lane group per 32-block, d = max|x|/127, q = rint(x·(1/d)) clamped (the CPU's
 // quantize_activations byte for byte), s16 = Σq of each half.
@@ -115,89 +87,58 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
-// Stages in flight of the staged decode for R rows per group: as many as 48 KB of static shared
-// memory allow, at most kMvStages, at least 2.
+// One piece k of R rows (raw, read by xr_load) against the activations: loads the piece's
+// activations once, then unpacks and dots row by row into acc.
 template <uint32_t T, int R>
-struct mv_stages {
-  static constexpr int fit = 48 * 1024 / (kMvRows * R * mv_chunk<T>::bytes);
-  static constexpr int value = fit >= kMvStages ? kMvStages : (fit >= 3 ? 3 : 2);
-};
-
-// Decode, quantised types: y[r] = W[r]·x (+ beta·y[r]). A 32-lane group owns R consecutive rows
-// (rows past n_rows repeat the last one and are not written) and stages them through shared
-// memory chunk by chunk; each lane loads its activation block once for the R rows.
-// grid = ⌈n_rows / (4·R)⌉.
-template <uint32_t T, int R>
-__global__ void __launch_bounds__(kMvThreads) matvec_q8_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
-                                                              int n_cols, const void* xq, float* y, float beta,
-                                                              bool aligned) {
-  using C = mv_chunk<T>;
-  constexpr int S = mv_stages<T, R>::value;
-  static_assert(kMvRows * S * R * C::bytes <= 48 * 1024, "static shared memory");
-  __shared__ __align__(16) uint8_t stage_sh[kMvRows][S][R][C::bytes];
-  const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
-  const int row0 = (blockIdx.x * kMvRows + grp) * R;
-  if (row0 >= n_rows) return;  // whole groups leave together
-  const uint8_t* wrow[R];
+__device__ __forceinline__ void xr_piece_rows(const xr_raw<T> (&raw)[R], int k, const act_q8_view& x, float (&acc)[R]) {
+  constexpr int NR = xr_runs_of<T>();
+  int A[NR];
+  xr_runs<T>(k, A);
+  int xw[4 * NR], nq[NR];
+  float xd[NR], xs[NR];
 #pragma unroll
-  for (int r = 0; r < R; ++r) wrow[r] = w + size_t(min(row0 + r, n_rows - 1)) * row_bytes;
-  const act_q8_view x = act_q8_layout(xq, 1, n_cols);
-  const int n_blk32 = n_cols / 32;
-  const int n_chunks = int((row_bytes + C::bytes - 1) / C::bytes);
-
-  auto stage = [&](int c) {
-    if (c < n_chunks) {
-      const size_t base = size_t(c) * C::bytes;
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        uint8_t* dst = stage_sh[grp][c % S][r];
-        if (aligned) {  // row_bytes % 16 == 0: each 16-byte piece is wholly inside or outside the row
-          for (int i = lane; i < C::bytes / 16; i += kGroup) {
-            const bool ok = base + 16 * i < row_bytes;  // a skipped copy still names an address: the row start
-            alap_cp_async<16>(dst + 16 * i, ok ? wrow[r] + base + 16 * i : wrow[r], ok);
-          }
-        } else {
-          for (int i = lane; i < C::bytes / 2; i += kGroup)
-            reinterpret_cast<uint16_t*>(dst)[i] =
-                base + 2 * i < row_bytes ? *reinterpret_cast<const uint16_t*>(wrow[r] + base + 2 * i) : uint16_t{0};
-        }
-      }
-    }
-    alap_cp_async_commit();  // empty groups keep the count uniform
-  };
-
-#pragma unroll
-  for (int c = 0; c < S - 1; ++c) stage(c);  // weights only: they may stream before the wait
-  alap_pdl_begin();                           // x and y belong to the previous kernels until here
-  float acc[R] = {};
-  for (int c = 0; c < n_chunks; ++c) {
-    stage(c + S - 1);
-    alap_cp_async_wait<S - 1>();
-    alap_syncwarp();
-#pragma unroll
-    for (int k = 0; k < C::pieces / kGroup; ++k) {
-      const int p = lane + k * kGroup;
-      const int blk = c * C::pieces + p;
-      if (blk < n_blk32) {
-        const int4 a = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32);
-        const int4 b = *reinterpret_cast<const int4*>(x.q + size_t(blk) * 32 + 16);
-        const int xw[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        const int2 s = *reinterpret_cast<const int2*>(x.s16 + size_t(blk) * 2);
-        const float xd = x.d[blk];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          wblock u;
-          unpack_block<T>(stage_sh[grp][c % S][r], p, u);
-          acc[r] += wblock_dot(u, xw, xd, s.x, s.y);
-        }
-      }
-    }
-    alap_syncwarp();  // every lane is done with this buffer before it is refilled
+  for (int i = 0; i < NR; ++i) {
+    const int4 q = *reinterpret_cast<const int4*>(x.q + A[i]);
+    xw[4 * i] = q.x, xw[4 * i + 1] = q.y, xw[4 * i + 2] = q.z, xw[4 * i + 3] = q.w;
+    xd[i] = x.d[A[i] >> 5];
+    const int sq = x.s16[A[i] >> 4];
+    xs[i] = xd[i] * static_cast<float>(sq);
+    nq[i] = -xr_offset_of<T>() * sq;
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) {
+    if constexpr (T == kQ6_K) {
+      acc[r] += xr_dot_q6(raw[r], k, xw, xd, nq);
+    } else if constexpr (T == kQ6_K32) {
+      acc[r] += xr_dot_q6_32(raw[r], k, xw, xd, nq);
+    } else if constexpr (T == kQ2_K) {
+      acc[r] += xr_dot_q2(raw[r], k, xw, xd, xs);
+    } else if constexpr (T == kQ3_K) {
+      acc[r] += xr_dot_q3(raw[r], k, xw, xd, nq);
+    } else {
+      xr_piece<NR> u;
+      xr_decode<T>(raw[r], k, u);
+      acc[r] += xr_dot(u, xw, xd, xs);
+    }
+  }
+}
+
+// The block's sums of R rows (each thread's acc) to y[row0 ..]: shuffles within the lane groups,
+// the groups' through shared memory red (one barrier).
+template <int R>
+__device__ __forceinline__ void xr_block_store(float (&acc)[R], float (&red)[kXrThreads / kGroup][R], int row0,
+                                               int n_rows, float* y, float beta) {
+  const int tid = threadIdx.x, nt = blockDim.x, grp = tid / kGroup, lane = tid % kGroup;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
     const float v = group_sum(acc[r]);
-    if (lane == 0 && row0 + r < n_rows) y[row0 + r] = beta != 0.0f ? v + beta * y[row0 + r] : v;
+    if (lane == 0) red[grp][r] = v;
+  }
+  __syncthreads();
+  if (tid < R && row0 + tid < n_rows) {
+    float v = 0.0f;
+    for (int g = 0; g < nt / kGroup; ++g) v += red[g][tid];
+    y[row0 + tid] = beta != 0.0f ? v + beta * y[row0 + tid] : v;
   }
 }
 
@@ -228,49 +169,14 @@ __global__ void __launch_bounds__(kXrThreads) matvec_xr_kernel(const uint8_t* w,
   const act_q8_view x = act_q8_layout(xq, 1, n_cols);
   float acc[R] = {};
   while (k < n_pieces) {
-    int A[NR];
-    xr_runs<T>(k, A);
-    int xw[4 * NR], nq[NR];
-    float xd[NR], xs[NR];
-#pragma unroll
-    for (int i = 0; i < NR; ++i) {
-      const int4 q = *reinterpret_cast<const int4*>(x.q + A[i]);
-      xw[4 * i] = q.x, xw[4 * i + 1] = q.y, xw[4 * i + 2] = q.z, xw[4 * i + 3] = q.w;
-      xd[i] = x.d[A[i] >> 5];
-      const int sq = x.s16[A[i] >> 4];
-      xs[i] = xd[i] * static_cast<float>(sq);
-      nq[i] = -32 * sq;
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if constexpr (T == kQ6_K) {
-        acc[r] += xr_dot_q6(raw[r], k, xw, xd, nq);
-      } else if constexpr (T == kQ6_K32) {
-        acc[r] += xr_dot_q6_32(raw[r], k, xw, xd, nq);
-      } else {
-        xr_piece<NR> u;
-        xr_decode<T>(raw[r], k, u);
-        acc[r] += xr_dot(u, xw, xd, xs);
-      }
-    }
+    xr_piece_rows<T, R>(raw, k, x, acc);
     k += nt;
     if (k < n_pieces) {
 #pragma unroll
       for (int r = 0; r < R; ++r) xr_load<T>(wrow[r], k, raw[r]);
     }
   }
-  const int grp = tid / kGroup, lane = tid % kGroup;
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const float v = group_sum(acc[r]);
-    if (lane == 0) red[grp][r] = v;
-  }
-  __syncthreads();
-  if (tid < R && row0 + tid < n_rows) {
-    float v = 0.0f;
-    for (int g = 0; g < nt / kGroup; ++g) v += red[g][tid];
-    y[row0 + tid] = beta != 0.0f ? v + beta * y[row0 + tid] : v;
-  }
+  xr_block_store<R>(acc, red, row0, n_rows, y, beta);
 }
 
 // Decode, plain types: 16-byte loads when vec (rows 16-byte aligned, n_cols a multiple of 8).
@@ -503,14 +409,14 @@ void launch_xr(const mm_args& a) {
 template <uint32_t T>
 void launch_matmul(const mm_args& a) {
   constexpr bool plain = T == kF32 || T == kF16 || T == kBF16;
-  const bool aligned16 = reinterpret_cast<uintptr_t>(a.w) % 16 == 0 && a.row_bytes % 16 == 0;
   if (a.n_tokens == 1) {
     const unsigned grid = unsigned((a.n_rows + kMvRows - 1) / kMvRows);
     if constexpr (plain) {
-      const bool vec = aligned16 && a.n_cols % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+      const bool vec = reinterpret_cast<uintptr_t>(a.w) % 16 == 0 && a.row_bytes % 16 == 0 && a.n_cols % 8 == 0 &&
+                       reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
       alap_launch(matvec_plain_kernel<T>, grid, kMvThreads, 0, a.stream,
                   a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y, a.beta, vec);
-    } else if constexpr (mv_xr(T)) {
+    } else {
       // Q4_K/Q5_K/Q6_K rows longer than 128 pieces of 64 values: pieces of 32 (fewer registers,
       // more blocks resident; 4096 × 14336: Q4_K 70% of copy against 61%, Q5_K 70% against 59%,
       // Q6_K 76% against 68%).
@@ -523,13 +429,6 @@ void launch_matmul(const mm_args& a) {
       } else {
         launch_xr<T>(a);
       }
-    } else {
-      // Rows per group: ALAP_MV_STAGED_ROWS, halved while two stages would not fit (Q6_K, Q3_K chunks).
-      constexpr int kR0 = ALAP_MV_STAGED_ROWS;
-      constexpr int kR = kMvRows * 2 * kR0 * mv_chunk<T>::bytes <= 48 * 1024 ? kR0 : (kR0 > 1 ? kR0 / 2 : 1);
-      const unsigned grid_r = unsigned((a.n_rows + kMvRows * kR - 1) / (kMvRows * kR));
-      alap_launch(matvec_q8_kernel<T, kR>, grid_r, kMvThreads, 0, a.stream,
-                  a.w, a.row_bytes, a.n_rows, a.n_cols, a.xq, a.y, a.beta, aligned16);
     }
   } else {
     const unsigned gy = unsigned((a.n_rows + kTileRows - 1) / kTileRows);

@@ -205,19 +205,6 @@ __device__ __forceinline__ void unpack_block(const uint8_t* row, int blk, wblock
   }
 }
 
-// Σ_e W[e]·x[e] over one 32-block against its quantised activations: xw the 8 words of q, xd the
-// block's d, s0/s1 the Σq of its halves.
-__device__ __forceinline__ float wblock_dot(const wblock& u, const int* xw, float xd, int s0, int s1) {
-  int i0 = 0, i1 = 0;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    i0 = alap_dot4(u.w[k], xw[k], i0);
-    i1 = alap_dot4(u.w[k + 4], xw[k + 4], i1);
-  }
-  return xd * (u.a0 * static_cast<float>(i0) + u.a1 * static_cast<float>(i1) + u.b0 * static_cast<float>(s0) +
-               u.b1 * static_cast<float>(s1));
-}
-
 // ---- Decode pieces (matvec_xr_kernel) ------------------------------------------------------------
 // A piece is NR runs of 16 values of one row (run i at value index A[i], a multiple of 16),
 // unpacked into small integers w with a scale a and an offset b per run: Σ over the piece =
@@ -237,7 +224,13 @@ __device__ __forceinline__ float wblock_dot(const wblock& u, const int* xw, floa
 //     a region, dotted by xr_dot_q6 (not xr_decode);
 //   kQ6_K32, Q6_K in pieces of 32 values (NR = 2; long rows): the 16 bytes of ql at 64h + 32c +
 //     16e (h, c, e = bits 2, 1, 0 of k%8; runs: values 128h + 32c + 16e.. and 64 further) with the
-//     16 bytes of qh at 128 + 32h + 16e, 3 aligned 8-byte loads each, dotted by xr_dot_q6_32.
+//     16 bytes of qh at 128 + 32h + 16e, 3 aligned 8-byte loads each, dotted by xr_dot_q6_32;
+//   Q2_K/Q3_K (NR = 4): h = (k%4)/2, e = k%2 of super-block k/4: the 16 bytes of qs at 32h + 16e,
+//     whose 2-bit fields g = 0..3 are the runs at values 128h + 32g + 16e; Q2_K (4-byte aligned
+//     super-blocks of 84 bytes): 4 words of qs, the 2 words of scale bytes 8h.. and the d/dmin
+//     word, dotted by xr_dot_q2; Q3_K (110 bytes, 2-byte aligned): the 16 bytes of hmask at 16e
+//     and of qs as 3 aligned 8-byte loads each (as Q6_K), the 12 scale bytes and d as 4 words,
+//     dotted by xr_dot_q3.
 // Consecutive pieces of a row are consecutive bytes of its quants, so a warp reads whole lines.
 constexpr uint32_t kQ4_K32 = 0x100u | kQ4_K;  // a piece kind, not a ggml type id
 constexpr uint32_t kQ5_K32 = 0x100u | kQ5_K;  // likewise
@@ -245,7 +238,12 @@ constexpr uint32_t kQ6_K32 = 0x100u | kQ6_K;
 
 template <uint32_t T>
 __host__ __device__ constexpr int xr_runs_of() {
-  return T == kQ4_K || T == kQ5_K || T == kQ6_K ? 4 : 2;
+  return T == kQ4_K || T == kQ5_K || T == kQ6_K || T == kQ2_K || T == kQ3_K ? 4 : 2;
+}
+// The offset o of a type whose dot chains start at −o·Σq (weights w − o with unsigned w).
+template <uint32_t T>
+__host__ __device__ constexpr int xr_offset_of() {
+  return T == kQ3_K ? 4 : 32;
 }
 
 template <int NR>
@@ -269,6 +267,9 @@ __device__ __forceinline__ void xr_runs(int k, int (&A)[xr_runs_of<T>()]) {
   } else if constexpr (T == kQ6_K32) {
     A[0] = 256 * (k >> 3) + 128 * ((k >> 2) & 1) + 32 * ((k >> 1) & 1) + 16 * (k & 1);
     A[1] = A[0] + 64;
+  } else if constexpr (T == kQ2_K || T == kQ3_K) {
+    const int a = 256 * (k >> 2) + 128 * ((k >> 1) & 1) + 16 * (k & 1);
+    A[0] = a, A[1] = a + 32, A[2] = a + 64, A[3] = a + 96;
   } else {
     A[0] = 32 * k, A[1] = 32 * k + 16;
   }
@@ -349,6 +350,14 @@ template <>
 struct xr_raw<kQ6_K32> {  // likewise
   uint32_t lw[6], hw[6], sc0, sc1, d, sh, q;
 };
+template <>
+struct xr_raw<kQ2_K> {  // read by xr_dot_q2
+  uint32_t q[4], s0, s1, dm;
+};
+template <>
+struct xr_raw<kQ3_K> {  // read by xr_dot_q3
+  uint32_t hw[6], lw[6], s[4], sh, q;
+};
 template <uint32_t T>
 struct xr_raw_words {
   static constexpr int bb = T == kQ4_0 ? 18 : (T == kQ5_0 ? 22 : 34), nw = (bb + 5) / 4;
@@ -424,6 +433,40 @@ __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o)
     o.sc0 = p[192 + si];
     o.sc1 = p[196 + si];
     o.d = ld_u16(p + 208);
+  } else if constexpr (T == kQ2_K) {
+    const uint8_t* p = row + size_t(k >> 2) * 84;  // 4-byte aligned
+    const int h = (k >> 1) & 1, e = k & 1;
+    const uint32_t* qs = reinterpret_cast<const uint32_t*>(p + 16 + 32 * h + 16 * e);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) o.q[i] = qs[i];
+    const uint32_t* sc = reinterpret_cast<const uint32_t*>(p + 8 * h);
+    o.s0 = sc[0];
+    o.s1 = sc[1];
+    o.dm = *reinterpret_cast<const uint32_t*>(p + 80);
+  } else if constexpr (T == kQ3_K) {
+    const uint8_t* p = row + size_t(k >> 2) * 110;  // 2-byte aligned
+    const int h = (k >> 1) & 1, e = k & 1;
+    // hmask (16e), qs (32 + 32h + 16e) and the scales (96) lie at p's alignment mod 8: 3 aligned
+    // 8-byte loads from the boundary at or below each 16-byte region (inside the super-block).
+    const uint32_t a = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)) & 6u;
+    const uint2* bh = reinterpret_cast<const uint2*>(p + 16 * e - a);
+    const uint2* bl = reinterpret_cast<const uint2*>(p + 32 + 32 * h + 16 * e - a);
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const uint2 x = bh[i], y = bl[i];
+      o.hw[2 * i] = x.x, o.hw[2 * i + 1] = x.y, o.lw[2 * i] = y.x, o.lw[2 * i + 1] = y.y;
+    }
+    o.sh = (a & 2u) * 8;
+    o.q = a >> 2;
+    // Scales and d (bytes 96..109) as 4 words from the 4-byte boundary at or below 96; when that
+    // is 96 itself the last is d alone (2 bytes: the super-block ends at 110).
+    const uint32_t* bs = reinterpret_cast<const uint32_t*>(p + 96 - (a & 2u));
+    o.s[0] = bs[0], o.s[1] = bs[1], o.s[2] = bs[2];
+    if (a & 2u) {
+      o.s[3] = bs[3];
+    } else {
+      o.s[3] = ld_u16(p + 108);
+    }
   } else if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
     o.sh = window_a2<xr_raw<T>::nw>(row + size_t(k) * xr_raw<T>::bb, o.w);
   } else {
@@ -582,6 +625,71 @@ __device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, c
   const int t1 = static_cast<int>(static_cast<int8_t>(r.sc1)) * s1;
   const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
   return d * (xd[0] * static_cast<float>(t0) + xd[1] * static_cast<float>(t1));
+}
+
+// v as float, exactly for |v| < 2^22, without a conversion instruction: v added to the mantissa
+// of 1.5·2^23, then 1.5·2^23 subtracted (Q2_K/Q3_K on the H200: the same speed as I2F, session 5).
+__device__ __forceinline__ float exact_i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.0f; }
+
+// Σ over one Q2_K piece: per run g (2-bit field g of the 4 qs words) s_g = Σ w·q, then
+// d·Σ_g xd_g·(sc_g·s_g) − dmin·Σ_g m_g·xs_g (xs = xd·Σq; sc_g·s_g ≤ 15·3·127·16, exact in fp32).
+__device__ __forceinline__ float xr_dot_q2(const xr_raw<kQ2_K>& r, int k, const int* xw, const float* xd,
+                                          const float* xs) {
+  int s[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t q = r.q[i];
+    s[0] = alap_dot4(static_cast<int>(q & 0x03030303u), xw[i], s[0]);
+    s[1] = alap_dot4(static_cast<int>((q >> 2) & 0x03030303u), xw[4 + i], s[1]);
+    s[2] = alap_dot4(static_cast<int>((q >> 4) & 0x03030303u), xw[8 + i], s[2]);
+    s[3] = alap_dot4(static_cast<int>((q >> 6) & 0x03030303u), xw[12 + i], s[3]);
+  }
+  // Scale bytes 8h + 2g + e: bytes e and 2 + e of the two words (runs 0, 1 and 2, 3); low nibble
+  // the scale, high nibble the min.
+  const uint32_t sh = 8u * static_cast<uint32_t>(k & 1);
+  const uint32_t c01 = r.s0 >> sh, c23 = r.s1 >> sh;
+  const uint32_t c[4] = {c01, c01 >> 16, c23, c23 >> 16};
+  float a = 0.0f, b = 0.0f;
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    a += xd[g] * exact_i2f(static_cast<int>(c[g] & 0xFu) * s[g]);
+    b += exact_i2f(static_cast<int>((c[g] >> 4) & 0xFu)) * xs[g];
+  }
+  const float d = alap_half_to_float(static_cast<uint16_t>(r.dm & 0xFFFFu));
+  const float dmin = alap_half_to_float(static_cast<uint16_t>(r.dm >> 16));
+  return d * a - dmin * b;
+}
+
+// Σ over one Q3_K piece: per run g, w = the 2-bit field g of qs | hmask bit 4h + g at bit 2 (q + 4,
+// 0..7); the chain starts at nq = −4·Σq, so s_g = Σ q_w·q; then d·Σ_g xd_g·(scale_g·s_g), scale_g
+// the 6-bit scale − 32 (|scale_g·s_g| ≤ 32·4·127·16 < 2^22: exact in fp32).
+__device__ __forceinline__ float xr_dot_q3(const xr_raw<kQ3_K>& r, int k, const int* xw, const float* xd,
+                                          const int* nq) {
+  const uint32_t h4 = 4u * static_cast<uint32_t>((k >> 1) & 1);
+  const uint32_t shh = r.sh + h4;  // hmask's 4h shift rides on its funnel
+  int s[4] = {nq[0], nq[1], nq[2], nq[3]};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
+    const uint32_t hm = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    s[0] = alap_dot4(static_cast<int>((ql & 0x03030303u) | ((hm << 2) & 0x04040404u)), xw[i], s[0]);
+    s[1] = alap_dot4(static_cast<int>(((ql >> 2) & 0x03030303u) | ((hm << 1) & 0x04040404u)), xw[4 + i], s[1]);
+    s[2] = alap_dot4(static_cast<int>(((ql >> 4) & 0x03030303u) | (hm & 0x04040404u)), xw[8 + i], s[2]);
+    s[3] = alap_dot4(static_cast<int>(((ql >> 6) & 0x03030303u) | ((hm >> 1) & 0x04040404u)), xw[12 + i], s[3]);
+  }
+  // Scale k = 8h + 2g + e (FORMATS.md §2.7.5): low 4 bits from nibble h of byte 2g + e, high 2 bits
+  // at 4h (g = 0, 1) or 4h + 2 (g = 2, 3) of byte 8 + (2g + e)%4; two scales a word (16-bit lanes).
+  const uint32_t S0 = funnel_r(r.s[0], r.s[1], r.sh), S1 = funnel_r(r.s[1], r.s[2], r.sh);
+  const uint32_t S2 = funnel_r(r.s[2], r.s[3], r.sh);
+  const uint32_t t = 8u * static_cast<uint32_t>(k & 1) + h4;
+  const uint32_t c01 = ((S0 >> t) & 0x000F000Fu) | (((S2 >> t) << 4) & 0x00300030u);
+  const uint32_t c23 = ((S1 >> t) & 0x000F000Fu) | (((S2 >> (t + 2)) << 4) & 0x00300030u);
+  const int sc[4] = {static_cast<int>(c01 & 0xFFFFu) - 32, static_cast<int>(c01 >> 16) - 32,
+                     static_cast<int>(c23 & 0xFFFFu) - 32, static_cast<int>(c23 >> 16) - 32};
+  float acc = 0.0f;
+#pragma unroll
+  for (int g = 0; g < 4; ++g) acc += xd[g] * exact_i2f(sc[g] * s[g]);
+  return alap_half_to_float(static_cast<uint16_t>((r.s[3] >> r.sh) & 0xFFFFu)) * acc;
 }
 
 // Element e (0..31) of an unpacked block as float (the embedding lookup).

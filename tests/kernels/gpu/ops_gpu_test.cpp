@@ -7,12 +7,14 @@
 // NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
 // shapes (compute-sanitizer). --fused: only the fused calls and graphs.
 // --bench: decode GB/s of every type at Llama-3-8B FFN sizes (14336 × 4096 and 4096 × 14336) against
-// copy bandwidth, prefill rate; --bench-decode: the quantised types' decode only.
+// copy bandwidth, prefill rate; --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
+// ALAP_BENCH_ROWS: fewer of them).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -567,8 +569,19 @@ void bench(bool decode_only) {
   for (DType t : {DType::q4_k, DType::q6_k, DType::q5_0, DType::q5_k, DType::q8_0, DType::q4_0, DType::q4_1,
                   DType::q5_1, DType::q2_k, DType::q3_k, DType::f16, DType::bf16, DType::f32}) {
     if (decode_only && is_plain(t)) continue;
-    shapes.push_back({t, {14336, 4096}});
-    if (t != DType::bf16 && t != DType::f32) shapes.push_back({t, {4096, 14336}});
+    // ALAP_BENCH_TYPES (type names, e.g. "Q2_K,Q3_K") and ALAP_BENCH_ROWS (14336 or 4096) keep
+    // only those (a profiler's run of one product).
+    const char* only = std::getenv("ALAP_BENCH_TYPES");
+    if (only != nullptr) {
+      std::string list(","), key(",");
+      list.append(only).append(",");
+      key.append(tname(t)).append(",");
+      if (list.find(key) == std::string::npos) continue;
+    }
+    const char* rows_env = std::getenv("ALAP_BENCH_ROWS");
+    const int only_rows = rows_env != nullptr ? std::atoi(rows_env) : 0;
+    if (only_rows != 4096) shapes.push_back({t, {14336, 4096}});
+    if (t != DType::bf16 && t != DType::f32 && only_rows != 14336) shapes.push_back({t, {4096, 14336}});
   }
   for (const auto& [t, shape] : shapes) {
     const auto [n_rows, n_cols] = shape;

@@ -12,7 +12,9 @@
 # also builds matmul.hip with each set of flags and runs the test and the decode benchmark
 # (--bench-decode) on it (e.g. -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
 # with DIR's headers first (another version of the kernels, e.g. a copy of the last commit's, carried
-# in an ignored folder). The last lines printed: graph-replayed % of copy per type, shape and build.
+# in an ignored folder); ALAP_CPU_ROOT=DIR builds the CPU oracle from DIR/kernels/cpu (e.g. the last
+# commit's, while the working tree's is mid-edit). The last lines printed: graph-replayed % of copy
+# per type, shape and build.
 set -u -o pipefail
 out=${OUT:-h200-ops-out}
 b=/tmp/alap-ops
@@ -42,9 +44,12 @@ for i in "${!variants[@]}"; do
 done
 # The CPU oracle: alap_kernels' sources with their per-ISA flags (kernels/cpu/CMakeLists.txt).
 cpu_objs=""
-cxx="g++ -std=c++20 -O2 -ffp-contract=off -I. -Ikernels/include -Ikernels/cpu"
+# ALAP_CPU_ROOT: a folder holding another kernels/cpu and kernels/include (e.g. the last commit's,
+# carried in an ignored folder, while the working tree's CPU files are mid-edit by someone else).
+cr=${ALAP_CPU_ROOT:-.}
+cxx="g++ -std=c++20 -O2 -ffp-contract=off -I$cr -I$cr/kernels/include -I$cr/kernels/cpu"
 # Every source of kernels/cpu (top level and one folder down), ISA flags by folder.
-for src in $(cd kernels/cpu && ls *.cpp */*.cpp | sed 's/\.cpp$//'); do
+for src in $(cd $cr/kernels/cpu && ls *.cpp */*.cpp | sed 's/\.cpp$//'); do
   case $src in
     avx2/*) isa="-mavx2 -mfma -mf16c" ;;
     avx_vnni/*) isa="-mavx2 -mfma -mf16c -mavxvnni" ;;
@@ -52,7 +57,7 @@ for src in $(cd kernels/cpu && ls *.cpp */*.cpp | sed 's/\.cpp$//'); do
     *) isa="" ;;
   esac
   o=$b/cpu_$(echo $src | tr / _).o
-  $cxx $isa -c kernels/cpu/$src.cpp -o $o > $o.log 2>&1 &
+  $cxx $isa -c $cr/kernels/cpu/$src.cpp -o $o > $o.log 2>&1 &
   cpu_objs="$cpu_objs $o"
 done
 wait
