@@ -43,19 +43,23 @@ void block_partial(const KvCache& cache, size_t layer, const Dims& d, const floa
   }
 }
 
-// out[h][i] = Σ_b w_b·o_b[h][i] / Σ_b w_b·l_b[h], w_b = exp(m_b[h] − max_b m_b[h]); b in order.
-void combine(const Dims& d, const float* parts, size_t n_blocks, float* out) {
+// out[h][i] = Σ_b w_b·o_b[r0 + h][i] / Σ_b w_b·l_b[r0 + h], w_b = exp(m_b[r0 + h] − max_b m_b[r0 + h]),
+// b in order, for the G rows from r0 of partials laid out per block as {m[rows], l[rows],
+// o[rows][Dv]}, `stride` floats apart.
+void combine_rows(const Dims& d, const float* parts, size_t stride, size_t rows, size_t r0, size_t n_blocks,
+                  float* out) {
   for (size_t h = 0; h < d.G; ++h) {
-    float mx = parts[h];
-    for (size_t b = 1; b < n_blocks; ++b) mx = std::max(mx, parts[b * d.ps + h]);
+    const size_t r = r0 + h;
+    float mx = parts[r];
+    for (size_t b = 1; b < n_blocks; ++b) mx = std::max(mx, parts[b * stride + r]);
     float* oh = out + h * d.Dv;
     std::fill(oh, oh + d.Dv, 0.0f);
     float l = 0.0f;
     for (size_t b = 0; b < n_blocks; ++b) {
-      const float* p = parts + b * d.ps;
-      const float w = std::exp(p[h] - mx);
-      l += w * p[d.G + h];
-      const float* ob = p + 2 * d.G + h * d.Dv;
+      const float* p = parts + b * stride;
+      const float w = std::exp(p[r] - mx);
+      l += w * p[rows + r];
+      const float* ob = p + 2 * rows + r * d.Dv;
       for (size_t i = 0; i < d.Dv; ++i) oh[i] += w * ob[i];
     }
     const float inv = 1.0f / l;
@@ -63,7 +67,89 @@ void combine(const Dims& d, const float* parts, size_t n_blocks, float* out) {
   }
 }
 
+void combine(const Dims& d, const float* parts, size_t n_blocks, float* out) {
+  combine_rows(d, parts, d.ps, d.G, 0, n_blocks, out);
+}
+
 size_t blocks_for(size_t n_keys) { return (n_keys + CpuAttention::kKeyBlock - 1) / CpuAttention::kKeyBlock; }
+
+// Rows of query heads a prefill tile holds: whole tokens of one group, up to kTileRows rows.
+size_t tile_tokens(size_t G) { return std::max<size_t>(1, CpuAttention::kTileRows / G); }
+
+// One thread's buffers for a tile (sized by run).
+struct TileScratch {
+  float* scores;    // [R][kKeyBlock]
+  float* partials;  // [blocks][R·(Dv + 2)]
+  float* qf;        // [R][Dk] fp16-K queries
+  int8_t* qq;       // [R][Dk] packed queries
+  uint16_t* qd;     // [R][Dk / block]
+};
+
+// The partials of every key block of a tile: tokens [t0, t0 + nt) × the G heads of group g, rows
+// r = u·G + h (token t0 + u, head h). Per block: scores of the rows that have keys there (a suffix
+// of the tile: a token's blocks end at its own position), each row's softmax over its own keys,
+// then the V sums: all those rows over the keys they share, then the ragged last keys, each for
+// the rows (tokens) that reach it. Partials per block: {m[R], l[R], o[R][Dv]}, R = tile rows.
+void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const float* q, const int8_t* qq,
+                   const uint16_t* qd, size_t g, size_t t0, size_t nt, size_t pos0, float scale,
+                   const TileScratch& th) {
+  constexpr size_t kKeyBlock = CpuAttention::kKeyBlock;
+  const size_t R = tile_tokens(d.G) * d.G, ld = kKeyBlock, pr = R * (d.Dv + 2);
+  const size_t rows = nt * d.G;
+  const bool kp = cache.k_packed();
+  // The tile's queries, rows in order (their heads are H apart per token in q).
+  for (size_t u = 0; u < nt; ++u) {
+    const size_t head0 = (t0 + u) * d.H + g * d.G;
+    if (kp) {
+      std::copy(qq + head0 * d.Dk, qq + (head0 + d.G) * d.Dk, th.qq + u * d.G * d.Dk);
+      std::copy(qd + head0 * d.nbk, qd + (head0 + d.G) * d.nbk, th.qd + u * d.G * d.nbk);
+    } else {
+      std::copy(q + head0 * d.Dk, q + (head0 + d.G) * d.Dk, th.qf + u * d.G * d.Dk);
+    }
+  }
+  const size_t nb = blocks_for(pos0 + t0 + nt);
+  for (size_t b = 0; b < nb; ++b) {
+    const size_t k0 = b * kKeyBlock;
+    // First token of the tile with keys in this block, and each token's key count here.
+    const size_t u0 = pos0 + t0 + 1 > k0 ? 0 : k0 - (pos0 + t0);
+    auto keys = [&](size_t u) { return std::min(pos0 + t0 + u + 1, k0 + kKeyBlock) - k0; };
+    const size_t r0 = u0 * d.G, nr = rows - r0, nk = keys(nt - 1);
+    float* scores = th.scores + r0 * ld;
+    if (kp) {
+      kernels::k8_scores_heads(th.qq + r0 * d.Dk, th.qd + r0 * d.nbk, nr, cache.k_q8(layer, g) + k0 * d.Dk,
+                               cache.k_scales(layer, g) + k0 * d.nbk, d.Dk, nk, scale, scores, ld);
+    } else {
+      kernels::f16_scores_heads(th.qf + r0 * d.Dk, nr, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores,
+                                ld);
+    }
+    float* part = th.partials + b * pr;
+    float* m = part;
+    float* l = part + R;
+    float* o = part + 2 * R;
+    for (size_t u = u0; u < nt; ++u) {
+      for (size_t h = 0; h < d.G; ++h) {
+        const size_t r = u * d.G + h;
+        kernels::softmax_partial(th.scores + r * ld, keys(u), &m[r], &l[r]);
+      }
+    }
+    std::fill(o + r0 * d.Dv, o + rows * d.Dv, 0.0f);
+    size_t done = 0;
+    for (size_t u = u0; u < nt; ++u) {
+      const size_t ku = keys(u);
+      if (ku == done) continue;
+      const size_t ru = u * d.G, kj = k0 + done;
+      const float* p = th.scores + ru * ld + done;
+      if (cache.v_packed()) {
+        kernels::k8_accum_v_heads(p, ld, rows - ru, cache.v_q8(layer, g) + kj * d.Dv,
+                                  cache.v_scales(layer, g) + kj * d.nbv, d.Dv, cache.block_v(), ku - done,
+                                  o + ru * d.Dv);
+      } else {
+        kernels::f16_accum_v_heads(p, ld, rows - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv, ku - done, o + ru * d.Dv);
+      }
+      done = ku;
+    }
+  }
+}
 
 }  // namespace
 
@@ -91,10 +177,7 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   const size_t T = pool.n_threads(), max_blocks = blocks_for(pos0 + n);
 
   if (threads_.size() < T) threads_.resize(T);
-  for (Thread& th : threads_) {
-    th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));
-    th.partials.resize(std::max(th.partials.size(), max_blocks * d.ps));
-  }
+  for (Thread& th : threads_) th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));
 
   // Packed K: every query head quantised once (the k8 rule), shared by the items.
   if (cache.k_packed()) {
@@ -139,21 +222,45 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
     }
     return;
   }
-  // Prefill: (token, group) items, each running its blocks in turn into per-thread partials.
-  auto groups = [&](size_t begin, size_t end, size_t thread) {
-    Thread& th = threads_[thread];
-    for (size_t tg = begin; tg < end; ++tg) {
-      const size_t t = tg / Hk, g = tg % Hk, nb = blocks_for(pos0 + t + 1);
-      for (size_t b = 0; b < nb; ++b) item_block(t, g, b, th.scores.data(), th.partials.data() + b * d.ps);
-      combine(d, th.partials.data(), nb, o + (t * d.H + g * d.G) * d.Dv);
+  // Prefill: tiles of tt consecutive tokens × one KV group. The tile's tt·G query rows are the
+  // "heads" of one pass over each key block, so every K/V row is loaded and converted once per
+  // tile instead of once per token. Row r (token t) of block b covers keys [k0, min(pos0 + t + 1,
+  // k0 + kKeyBlock)): the same ranges as one token alone, and the kernels compute each row and each
+  // key independently (V sums run keys in order, so the ragged last keys are extra calls for the
+  // rows that have them), so a token's result does not depend on its tile.
+  const size_t tt = std::min(n, tile_tokens(d.G)), R = tile_tokens(d.G) * d.G, n_tiles = (n + tt - 1) / tt;
+  const size_t pr = R * (d.Dv + 2);  // floats per block of a tile's partials: m[R], l[R], o[R][Dv]
+  for (Thread& th : threads_) {
+    th.scores.resize(std::max(th.scores.size(), R * kKeyBlock));
+    th.partials.resize(std::max(th.partials.size(), max_blocks * pr));
+    th.qf.resize(std::max(th.qf.size(), R * d.Dk));
+    th.qq.resize(std::max(th.qq.size(), R * d.Dk));
+    th.qd.resize(std::max(th.qd.size(), R * d.nbk));
+  }
+  auto tiles = [&](size_t begin, size_t end, size_t thread) {
+    Thread& w = threads_[thread];
+    const TileScratch th{w.scores.data(), w.partials.data(), w.qf.data(), w.qq.data(), w.qd.data()};
+    for (size_t it = begin; it < end; ++it) {
+      const size_t g = it % Hk, t0 = (it / Hk) * tt, t1 = std::min(n, t0 + tt), nt = t1 - t0;
+      const bool kp = cache.k_packed();
+      tile_partials(cache, layer, d, q, kp ? qq_.data() : nullptr, kp ? qd_.data() : nullptr, g, t0, nt, pos0, scale,
+                    th);
+      for (size_t u = 0; u < nt; ++u) {
+        const size_t nb = blocks_for(pos0 + t0 + u + 1);
+        combine_rows(d, th.partials, pr, R, u * d.G, nb, o + ((t0 + u) * d.H + g * d.G) * d.Dv);
+      }
     }
   };
-  pool.parallel_for_chunked(n * Hk, std::max<size_t>(1, n * Hk / (4 * T)), std::ref(groups));
+  const size_t items = n_tiles * Hk;
+  pool.parallel_for_chunked(items, std::max<size_t>(1, items / (4 * T)), std::ref(tiles));
 }
 
 size_t CpuAttention::scratch_bytes() const {
   size_t b = qq_.capacity() + qd_.capacity() * sizeof(uint16_t) + partials_.capacity() * sizeof(float);
-  for (const Thread& th : threads_) b += (th.scores.capacity() + th.partials.capacity()) * sizeof(float);
+  for (const Thread& th : threads_) {
+    b += (th.scores.capacity() + th.partials.capacity() + th.qf.capacity()) * sizeof(float) + th.qq.capacity() +
+         th.qd.capacity() * sizeof(uint16_t);
+  }
   return b;
 }
 

@@ -9,8 +9,9 @@
 // online-softmax partial (max m, sum l, unnormalised o) for all query heads of the group, and the
 // partials are combined in block order. The split depends only on the context length, so the
 // result is bit for bit the same whatever the thread count, batch split or work split: decode
-// spreads (group, block) items over the pool (every thread busy with 2 KV heads), prefill runs one
-// (token, group) item at a time per thread with its blocks in turn.
+// spreads (group, block) items over the pool (every thread busy with 2 KV heads), prefill runs
+// one (tile of tokens, group) item at a time per thread, the tile's tokens × heads sharing each
+// K/V row load (a row's partials are those of its token alone: kernels work row by row).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@ namespace alap {
 class CpuAttention {
  public:
   static constexpr size_t kKeyBlock = 256;  // keys per partial (scores of a group's heads stay in L1)
+  static constexpr size_t kTileRows = 32;   // prefill: query rows (whole tokens × a group's heads) per pass
 
   // For tokens t < n at positions pos0 + t: o[t][h] = Σ_j softmax_j(scale · q[t][h]·K[j]) V[j] over
   // positions j <= pos0 + t of `layer`, query head h reading KV head h / (n_head / n_head_kv).
@@ -36,8 +38,11 @@ class CpuAttention {
 
  private:
   struct Thread {
-    std::vector<float> scores;    // [G][kKeyBlock]
-    std::vector<float> partials;  // [blocks][G·(Dv + 2)] of one (token, group) item
+    std::vector<float> scores;    // [rows][kKeyBlock]: a group's G heads, or a prefill tile's rows
+    std::vector<float> partials;  // a prefill tile's [blocks][rows·(Dv + 2)]
+    std::vector<float> qf;        // a prefill tile's queries [rows][Dk], gathered
+    std::vector<int8_t> qq;       // packed, [rows][Dk]
+    std::vector<uint16_t> qd;     // their scales [rows][Dk / block]
   };
   std::vector<Thread> threads_;
   std::vector<int8_t> qq_;        // packed queries [n][n_head][Dk]

@@ -7,8 +7,10 @@
 //
 // --fill random (default) writes random K/V for positions [0, D) straight into the cache (decode
 // cost depends on the depth, not on what the cache holds); --fill model runs the model over D
-// random tokens. Prefill is timed at depth D, then the cache is cut back to D and decode is timed
-// there, so both are "at depth D". Decode floor = bytes read per token (every matrix the token
+// random tokens. --attn-only times attention alone: one decode token at depth D (beside the
+// per-head loop it replaced; D >= 1) and a prefill of -p tokens at depth D (-p 0: none). Otherwise
+// prefill is timed at depth D, then the cache is cut back to D and decode is timed there, so
+// both are "at depth D". Decode floor = bytes read per token (every matrix the token
 // multiplies, the whole output matrix, K and V of every layer up to the depth) ÷ bandwidth.
 #include <algorithm>
 #include <chrono>
@@ -132,6 +134,23 @@ void attention_once(const KvCache& cache, ThreadPool& pool, size_t n_head, bool 
   best.wall = std::min(best.wall, seconds_since(t0));
 }
 
+// Attention alone for a prefill of n tokens at the cache's depth (positions depth..depth+n−1,
+// whose K/V the cache already holds), every layer, through CpuAttention.
+void prefill_attention_once(const KvCache& cache, ThreadPool& pool, size_t n_head, size_t n, CpuAttention& attn,
+                            Times& best) {
+  const size_t Dk = cache.head_dim_k(), Dv = cache.head_dim_v(), depth = cache.n_tokens();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> q(n * n_head * Dk), o(n * n_head * Dv);
+  for (auto& x : q) x = nd(rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dk));
+  const auto t0 = Clock::now();
+  const double c0 = cpu_seconds();
+  for (size_t l = 0; l < cache.n_layer(); ++l) attn.run(cache, pool, l, q.data(), n, depth, n_head, scale, o.data());
+  best.cpu = std::min(best.cpu, cpu_seconds() - c0);
+  best.wall = std::min(best.wall, seconds_since(t0));
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: cpu_bench -m MODEL [--cache f16|k8|k8v8] [--threads N] [--depth D] [-p N] [-n N]\n"
@@ -178,7 +197,9 @@ int main(int argc, char** argv) {
       return t;
     };
     if (fill == "random") {
-      fill_random(cache, depth);
+      // --attn-only also times a prefill's attention: the prompt's K/V are written too, then cut off.
+      fill_random(cache, depth + (attn_only ? n_prompt : 0));
+      cache.truncate(depth);
     } else {
       const std::vector<int32_t> t = tokens(depth);
       for (size_t pos = 0; pos < depth; pos += 512) {
@@ -199,33 +220,48 @@ int main(int argc, char** argv) {
       CpuAttention attn;
       std::vector<std::vector<float>> scr(threads, std::vector<float>(depth + 1));
       Times grouped, per_head, warm;
-      attention_once(cache, pool, hp.n_head, true, attn, scr, warm);
-      attention_once(cache, pool, hp.n_head, false, attn, scr, warm);
-      for (int r = 0; r < 15; ++r) {
-        attention_once(cache, pool, hp.n_head, false, attn, scr, per_head);
-        attention_once(cache, pool, hp.n_head, true, attn, scr, grouped);
+      // The decode token reads the cache's last position as its own: none at depth 0.
+      for (int r = 0; depth > 0 && r < 16; ++r) {
+        attention_once(cache, pool, hp.n_head, false, attn, scr, r == 0 ? warm : per_head);
+        attention_once(cache, pool, hp.n_head, true, attn, scr, r == 0 ? warm : grouped);
+      }
+      Times prefill;
+      if (n_prompt > 0) {
+        prefill_attention_once(cache, pool, hp.n_head, n_prompt, attn, warm);
+        for (int r = 0; r < 5; ++r) prefill_attention_once(cache, pool, hp.n_head, n_prompt, attn, prefill);
       }
       const double bytes = kv_traffic(cache, depth);
-      std::printf(json ? "{\"attn_only\":true,\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"attn_ms\":%.3f,"
-                         "\"attn_cpu_ms\":%.3f,\"per_head_ms\":%.3f,\"per_head_cpu_ms\":%.3f,"
-                         "\"kv_bytes\":%.0f,\"gbps\":%.2f,\"bandwidth_gbps\":%.2f}\n"
-                       : "attention cache %s depth %zu threads %zu: %.3f ms/token (CPU %.3f ms), per-head loop "
-                         "%.3f ms (CPU %.3f ms), %.0f bytes, %.2f GB/s (probe %.2f GB/s)\n",
-                  cache_name.c_str(), depth, threads, grouped.wall * 1e3, grouped.cpu * 1e3, per_head.wall * 1e3,
-                  per_head.cpu * 1e3, bytes, bytes / grouped.wall / 1e9, bw_n.gbps);
+      if (depth > 0) {
+        std::printf(json ? "{\"attn_only\":true,\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"attn_ms\":%.3f,"
+                           "\"attn_cpu_ms\":%.3f,\"per_head_ms\":%.3f,\"per_head_cpu_ms\":%.3f,"
+                           "\"kv_bytes\":%.0f,\"gbps\":%.2f,\"bandwidth_gbps\":%.2f}\n"
+                         : "attention cache %s depth %zu threads %zu: %.3f ms/token (CPU %.3f ms), per-head loop "
+                           "%.3f ms (CPU %.3f ms), %.0f bytes, %.2f GB/s (probe %.2f GB/s)\n",
+                    cache_name.c_str(), depth, threads, grouped.wall * 1e3, grouped.cpu * 1e3, per_head.wall * 1e3,
+                    per_head.cpu * 1e3, bytes, bytes / grouped.wall / 1e9, bw_n.gbps);
+      }
+      if (n_prompt > 0) {
+        std::printf(json ? "{\"attn_only\":true,\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"prefill_tokens\":%zu,"
+                           "\"prefill_attn_ms\":%.3f,\"prefill_attn_cpu_ms\":%.3f}\n"
+                         : "prefill attention cache %s depth %zu threads %zu: %zu tokens %.3f ms (CPU %.3f ms), "
+                           "best of 5\n",
+                    cache_name.c_str(), depth, threads, n_prompt, prefill.wall * 1e3, prefill.cpu * 1e3);
+      }
       return 0;
     }
 
     // Prefill: best of two runs at depth D (the machine is shared: the better run had fewer
     // interruptions). Decode: per-token times; the median is reported (and the best).
-    double prefill_s = 0;
+    double prefill_s = 0, prefill_cpu_s = 0;  // best wall time, and best CPU time (all threads) of the two
     if (n_prompt > 0) {
       const std::vector<int32_t> p = tokens(n_prompt);
       for (int rep = 0; rep < 2; ++rep) {
         const auto t0 = Clock::now();
+        const double c0 = cpu_seconds();
         fwd.run(cache, pool, p, depth);
-        const double s = seconds_since(t0);
+        const double s = seconds_since(t0), c = cpu_seconds() - c0;
         prefill_s = rep == 0 ? s : std::min(prefill_s, s);
+        prefill_cpu_s = rep == 0 ? c : std::min(prefill_cpu_s, c);
         cache.truncate(depth);
       }
     }
@@ -255,16 +291,16 @@ int main(int argc, char** argv) {
                   "\"decode_tps\":%.2f,\"decode_ms_per_token\":%.3f,\"floor_ms_per_token\":%.3f,"
                   "\"bandwidth_gbps\":%.2f,\"bandwidth_gbps_threads\":%.2f,\"bytes_per_token\":%.0f,"
                   "\"prefill_gmacs\":%.2f,\"dot_peak_gmacs\":%.2f,\"dot_peak_isa\":\"%s\",\"kernels\":\"%s\","
-                  "\"decode_best_ms\":%.3f,\"dot_peak512_gmacs\":%.2f}\n",
+                  "\"decode_best_ms\":%.3f,\"dot_peak512_gmacs\":%.2f,\"prefill_cpu_ms\":%.3f}\n",
                   path.c_str(), cache_name.c_str(), depth, threads, prefill_tps, decode_tps, decode_ms, floor_ms,
                   bw_all.gbps, bw_n.gbps, tok_bytes, prefill_gmacs, peak.gmacs, peak.isa, kernels::cpu_variant_name(),
-                  decode_best_s * 1e3, peak512.gmacs);
+                  decode_best_s * 1e3, peak512.gmacs, prefill_cpu_s * 1e3);
     } else {
       std::printf("%s | cache %s | %zu threads | depth %zu | kernels %s\n", path.c_str(), cache_name.c_str(), threads,
                   depth, kernels::cpu_variant_name());
-      std::printf("prefill %zu tokens: %.2f tok/s = %.1f GMAC/s; int8 dot peak (%zu threads) %s %.1f GMAC/s: %.0f%%, "
+      std::printf("prefill %zu tokens: %.2f tok/s (CPU %.1f ms) = %.1f GMAC/s; int8 dot peak (%zu threads) %s %.1f GMAC/s: %.0f%%, "
                   "%s %.1f GMAC/s: %.0f%%\n",
-                  n_prompt, prefill_tps, prefill_gmacs, threads, peak.isa, peak.gmacs,
+                  n_prompt, prefill_tps, prefill_cpu_s * 1e3, prefill_gmacs, threads, peak.isa, peak.gmacs,
                   100.0 * prefill_gmacs / std::max(peak.gmacs, 1e-9), peak512.isa, peak512.gmacs,
                   100.0 * prefill_gmacs / std::max(peak512.gmacs, 1e-9));
       std::printf("decode  %zu tokens: %.2f tok/s = %.3f ms/token median (best %.3f); floor %.3f ms/token (%.1f MB/token at %.2f GB/s, "

@@ -1,8 +1,9 @@
 // AVX2 + F16C: activation quantisation to int8 blocks (byte-identical to scalar::quantize_acts) and
 // the attention inner loops of alap/kernels/attn.h with vcvtph2ps. The V sums multiply then add
 // per lane in the scalar order, so they match the scalar twin bit for bit; f16 scores sum 8 lanes
-// at a time (tested within rounding of the scalar twin). Also the grouped-head V sums (one FMA per
-// key, head and 8 lanes, bit for bit the scalar twin) and softmax_partial for attn_heads.h.
+// at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
+// converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
+// the scalar twin) and softmax_partial for attn_heads.h.
 #include <algorithm>
 
 #include "alap/kernels/kv_k8.h"
@@ -181,11 +182,61 @@ void softmax_partial(float* x, size_t n, float* m, float* l) {
   *l = exp_shift_sum(x, n, *m);
 }
 
-// --- Grouped heads (attn_heads.h). Scores: each head through f16_scores (AVX2 has no cheap
-// lane tree for 8 keys × heads; the AVX-512 variant shares the converted rows).
+// --- Grouped heads (attn_heads.h). fp16 scores: 4 keys × 2 heads at a time, each 8-dim piece
+// of a key converted once for both heads; per (head, key) one 8-lane FMA chain over the dims and
+// then hsum_ps's sum order, (v0 + v4) + (v2 + v6) + ((v1 + v5) + (v3 + v7)), done for 8 chains at
+// once. So a head's score of a key is f16_scores' whatever heads or keys share the call.
+namespace {
+// [A, B, C, D, E, F, G, H] → hsum_ps of each, as lanes [A, C, E, G, B, D, F, H].
+inline __m256 hsum8(__m256 A, __m256 B, __m256 C, __m256 D, __m256 E, __m256 F, __m256 G, __m256 H) {
+  auto lo_hi = [](__m256 x, __m256 y) {  // [x0+x4, x1+x5, x2+x6, x3+x7, y0+y4, …]
+    return _mm256_add_ps(_mm256_permute2f128_ps(x, y, 0x20), _mm256_permute2f128_ps(x, y, 0x31));
+  };
+  const __m256 ab = lo_hi(A, B), cd = lo_hi(C, D), ef = lo_hi(E, F), gh = lo_hi(G, H);
+  auto pairs = [](__m256 x, __m256 y) {  // per 128-bit lane: [x0+x2, x1+x3, y0+y2, y1+y3]
+    const __m256d xd = _mm256_castps_pd(x), yd = _mm256_castps_pd(y);
+    return _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(xd, yd)), _mm256_castpd_ps(_mm256_unpackhi_pd(xd, yd)));
+  };
+  const __m256 abcd = pairs(ab, cd), efgh = pairs(ef, gh);
+  return _mm256_add_ps(_mm256_shuffle_ps(abcd, efgh, 0x88), _mm256_shuffle_ps(abcd, efgh, 0xDD));
+}
+
+// Keys k[0..3] against NH (1 or 2) heads: scores[h·ld + u].
+template <int NH>
+inline void score4(const float* q, size_t head_dim, const uint16_t* k, float scale, float* scores, size_t ld) {
+  __m256 a[2][4];
+  for (int h = 0; h < 2; ++h) {
+    for (int u = 0; u < 4; ++u) a[h][u] = _mm256_setzero_ps();
+  }
+  for (size_t i = 0; i < head_dim; i += 8) {
+    __m256 x[4];
+    for (int u = 0; u < 4; ++u) x[u] = h8(k + u * head_dim + i);
+    for (int h = 0; h < NH; ++h) {
+      const __m256 qv = _mm256_loadu_ps(q + h * head_dim + i);
+      for (int u = 0; u < 4; ++u) a[h][u] = _mm256_fmadd_ps(qv, x[u], a[h][u]);
+    }
+  }
+  const __m256 sums = hsum8(a[0][0], a[1][0], a[0][1], a[1][1], a[0][2], a[1][2], a[0][3], a[1][3]);
+  const __m256 s = _mm256_mul_ps(sums, _mm256_set1_ps(scale));
+  _mm_storeu_ps(scores, _mm256_castps256_ps128(s));
+  if (NH == 2) _mm_storeu_ps(scores + ld, _mm256_extractf128_ps(s, 1));
+}
+}  // namespace
+
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                       float* scores, size_t ld) {
-  for (size_t h = 0; h < n_heads; ++h) f16_scores(q + h * head_dim, k, head_dim, n, scale, scores + h * ld);
+  const size_t n4 = head_dim % 8 == 0 ? n / 4 * 4 : 0;
+  for (size_t j = 0; j < n4; j += 4) {
+    size_t h = 0;
+    const uint16_t* kj = k + j * head_dim;
+    for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
+    if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
+  }
+  if (n4 < n) {  // the last keys one by one (f16_scores' own path for them)
+    for (size_t h = 0; h < n_heads; ++h) {
+      f16_scores(q + h * head_dim, k + n4 * head_dim, head_dim, n - n4, scale, scores + h * ld + n4);
+    }
+  }
 }
 
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
@@ -198,16 +249,36 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
 }
 
 namespace {
-// V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once (Load), then one
-// fused multiply-add per head and 8 lanes, keys in order (the scalar twin's std::fma chain).
-template <int NH, class Load>
-void accum_heads_tile(const float* p, size_t ldp, size_t head_dim, size_t n, float* out, size_t i0, Load load) {
+// Lanes [i, i + 8) of V rows j: fp16, or int8 times the row's block scale (k8_dequantize's value).
+struct F16Column {
+  const uint16_t* v = nullptr;  // row 0 at lane i
+  size_t head_dim = 0;
+  __m256 operator()(size_t j) const { return h8(v + j * head_dim); }
+};
+struct K8Column {
+  const int8_t* q = nullptr;  // row 0 at lane i
+  const float* d = nullptr;   // row 0's scale of lane i's block, as a float
+  size_t head_dim = 0, nb = 0;
+  __m256 operator()(size_t j) const {
+    const __m256 x =
+        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim))));
+    return _mm256_mul_ps(_mm256_set1_ps(d[j * nb]), x);
+  }
+};
+
+// V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once, then one fused
+// multiply-add per head and 8 lanes, keys in order (the scalar twin's std::fma chain). LDP: p's
+// row stride when it is the attention's key block (constant offsets per head), 0 for any.
+template <int NH, size_t LDP, class Column>
+void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column) {
+  const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m256 o[NH][2];
   for (int h = 0; h < NH; ++h) {
     for (int c = 0; c < 2; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
   }
+  const auto l0 = column(i0), l1 = column(i0 + 8);
   for (size_t j = 0; j < n; ++j) {
-    const __m256 x0 = load(j, i0), x1 = load(j, i0 + 8);
+    const __m256 x0 = l0(j), x1 = l1(j);
     for (int h = 0; h < NH; ++h) {
       const __m256 pb = _mm256_broadcast_ss(p + h * ldp + j);
       o[h][0] = _mm256_fmadd_ps(pb, x0, o[h][0]);
@@ -219,39 +290,59 @@ void accum_heads_tile(const float* p, size_t ldp, size_t head_dim, size_t n, flo
   }
 }
 
-template <class Load>
-void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Load load) {
+template <size_t LDP, class Column>
+void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column) {
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const float* ph = p + h0 * ldp;
     float* oh = out + h0 * head_dim;
     for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
       switch (std::min<size_t>(4, n_heads - h0)) {
-        case 4: accum_heads_tile<4>(ph, ldp, head_dim, n, oh, i0, load); break;
-        case 3: accum_heads_tile<3>(ph, ldp, head_dim, n, oh, i0, load); break;
-        case 2: accum_heads_tile<2>(ph, ldp, head_dim, n, oh, i0, load); break;
-        default: accum_heads_tile<1>(ph, ldp, head_dim, n, oh, i0, load); break;
+        case 4: accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
+        case 3: accum_heads_tile<3, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
+        case 2: accum_heads_tile<2, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
+        default: accum_heads_tile<1, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
       }
     }
   }
+}
+
+constexpr size_t kBlockLd = 256;  // core/model/attention_cpu.h kKeyBlock: the scores' row stride there
+
+template <class Column>
+void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column) {
+  if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column);
+  accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column);
 }
 }  // namespace
 
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
   if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  accum_heads(p, ldp, n_heads, head_dim, n, out, [&](size_t j, size_t i) { return h8(v + j * head_dim + i); });
+  accum_heads(p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; });
 }
 
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
-  if (head_dim % 16 != 0 || block % 8 != 0) {
+  constexpr size_t kScales = 2048;  // f32 scales converted per call (keys in runs that fit)
+  const size_t nb = head_dim / block;
+  if (head_dim % 16 != 0 || block % 8 != 0 || nb > kScales) {
     return scalar::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
   }
-  const size_t nb = head_dim / block;
-  accum_heads(p, ldp, n_heads, head_dim, n, out, [&](size_t j, size_t i) {
-    const __m256 x = _mm256_cvtepi32_ps(
-        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim + i))));
-    return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(d[j * nb + i / block])), x);
+  const size_t run = kScales / nb;
+  if (n > run) {  // keys in runs: each FMA chain continues through out, so the sums are the same
+    for (size_t j0 = 0; j0 < n; j0 += run) {
+      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block, std::min(run, n - j0),
+                       out);
+    }
+    return;
+  }
+  alignas(32) float ds[kScales];  // the keys' scales as floats, converted once (not per head group)
+  size_t e = 0;
+  for (; e + 8 <= n * nb; e += 8) _mm256_store_ps(ds + e, h8(d + e));
+  for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
+  const float* dsp = ds;
+  accum_heads(p, ldp, n_heads, head_dim, n, out, [q, dsp, head_dim, block, nb](size_t i) {
+    return K8Column{q + i, dsp + i / block, head_dim, nb};
   });
 }
 

@@ -2,7 +2,10 @@
 // over 16 keys. Packed K: the 16 rows are transposed to dword columns once and biased to
 // unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
 // block (bit for bit scalar::k8_scores). fp16 K: rows converted once and half transposed, one
-// FMA per head and 4 dims of 4 keys. V: each row converted once, one FMA per head and 16 lanes.
+// FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. V: each row converted once
+// (int8: with the block scales converted once per call), one FMA per head and 16 lanes, 8 heads ×
+// 32 lanes or 4 heads × 64 lanes per pass. A head's results never depend on the heads or keys
+// beside it in a call (CPU prefill tiles rely on it; attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
 // -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -75,10 +78,17 @@ inline __m512 key_scales(const uint16_t* dk, size_t nb, size_t j, size_t r, size
 
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                      size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
-  if (k8_block_size(head_dim) != 32 || head_dim > 256 || n_heads > kMaxHeads) {
+  if (k8_block_size(head_dim) != 32 || head_dim > 256) {
     return avx2::k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   }
   const size_t nb = head_dim / 32;
+  if (n_heads > kMaxHeads) {  // heads in chunks of kMaxHeads (the same scores per head)
+    for (size_t h0 = 0; h0 < n_heads; h0 += kMaxHeads) {
+      k8_scores_heads(q + h0 * head_dim, dq + h0 * nb, std::min(kMaxHeads, n_heads - h0), k, dk, head_dim, n, scale,
+                      scores + h0 * ld, ld);
+    }
+    return;
+  }
   int32_t bias[kMaxHeads][8];  // 128·Σ q over each block
   float fq[kMaxHeads][8];
   for (size_t h = 0; h < n_heads; ++h) {
@@ -131,6 +141,40 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   }
 }
 
+namespace {
+// Heads h0..h0+NH−1 against 16 half-transposed keys u [nc][16]: 4 accumulators per head (rows
+// 4k..4k+3 in a_k), each u value loaded once for the NH heads; per head the same FMA order
+// whatever NH, so a head's scores do not depend on the heads beside it.
+template <int NH>
+inline void score_heads(const float* qa, size_t nc, size_t h0, const __m512* u, size_t r, __m512 vscale, float* scores,
+                        size_t ld) {
+  __m512 a[NH][4];
+  for (int h = 0; h < NH; ++h) {
+    for (int k = 0; k < 4; ++k) a[h][k] = _mm512_setzero_ps();
+  }
+  for (size_t c = 0; c < nc; ++c) {
+    const __m512* uc = u + 16 * c;
+    for (int m = 0; m < 4; ++m) {
+      const __m512 u0 = uc[m], u1 = uc[4 + m], u2 = uc[8 + m], u3 = uc[12 + m];
+      for (int h = 0; h < NH; ++h) {
+        const __m512 qv = _mm512_load_ps(qa + ((h0 + h) * nc * 4 + 4 * c + m) * 16);
+        a[h][0] = _mm512_fmadd_ps(u0, qv, a[h][0]);
+        a[h][1] = _mm512_fmadd_ps(u1, qv, a[h][1]);
+        a[h][2] = _mm512_fmadd_ps(u2, qv, a[h][2]);
+        a[h][3] = _mm512_fmadd_ps(u3, qv, a[h][3]);
+      }
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    const __m512 a0 = a[h][0], a1 = a[h][1], a2 = a[h][2], a3 = a[h][3];
+    const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
+    const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
+    const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
+    _mm512_mask_storeu_ps(scores + (h0 + h) * ld, tail_mask(r), _mm512_mul_ps(sum, vscale));
+  }
+}
+}  // namespace
+
 // fp16 K, 16 keys per pass: each 16-dim chunk of the 16 rows converted once and half transposed
 // (two unpack stages: 128-bit lane L of u[4k + m] holds rows 4k..4k+3 at dim 4L + m), so each
 // head needs one FMA per (k, m) against its query laid out to match (q[4L + m] in lane L), and
@@ -138,8 +182,15 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                       float* scores, size_t ld) {
   constexpr size_t kQa = 16384;  // floats of laid-out queries: 4 per query value
-  if (head_dim % 16 != 0 || head_dim > 256 || 4 * n_heads * head_dim > kQa) {
+  if (head_dim % 16 != 0 || head_dim > 256) {
     return avx2::f16_scores_heads(q, n_heads, k, head_dim, n, scale, scores, ld);
+  }
+  if (4 * n_heads * head_dim > kQa) {  // heads in chunks (each head's scores are the same either way)
+    const size_t per = kQa / (4 * head_dim);
+    for (size_t h0 = 0; h0 < n_heads; h0 += per) {
+      f16_scores_heads(q + h0 * head_dim, std::min(per, n_heads - h0), k, head_dim, n, scale, scores + h0 * ld, ld);
+    }
+    return;
   }
   const size_t nc = head_dim / 16;
   alignas(64) float qa[kQa];  // [h][c][m][16]
@@ -177,23 +228,13 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
         uc[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
       }
     }
-    for (size_t h = 0; h < n_heads; ++h) {
-      __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
-      const float* qh = qa + h * nc * 64;
-      for (size_t c = 0; c < nc; ++c) {
-        const __m512* uc = u + 16 * c;
-        for (int m = 0; m < 4; ++m) {
-          const __m512 qv = _mm512_load_ps(qh + (4 * c + m) * 16);
-          a0 = _mm512_fmadd_ps(uc[m], qv, a0);
-          a1 = _mm512_fmadd_ps(uc[4 + m], qv, a1);
-          a2 = _mm512_fmadd_ps(uc[8 + m], qv, a2);
-          a3 = _mm512_fmadd_ps(uc[12 + m], qv, a3);
-        }
-      }
-      const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
-      const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
-      const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
-      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(sum, vscale));
+    size_t h = 0;
+    for (; h + 4 <= n_heads; h += 4) score_heads<4>(qa, nc, h, u, r, vscale, scores + j, ld);
+    switch (n_heads - h) {
+      case 3: score_heads<3>(qa, nc, h, u, r, vscale, scores + j, ld); break;
+      case 2: score_heads<2>(qa, nc, h, u, r, vscale, scores + j, ld); break;
+      case 1: score_heads<1>(qa, nc, h, u, r, vscale, scores + j, ld); break;
+      default: break;
     }
   }
 }
@@ -206,65 +247,122 @@ struct Ahead {  // rows to prefetch (null: none) and their sizes in bytes
   size_t scale_bytes = 0;
 };
 
-// V sums for NH heads over lanes [i0, i0 + 16·NC): each key's row converted once (Load), then one
-// FMA per head and 16 lanes, keys in order (the scalar twin's std::fma chain, bit for bit).
-template <int NH, int NC, class Load>
-void accum_heads_tile(const float* p, size_t ldp, size_t head_dim, size_t n, float* out, size_t i0, Load load,
+// V sums for NH heads over lanes [i0, i0 + 16·NC): each key's row converted once (column(i) gives
+// the loader of lanes [i, i + 16) of key j), then one FMA per head and 16 lanes, keys in order
+// (the scalar twin's std::fma chain, bit for bit). LDP: p's row stride when it is the
+// attention's key block (addresses then differ by constants: no pointer per head to keep), 0 for
+// any stride.
+template <int NH, int NC, size_t LDP, class Column>
+void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column,
                       const Ahead& ahead) {
+  const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m512 o[NH][NC];
   for (int h = 0; h < NH; ++h) {
     for (int c = 0; c < NC; ++c) o[h][c] = _mm512_loadu_ps(out + h * head_dim + i0 + 16 * c);
   }
-  for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) {
-      prefetch_rows(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes, 1);
-      if (ahead.scales != nullptr && j % 16 == 0) prefetch_rows(ahead.scales + (n + j) * ahead.scale_bytes, ahead.scale_bytes, 16);
+  auto body = [&](auto load, size_t j0, size_t j1, bool fetch) {
+    for (size_t j = j0; j < j1; ++j) {
+      if (fetch) {
+        prefetch_rows(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes, 1);
+        if (ahead.scales != nullptr && j % 16 == 0) {
+          prefetch_rows(ahead.scales + (n + j) * ahead.scale_bytes, ahead.scale_bytes, 16);
+        }
+      }
+      __m512 x[NC];
+      for (int c = 0; c < NC; ++c) x[c] = load[c](j);
+      for (int h = 0; h < NH; ++h) {
+        const __m512 pb = _mm512_set1_ps(p[h * ldp + j]);
+        for (int c = 0; c < NC; ++c) o[h][c] = _mm512_fmadd_ps(pb, x[c], o[h][c]);
+      }
     }
-    __m512 x[NC];
-    for (int c = 0; c < NC; ++c) x[c] = load(j, i0 + 16 * c);
-    for (int h = 0; h < NH; ++h) {
-      const __m512 pb = _mm512_set1_ps(p[h * ldp + j]);
-      for (int c = 0; c < NC; ++c) o[h][c] = _mm512_fmadd_ps(pb, x[c], o[h][c]);
-    }
+  };
+  decltype(column(size_t{0})) load[NC];
+  for (int c = 0; c < NC; ++c) load[c] = column(i0 + 16 * c);
+  if (ahead.rows != nullptr) {
+    body(load, 0, n, true);
+  } else {
+    body(load, 0, n, false);
   }
   for (int h = 0; h < NH; ++h) {
     for (int c = 0; c < NC; ++c) _mm512_storeu_ps(out + h * head_dim + i0 + 16 * c, o[h][c]);
   }
 }
 
-template <int NC, class Load>
+template <int NC, size_t LDP, class Column>
 void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, size_t n, float* out, size_t i0,
-                       Load load, const Ahead& ahead) {
+                       Column column, const Ahead& ahead) {
   switch (nh) {
-    case 8: return accum_heads_tile<8, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 7: return accum_heads_tile<7, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 6: return accum_heads_tile<6, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 5: return accum_heads_tile<5, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 4: return accum_heads_tile<4, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 3: return accum_heads_tile<3, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    case 2: return accum_heads_tile<2, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
-    default: return accum_heads_tile<1, NC>(p, ldp, head_dim, n, out, i0, load, ahead);
+    case 8:
+      if constexpr (NC <= 2) return accum_heads_tile<8, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 7:
+      if constexpr (NC <= 2) return accum_heads_tile<7, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 6:
+      if constexpr (NC <= 2) return accum_heads_tile<6, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 5:
+      if constexpr (NC <= 2) return accum_heads_tile<5, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 4: return accum_heads_tile<4, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+    case 3: return accum_heads_tile<3, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+    case 2: return accum_heads_tile<2, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+    default: return accum_heads_tile<1, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
   }
 }
 
-// Heads in groups of up to 8, lanes in pairs of 16 (16 accumulators), a last 16 alone.
+// Heads in groups of up to 8 with lanes in pairs of 16 (16 accumulators, a last 16 alone), or
+// for a group of up to 4 heads 64 lanes at a time (each p broadcast serves 4 FMAs).
 // The first pass over the keys also prefetches the following n rows (see prefetch_rows).
-template <class Load>
-void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Load load,
-                 const Ahead& ahead) {
+template <size_t LDP, class Column>
+void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
+                    const Ahead& ahead) {
   const Ahead none{};
   for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
     const size_t nh = std::min<size_t>(8, n_heads - h0);
+    const float* ph = p + h0 * ldp;
+    float* oh = out + h0 * head_dim;
     size_t i0 = 0;
+    if (nh <= 4) {
+      for (; i0 + 64 <= head_dim; i0 += 64) {
+        accum_heads_lanes<4, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
+      }
+    }
     for (; i0 + 32 <= head_dim; i0 += 32) {
-      accum_heads_lanes<2>(p + h0 * ldp, ldp, nh, head_dim, n, out + h0 * head_dim, i0, load,
-                           h0 == 0 && i0 == 0 ? ahead : none);
+      accum_heads_lanes<2, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
     }
     if (i0 < head_dim) {
-      accum_heads_lanes<1>(p + h0 * ldp, ldp, nh, head_dim, n, out + h0 * head_dim, i0, load,
-                           h0 == 0 && i0 == 0 ? ahead : none);
+      accum_heads_lanes<1, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
     }
   }
+}
+
+// Lanes [i, i + 16) of V rows j: fp16, or int8 times the row's block scale (k8_dequantize's value).
+struct F16Column {
+  const uint16_t* v = nullptr;  // row 0 at lane i
+  size_t head_dim = 0;
+  __m512 operator()(size_t j) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j * head_dim)));
+  }
+};
+struct K8Column {
+  const int8_t* q = nullptr;  // row 0 at lane i
+  const float* d = nullptr;   // row 0's scale of lane i's block, as a float
+  size_t head_dim = 0, nb = 0;
+  __m512 operator()(size_t j) const {
+    const __m512 x =
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * head_dim))));
+    return _mm512_mul_ps(_mm512_set1_ps(d[j * nb]), x);
+  }
+};
+
+constexpr size_t kBlockLd = 256;  // core/model/attention_cpu.h kKeyBlock: the scores' row stride there
+
+template <class Column>
+void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
+                 const Ahead& ahead) {
+  if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column, ahead);
+  accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column, ahead);
 }
 }  // namespace
 
@@ -274,26 +372,36 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
   const Ahead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
   accum_heads(
       p, ldp, n_heads, head_dim, n, out,
-      [&](size_t j, size_t i) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j * head_dim + i)));
-      },
+      [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; },
       ahead);
 }
 
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
-  if (head_dim % 16 != 0 || block % 16 != 0) {
+  constexpr size_t kScales = 2048;  // f32 scales converted per call (keys in runs that fit)
+  const size_t nb = head_dim / block;
+  if (head_dim % 16 != 0 || block % 16 != 0 || nb > kScales) {
     return avx2::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
   }
-  const size_t nb = head_dim / block;
+  const size_t run = kScales / nb;
+  if (n > run) {  // keys in runs: each FMA chain continues through out, so the sums are the same
+    for (size_t j0 = 0; j0 < n; j0 += run) {
+      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block, std::min(run, n - j0),
+                       out);
+    }
+    return;
+  }
+  alignas(64) float ds[kScales];  // the keys' scales as floats, converted once (not per head group)
+  size_t e = 0;
+  for (; e + 16 <= n * nb; e += 16) {
+    _mm512_store_ps(ds + e, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + e))));
+  }
+  for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
   const Ahead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
+  const float* dsp = ds;
   accum_heads(
       p, ldp, n_heads, head_dim, n, out,
-      [&](size_t j, size_t i) {
-        const __m512 x = _mm512_cvtepi32_ps(
-            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * head_dim + i))));
-        return _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(d[j * nb + i / block])), x);
-      },
+      [q, dsp, head_dim, block, nb](size_t i) { return K8Column{q + i, dsp + i / block, head_dim, nb}; },
       ahead);
 }
 

@@ -1,10 +1,11 @@
 // CpuAttention (core/model/attention_cpu.h) against a double-precision causal attention over the
 // cache's own (dequantised) K/V, in every cache mode and GQA shape, across key blocks; and bit for
-// bit the same output whatever the thread count, batch split (decode split vs prefill items) or
-// kernel variant choice between runs of one variant.
+// bit the same output whatever the thread count, batch split (decode split vs prefill items, and
+// prefill tiles cut anywhere) or kernel variant choice between runs of one variant.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -112,10 +113,10 @@ TEST_P(AttentionCpu, MatchesDoubleAttentionAcrossKeyBlocks) {
   KvCache cache({cs.mode, 2, cs.n_head_kv, cs.head_dim, cs.head_dim, 800});
   fill(cache, 800, 17);
   CpuAttention attn;
-  // Prefill of 6 tokens across the block edge at 256 and 512, decode at 777 (4 blocks), the first position.
+  // Prefill of 6 tokens across the block edge at 256 and 512, 37 (several tiles) across 256, decode at 777 (4 blocks), the first position.
   const struct {
     size_t n, pos0, threads;
-  } steps[] = {{6, 250, 2}, {3, 509, 1}, {1, 776, 2}, {1, 0, 2}, {2, 100, 3}};
+  } steps[] = {{6, 250, 2}, {3, 509, 1}, {1, 776, 2}, {1, 0, 2}, {2, 100, 3}, {37, 230, 2}};
   for (const auto& st : steps) {
     const std::vector<float> q = random_q(st.n, cs.n_head, cs.head_dim, uint32_t(st.pos0 + 1));
     const std::vector<float> got = run(attn, cache, st.threads, 1, q, st.n, st.pos0, cs.n_head);
@@ -146,6 +147,36 @@ TEST_P(AttentionCpu, BitIdenticalWhateverTheSplit) {
       const std::vector<float> want(batch1.begin() + t * H * Dv, batch1.begin() + (t + 1) * H * Dv);
       ASSERT_EQ(ot, want) << "token " << t << " threads " << threads;
     }
+  }
+}
+
+// Prefill tiles (tokens × a group's heads sharing each K/V row): a token's output must not depend
+// on which tile it lands in, where the tile starts against the key blocks, or the tile's length.
+// The batch crosses the block edge at 512; it is cut into pieces of every kind of length and
+// start, and each piece's rows must equal the whole batch's.
+TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
+  const Case cs = GetParam();
+  KvCache cache({cs.mode, 1, cs.n_head_kv, cs.head_dim, cs.head_dim, 600});
+  fill(cache, 600, 31);
+  const size_t n = 45, pos0 = 490, H = cs.n_head, Dk = cs.head_dim, Dv = cs.head_dim;
+  const std::vector<float> q = random_q(n, H, Dk, 9);
+  CpuAttention whole, parts;
+  const std::vector<float> want = run(whole, cache, 2, 0, q, n, pos0, H);
+  const size_t cuts[] = {0, 1, 4, 11, 12, 21, 22, 23, 38, 45};
+  for (size_t threads : {size_t{1}, size_t{3}}) {
+    for (size_t c = 0; c + 1 < std::size(cuts); ++c) {
+      const size_t a = cuts[c], b = cuts[c + 1];
+      const std::vector<float> qp(q.begin() + a * H * Dk, q.begin() + b * H * Dk);
+      const std::vector<float> got = run(parts, cache, threads, 0, qp, b - a, pos0 + a, H);
+      const std::vector<float> w(want.begin() + a * H * Dv, want.begin() + b * H * Dv);
+      ASSERT_EQ(got, w) << "tokens [" << a << ", " << b << ") threads " << threads;
+    }
+  }
+  // And the same cache read as one token at a time through the decode split.
+  for (size_t t : {size_t{0}, size_t{21}, size_t{22}, size_t{44}}) {
+    const std::vector<float> qt(q.begin() + t * H * Dk, q.begin() + (t + 1) * H * Dk);
+    const std::vector<float> w(want.begin() + t * H * Dv, want.begin() + (t + 1) * H * Dv);
+    ASSERT_EQ(run(parts, cache, 2, 0, qt, 1, pos0 + t, H), w) << "token " << t;
   }
 }
 

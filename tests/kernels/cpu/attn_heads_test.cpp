@@ -1,12 +1,14 @@
 // Tests of the grouped-head attention kernels (attn.h / kv_k8.h "_heads"): every variant against
 // the scalar twin (packed-K scores and both V sums bit for bit, fp16 scores within rounding),
-// the scalar twins against plain per-head math, odd key counts and strides, and bad arguments.
+// the scalar twins against plain per-head math, odd key counts and strides, each head and key
+// independent of the others in a call (prefill tiles), and bad arguments.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "alap/kernels/attn.h"
@@ -135,6 +137,52 @@ TEST(AttnHeads, EveryVariantMatchesTheScalarTwin) {
   }
   set_cpu_variant("best");
   EXPECT_GE(checked, 10);
+}
+
+// What CPU prefill tiles rely on (core/model/attention_cpu.cpp): in every variant a head's
+// scores and V sums are bit for bit the same whatever heads run beside it (one call per head, or
+// all in one call, up to 70 rows) and whatever key count the call has (a prefix of the keys gives
+// a prefix of the scores), and a V sum split into runs of keys equals one call over all of them.
+TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
+  int checked = 0;
+  for (const Shape& sh : {Shape{64, 70, 300}, Shape{64, 28, 45}, Shape{128, 32, 37}, Shape{32, 9, 20}}) {
+    const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 21);
+    for (const char* v : kVariants) {
+      if (!set_cpu_variant(v)) continue;
+      const Outputs all = run_all(g);
+      const size_t cut = g.n - 13;  // a prefix of the keys, and the split point of the V sums
+      for (size_t h = 0; h < g.n_heads; ++h) {
+        std::vector<float> s8(g.n), s16(g.n), s8p(cut), s16p(cut);
+        k8_scores_heads(&g.qq[h * g.head_dim], &g.qd[h * g.nb], 1, g.kq.data(), g.kd.data(), g.head_dim, g.n, 0.125f,
+                        s8.data(), g.n);
+        f16_scores_heads(&g.q[h * g.head_dim], 1, g.kf.data(), g.head_dim, g.n, 0.125f, s16.data(), g.n);
+        k8_scores_heads(&g.qq[h * g.head_dim], &g.qd[h * g.nb], 1, g.kq.data(), g.kd.data(), g.head_dim, cut, 0.125f,
+                        s8p.data(), cut);
+        f16_scores_heads(&g.q[h * g.head_dim], 1, g.kf.data(), g.head_dim, cut, 0.125f, s16p.data(), cut);
+        for (size_t j = 0; j < g.n; ++j) {
+          ASSERT_EQ(all.s8[h * g.ld + j], s8[j]) << v << " h " << h << " j " << j;
+          ASSERT_EQ(all.s16[h * g.ld + j], s16[j]) << v << " h " << h << " j " << j;
+          if (j < cut) {
+            ASSERT_EQ(s8p[j], s8[j]) << v << " h " << h << " j " << j;
+            ASSERT_EQ(s16p[j], s16[j]) << v << " h " << h << " j " << j;
+          }
+        }
+      }
+      // V sums: heads [3, n_heads) alone, in two runs of keys [0, cut) and [cut, n).
+      const size_t h0 = 3, nh = g.n_heads - h0;
+      std::vector<float> o16(nh * g.head_dim, 0.5f), o8(nh * g.head_dim, -0.25f);
+      for (const auto& [j0, j1] : {std::pair<size_t, size_t>{0, cut}, std::pair<size_t, size_t>{cut, g.n}}) {
+        f16_accum_v_heads(&g.p[h0 * g.ld + j0], g.ld, nh, &g.kf[j0 * g.head_dim], g.head_dim, j1 - j0, o16.data());
+        k8_accum_v_heads(&g.p[h0 * g.ld + j0], g.ld, nh, &g.kq[j0 * g.head_dim], &g.kd[j0 * g.nb], g.head_dim, g.block,
+                         j1 - j0, o8.data());
+      }
+      EXPECT_EQ(o16, std::vector<float>(all.o16.begin() + h0 * g.head_dim, all.o16.end())) << v;
+      EXPECT_EQ(o8, std::vector<float>(all.o8.begin() + h0 * g.head_dim, all.o8.end())) << v;
+      ++checked;
+    }
+  }
+  set_cpu_variant("best");
+  EXPECT_GE(checked, 4);
 }
 
 TEST(AttnHeads, SoftmaxPartialIsTheUnnormalisedSoftmax) {
