@@ -412,6 +412,11 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     }
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // Decode with a packed cache (k8, k8v8): the attention writes att's int8 blocks for the Wo product
+  // itself (out_q8, the bytes gpu_quantize_act_q8 would write), so no quantiser launch. Not with the
+  // f16 cache: there the Wo product, launched as the attention's dependent, started during it and
+  // the 8B step got 4-6% slower (H200, docs/bench/gpu.md "Session 5"). Prefill quantises after it.
+  const void* att_q = nullptr;
   if (n == 1) {
     gpu::attn_decode_params p{};
     p.q = q;
@@ -430,6 +435,7 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.n_ctx = static_cast<int>(pos0) + 1;
     p.n_split = 0;
     p.scale = scale;
+    if (mode != CacheMode::f16 && wants_q8(H * D, {&lw.wo})) att_q = p.out_q8 = s<void>(L.xq);
     const int rc = mode == CacheMode::f16  ? ops->attn_f16_decode_run(&p, stream)
                    : mode == CacheMode::k8 ? ops->attn_k8_decode_run(&p, stream)
                                            : ops->attn_k8v8_decode_run(&p, stream);
@@ -456,12 +462,13 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.scale = scale;
     ck(ops->attn_k8_prefill_run(&p, stream), "attention (prefill)");
   }
+  if (att_q == nullptr) att_q = quantize(att, n, H * D, {&lw.wo});
 
   // x += Wo·att, residual fused (beta = 1); with a bias x += (Wo·att + bo), the CPU's order.
   if (o.bo == kNone) {
-    matmul(lw.wo, o.wo, att, quantize(att, n, H * D, {&lw.wo}), n, x, 1.0f);
+    matmul(lw.wo, o.wo, att, att_q, n, x, 1.0f);
   } else {
-    matmul(lw.wo, o.wo, att, quantize(att, n, H * D, {&lw.wo}), n, a, 0.0f);
+    matmul(lw.wo, o.wo, att, att_q, n, a, 0.0f);
     ck(ops->gpu_add_bias(a, w<float>(o.bo), E, n, stream), "attention output bias");
     ck(ops->gpu_add(x, a, x, nz * static_cast<size_t>(E), stream), "residual");
   }

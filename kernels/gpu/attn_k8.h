@@ -9,6 +9,7 @@
 //   p.n_head = 32; p.n_kv_head = 8; p.head_dim = 128; p.capacity = 8192; p.n_ctx = 517;
 //   p.scale = 1.0f / std::sqrt(128.0f);
 //   p.scratch = d_scratch;  // attn_decode_scratch_bytes(p.n_head, p.head_dim) bytes, zeroed once
+//   p.out_q8 = d_xq;        // optional: out quantised for the Wo product as well (see the field)
 //   if (alap::gpu::attn_k8_decode_run(&p, stream) != 0) fail(alap::gpu::gpu_error_message());
 //
 // Layouts (DESIGN.md "KV cache formats (normative)"), per layer:
@@ -67,6 +68,12 @@ struct attn_decode_params {
   float scale;             // usually 1/sqrt(head_dim)
   const int8_t* v_q;       // k8v8 V payload, or null
   const uint16_t* v_d;     // k8v8 V scales, or null
+  // Optional (null: not written): out also quantised for the next product, gpu_act_q8_bytes(1,
+  // n_head·head_dim) bytes, 16-byte aligned, byte for byte what gpu_quantize_act_q8(out, out_q8, 1,
+  // n_head·head_dim) writes (ops.h; the blocks of matmul_kernel.h's act_q8_view), by the block that
+  // writes out, so the decode step needs no separate quantiser launch. out is written as well.
+  // Under kAttnLaunchPdl it is written after the wait, like out.
+  void* out_q8;
 };
 
 // Bytes of scratch a run may use: partial results of the splits (the worst case, kAttnMaxSplit

@@ -245,6 +245,7 @@ const char* attn_decode_check(const attn_decode_params* p, int mode) {
   const void* v = mode == 2 ? static_cast<const void*>(p->v_q) : static_cast<const void*>(p->v);
   if (!aligned16(k) || !aligned16(v)) return "attn_decode: K or V payload is not 16-byte aligned";
   if (!aligned16(p->out) || !aligned16(p->scratch)) return "attn_decode: out or scratch is not 16-byte aligned";
+  if (!aligned16(p->out_q8)) return "attn_decode: out_q8 is not 16-byte aligned (gpu_alloc it)";
   if (p->n_split < 0) return "attn_decode: n_split must be >= 0";
   return nullptr;
 }

@@ -25,6 +25,7 @@
 //      The rescale by alpha is skipped when the running max did not move (alpha = 1 exactly).
 // At the end the partial sums over rows are added; a single split writes out = acc / l; several
 // write (acc, m, l) to scratch and the last block of each KV head to finish (a counter) merges them.
+// Whichever block writes out also writes its int8 blocks when out_q8 asks (attn_quantize_out).
 #pragma once
 
 #include <type_traits>
@@ -32,6 +33,7 @@
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_pdl.h"
 #include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/matmul_kernel.h"
 
 namespace alap::gpu {
 
@@ -178,6 +180,49 @@ __device__ __forceinline__ void alap_i8x4_to_f32(int w, float* f) {
   for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(__byte_perm(x, 0x4B000000u, 0x7540u | unsigned(i))) - 8388736.0f;
 }
 
+// The attention output quantised for the Wo product (attn_decode_params::out_q8): the arithmetic of
+// matmul.hip's quantize_act_q8_kernel (d = max|x|/127 per 32-block, q = rint(x·(1/d)) clamped to
+// ±127, s16 = Σq per 16-block), so the same bytes, for values held N to a lane: the aligned group
+// of 32/N lanes holds one 32-block, lane j of the group its elements N·j .. N·j+N-1, and i (a
+// multiple of N) is the first element's index in out ([n_head·head_dim]). Every lane of the warp
+// calls it (shuffles), valid or not; only valid lanes write. No-op when out_q8 is null (uniform).
+template <int N>
+__device__ __forceinline__ void attn_quantize_out(const attn_decode_params& p, const float (&v)[N], bool valid,
+                                                  int i) {
+  static_assert(N == 1 || N == 2 || N == 4);
+  if (p.out_q8 == nullptr) return;
+  constexpr int kLanes = 32 / N;  // lanes per 32-block
+  float amax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < N; ++k) amax = fmaxf(amax, fabsf(v[k]));
+#pragma unroll
+  for (int off = kLanes / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[N], s = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    q[k] = max(-127, min(127, static_cast<int>(rintf(v[k] * id))));
+    s += q[k];
+  }
+#pragma unroll
+  for (int off = kLanes / 4; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 32);  // lanes of a 16-block
+  if (!valid) return;
+  const int n_cols = p.n_head * p.head_dim;
+  const act_q8_view view = act_q8_layout(p.out_q8, 1, n_cols);
+  int8_t* dst = const_cast<int8_t*>(view.q) + i;
+  if constexpr (N == 1) {
+    *dst = static_cast<int8_t>(q[0]);
+  } else if constexpr (N == 2) {
+    *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8));
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = static_cast<uint32_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8) |
+                                                              ((q[2] & 0xff) << 16) | ((q[3] & 0xff) << 24));
+  }
+  if (i % 32 == 0) const_cast<float*>(view.d)[i / 32] = d;
+  if (i % 16 == 0) const_cast<int32_t*>(view.s16)[i / 16] = s;
+}
+
 // Flash-decoding merge, shared by the decode bodies: the block has written its partial (o, m, l)
 // for query heads h0..h0+G-1 (m in natural-log units); the last block of this KV head (slice) to
 // finish merges all splits into out. Every thread of the block calls it.
@@ -229,12 +274,15 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
   }
   __syncthreads();
   // Four output elements per thread and step; kUnroll splits' loads in flight (L2 latency bound).
+  // The bound is the block's, not the thread's, so that every lane takes part in out_q8's shuffles.
   constexpr int kUnroll = 16;
-  for (int i = tid * 4; i < G * hd; i += nthreads * 4) {
-    const int g = i / hd, d = i % hd, h = h0 + g;
+  for (int i0 = 0; i0 < G * hd; i0 += nthreads * 4) {
+    const int i = i0 + tid * 4;
+    const bool valid = i < G * hd;
+    const int g = valid ? i / hd : 0, d = valid ? i % hd : 0, h = h0 + g;
     const float* o = a.part_o + size_t(h) * kAttnMaxSplit * hd + d;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int sp0 = 0; sp0 < a.n_split; sp0 += kUnroll) {
+    for (int sp0 = 0; valid && sp0 < a.n_split; sp0 += kUnroll) {
       float4 ov[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
@@ -248,7 +296,9 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
         sum.w = fmaf(ov[u].w, w, sum.w);
       }
     }
-    *reinterpret_cast<float4*>(a.p.out + size_t(h) * hd + d) = sum;
+    if (valid) *reinterpret_cast<float4*>(a.p.out + size_t(h) * hd + d) = sum;
+    const float v4[4] = {sum.x, sum.y, sum.z, sum.w};
+    attn_quantize_out<4>(a.p, v4, valid, h * hd + d);
   }
   if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
 }
@@ -661,8 +711,10 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
     float o = 0.0f;
 #pragma unroll
     for (int r = 0; r < T::rsplit; ++r) o += red[r * GB + g][d];
-    if (single) {
-      a.p.out[size_t(h) * hd + d] = l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f;
+    if (single) {  // whole warps take part (G·hd is a multiple of 32): out_q8's shuffles
+      const float v1[1] = {l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f};
+      a.p.out[size_t(h) * hd + d] = v1[0];
+      attn_quantize_out<1>(a.p, v1, true, h * hd + d);
     } else {
       a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
     }
@@ -685,8 +737,10 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
       float o = 0.0f;
 #pragma unroll
       for (int r = 0; r < T::v_groups; ++r) o += red[r][d];
-      if (single) {
-        a.p.out[size_t(h) * hd + d] = l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f;
+      if (single) {  // whole 32-lane groups take part (hd is a multiple of 32): out_q8's shuffles
+        const float v1[1] = {l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f};
+        a.p.out[size_t(h) * hd + d] = v1[0];
+        attn_quantize_out<1>(a.p, v1, true, h * hd + d);
       } else {
         a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
       }
@@ -1020,7 +1074,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   constexpr int kPre = ALAP_ATTN_PDL_PRE > 0 && ALAP_ATTN_PDL_PRE < T::kStages - 1 ? ALAP_ATTN_PDL_PRE : T::kStages - 1;
   if (tiles_first) fill_ring(0, kPre);
   alap_pdl_wait();     // q, the newest row, out and scratch are ours from here (gpu_pdl.h)
-  alap_pdl_release();  // the next kernel may start streaming (it waits for our end)
+  alap_pdl_release();  // the next kernel may start (it waits for our end; session 5 measured later releases: no gain)
 
   // Query: quantised with the cache's rule (k8) or scaled by scale·log2 e (f16), zero past G. All of
   // a warp's loads first (one round trip), then the remaining tiles, then the blocks.
@@ -1400,9 +1454,10 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
         l += lred[w * GB + hg];
       }
     }
-    if (single) {
-      *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) =
-          l > 0.0f ? make_float2(o.x / l, o.y / l) : make_float2(0.0f, 0.0f);
+    if (single) {  // whole warps take part (G·HD is a multiple of 64): out_q8's shuffles
+      const float v2[2] = {l > 0.0f ? o.x / l : 0.0f, l > 0.0f ? o.y / l : 0.0f};
+      *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) = make_float2(v2[0], v2[1]);
+      attn_quantize_out<2>(a.p, v2, true, h * HD + d);
     } else {
       if (!kWm && d == 0) {
 #pragma unroll
@@ -1437,7 +1492,8 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     constexpr int kMaxCluster = 16;
     alap_cluster_sync();
     const unsigned rank = alap_cluster_rank();
-    const int n_out = G * HD, per = (n_out + int(n_cluster) - 1) / int(n_cluster);
+    // per is a multiple of 32, so whole warps hold whole 32-blocks (out_q8's shuffles).
+    const int n_out = G * HD, per = (n_out / 32 + int(n_cluster) - 1) / int(n_cluster) * 32;
     const unsigned o_s = alap_smem_addr(blk_o), m_s = alap_smem_addr(blk_m), l_s = alap_smem_addr(blk_l);
     for (int j = tid; j < per; j += kMmaThreads) {
       const int i = int(rank) * per + j;
@@ -1462,7 +1518,9 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
         o = fmaf(w, ov[r], o);
         lsum = fmaf(w, lv[r], lsum);
       }
-      a.p.out[size_t(h0 + hg) * HD + i % HD] = o / lsum;
+      const float v1[1] = {o / lsum};
+      a.p.out[size_t(h0 + hg) * HD + i % HD] = v1[0];
+      attn_quantize_out<1>(a.p, v1, true, h0 * HD + i);
     }
     alap_cluster_sync();
     return;
@@ -1517,7 +1575,9 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
       }
       mx = cmx;
     }
-    *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) = make_float2(o.x / lsum, o.y / lsum);
+    const float v2[2] = {o.x / lsum, o.y / lsum};
+    *reinterpret_cast<float2*>(a.p.out + size_t(h) * HD + d) = make_float2(v2[0], v2[1]);
+    attn_quantize_out<2>(a.p, v2, true, h * HD + d);  // whole warps (G·HD is a multiple of 64)
   }
   if (tid == 0) a.counters[counter] = 0u;  // ready for the next run
   alap_attn_stamp(a, HD, 7);  // merged (last block only)

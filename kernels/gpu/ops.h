@@ -59,7 +59,8 @@ int gpu_matmul_supported(uint32_t dtype);
 size_t gpu_act_q8_bytes(int n_tokens, int n_cols);
 // Quantises activations once per product input (shared by, e.g., Q/K/V or gate/up): blocks of 32
 // values, d = max|x|/127, q = round(x/d) (the CPU's quantize_activations rule), plus whatever
-// per-block sums the products need, into d_xq (gpu_act_q8_bytes bytes).
+// per-block sums the products need, into d_xq (gpu_act_q8_bytes bytes). The decode attention can
+// write these bytes for its own output (attn_decode_params::out_q8, attn_k8.h) instead.
 int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, void* stream);
 
 // y[t][r] = Σ_c W[r][c]·x[t][c] for t < n_tokens, r < n_rows. W is the GGUF tensor as stored

@@ -478,6 +478,8 @@ static int decode(const attn_decode_params* p, int mode) {
            mode != 0 ? p->k_q : nullptr, p->k_d, p->k_f16, p->v, mode == 2 ? p->v_q : nullptr, p->v_d,
            p->out + static_cast<size_t>(h) * p->head_dim);
   }
+  // out_q8: out quantised as gpu_quantize_act_q8 does it (this emulation's own block layout).
+  if (p->out_q8 != nullptr) return gpu_quantize_act_q8(p->out, p->out_q8, 1, p->n_head * p->head_dim, nullptr);
   return 0;
 }
 int attn_f16_decode_run(const attn_decode_params* p, void*) {

@@ -201,13 +201,14 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_EQ(sw.graph_steps, 4u);      // the first step runs plainly
   EXPECT_EQ(sw.graph_captures, 5u);   // step 2 captures its own graph and step 3's; 3–5 the next one
   EXPECT_EQ(sw.graph_updates, 3u);    // each executable is instantiated once, then updated in place
-  // 3 layers × 10 (bias, RoPE and both cache stores one call) + embedding, output norm, output
-  // product; + ids in, logits out, graph launch.
-  EXPECT_EQ(sw.calls_per_step, 3u * 10u + 3u + 3u);
+  // 3 layers × 9 (bias, RoPE and both cache stores one call; the k8 attention writes the Wo
+  // product's int8 activations itself) + embedding, output norm, output product; + ids in,
+  // logits out, graph launch.
+  EXPECT_EQ(sw.calls_per_step, 3u * 9u + 3u + 3u);
   const GpuStepStats& so = without.step_stats();
   EXPECT_EQ(so.graphs_off, "turned off by the caller");
   EXPECT_EQ(so.graph_steps, 0u);
-  EXPECT_EQ(so.calls_per_step, 3u * 10u + 3u + 2u);
+  EXPECT_EQ(so.calls_per_step, 3u * 9u + 3u + 2u);
 
   {
     ScopedEnv env("ALAP_HOST_GPU_NO_GRAPHS", "1");  // capture fails: plain launches, same results

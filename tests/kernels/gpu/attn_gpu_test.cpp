@@ -1,19 +1,23 @@
 // Run-time check of the GPU attention (decode: f16, k8, k8v8; prefill: k8 and k8v8) and the k8 cache
 // writer against a CPU reference in double precision, on random data over head_dim × GQA ratio ×
 // context (odd lengths included) × split. Needs a GPU: exits 77 (ctest: skipped) where none is
-// present. Not a benchmark (attn_gpu_bench is). Plain C++: it reaches the GPU through gpu_port.h.
+// present. Checks out_q8 (the output's int8 blocks) against gpu_quantize_act_q8 byte for byte; its
+// --bench times only that option (attn_gpu_bench is the attention benchmark). Plain C++: it reaches
+// the GPU through gpu_port.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "alap/kernels/fp16.h"
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/ops.h"
 
 namespace {
 
@@ -235,6 +239,47 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   // A second k8 run on the same scratch: the split counters must have been left at zero.
   const std::vector<float> out_k8_again = run(alap::gpu::attn_k8_decode_run);
 
+  // out_q8: the attention also writes out's int8 blocks for the Wo product. They must equal, byte for
+  // byte, what gpu_quantize_act_q8 writes from the same out (q, d and s16; the layout's padding is
+  // left alone), and out must be what the run without out_q8 wrote. Two poisons (0x5a, 0xa5): an
+  // unwritten byte fails one of them.
+  const int n_cols = n_head * hd;
+  const size_t xq_bytes = alap::gpu::gpu_act_q8_bytes(1, n_cols);
+  device_buffer<uint8_t> d_xq(xq_bytes), d_xq_ref(xq_bytes);
+  const auto sections = [&](const std::vector<uint8_t>& raw) {  // q [n_cols], d [n_cols/32], s16 [n_cols/16]
+    const size_t qb = (size_t(n_cols) + 15) / 16 * 16, db = (size_t(n_cols / 32) * 4 + 15) / 16 * 16;
+    std::vector<uint8_t> bytes(raw.begin(), raw.begin() + n_cols);
+    bytes.insert(bytes.end(), raw.begin() + qb, raw.begin() + qb + size_t(n_cols / 32) * 4);
+    bytes.insert(bytes.end(), raw.begin() + qb + db, raw.begin() + qb + db + size_t(n_cols / 16) * 4);
+    return bytes;
+  };
+  const auto reference_q8 = [&](const std::vector<float>& out) {
+    device_buffer<float> d_x(out);
+    ALAP_GPU_CHECK(alap_gpu_memset(d_xq_ref.ptr, 0x5a, xq_bytes));
+    expect(alap::gpu::gpu_quantize_act_q8(d_x.ptr, d_xq_ref.ptr, 1, n_cols, nullptr) == 0,
+           alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_device_synchronize());
+    return sections(d_xq_ref.download());
+  };
+  const std::vector<uint8_t> q8_k8 = reference_q8(out_k8), q8_f16 = reference_q8(out_f16),
+                             q8_k8v8 = reference_q8(out_k8v8);
+  const auto check_q8 = [&](int (*fn)(const alap::gpu::attn_decode_params*, void*), const std::vector<float>& out_plain,
+                            const std::vector<uint8_t>& q8_ref, const char* name) {
+    for (int poison : {0x5a, 0xa5}) {
+      ALAP_GPU_CHECK(alap_gpu_memset(d_xq.ptr, poison, xq_bytes));
+      p.out_q8 = d_xq.ptr;
+      const std::vector<float> out = run(fn);
+      p.out_q8 = nullptr;
+      expect(out == out_plain, std::string(name) + " with out_q8: out differs from the run without it, " + tag);
+      expect(sections(d_xq.download()) == q8_ref,
+             std::string(name) + " out_q8 differs from gpu_quantize_act_q8(out), poison " + std::to_string(poison) +
+                 ", " + tag);
+    }
+  };
+  check_q8(alap::gpu::attn_k8_decode_run, out_k8, q8_k8, "k8");
+  check_q8(alap::gpu::attn_f16_decode_run, out_f16, q8_f16, "f16");
+  check_q8(alap::gpu::attn_k8v8_decode_run, out_k8v8, q8_k8v8, "k8v8");
+
   // Programmatic dependent launch right after the kernel that writes the newest row: that row is
   // zeroed, rewritten by kv_k8_store_run on a stream, and the attention launched on the same stream
   // with kAttnLaunchPdl must see it; the result is bit-identical to the plain launch's (same kernel,
@@ -251,14 +296,20 @@ void run_case(const attn_case& c, std::mt19937& rng) {
     alap::gpu::kv_k8_store_params last{d_k_new.ptr + size_t(c.n_ctx - 1) * n_kv * hd, d_kq.ptr, d_kd.ptr, 1, n_kv, hd,
                                        capacity, c.n_ctx - 1};
     expect(alap::gpu::kv_k8_store_run(&last, stream) == 0, alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_memset(d_xq.ptr, 0xa5, xq_bytes));
+    p.out_q8 = d_xq.ptr;  // written after the wait too
     expect(alap::gpu::attn_decode_run_ex(&p, mode, alap::gpu::kAttnLaunchPdl, stream) == 0,
            alap::gpu::gpu_error_message());
+    p.out_q8 = nullptr;
     ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
     return d_out.download();
   };
   expect(run_pdl(1) == out_k8, "k8 with PDL after the newest row's store differs from the plain launch, " + tag);
+  expect(sections(d_xq.download()) == q8_k8, "k8 with PDL: out_q8 differs, " + tag);
   expect(run_pdl(0) == out_f16, "f16 with PDL differs from the plain launch, " + tag);
+  expect(sections(d_xq.download()) == q8_f16, "f16 with PDL: out_q8 differs, " + tag);
   expect(run_pdl(2) == out_k8v8, "k8v8 with PDL after the newest row's store differs from the plain launch, " + tag);
+  expect(sections(d_xq.download()) == q8_k8v8, "k8v8 with PDL: out_q8 differs, " + tag);
   ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
 
   const double e_k8 = max_abs_diff(out_k8, ref_k8);
@@ -401,6 +452,12 @@ void check_bad_input() {
   expect(alap::gpu::attn_k8v8_decode_run(&p, nullptr) != 0 &&
              std::strstr(alap::gpu::gpu_error_message(), "v_q") != nullptr,
          "k8v8 without v_q must be refused with a message naming v_q");
+  p.v = reinterpret_cast<const uint16_t*>(dummy);
+  p.out_q8 = reinterpret_cast<char*>(dummy) + 4;
+  expect(alap::gpu::attn_k8_decode_run(&p, nullptr) != 0 &&
+             std::strstr(alap::gpu::gpu_error_message(), "out_q8") != nullptr,
+         "an out_q8 off a 16-byte boundary must be refused with a message naming out_q8");
+  p.out_q8 = nullptr;
   expect(alap::gpu::attn_decode_run_ex(&p, 3, 0u, nullptr) != 0 &&
              std::strstr(alap::gpu::gpu_error_message(), "mode") != nullptr,
          "attn_decode_run_ex must refuse mode 3");
@@ -419,9 +476,120 @@ void check_bad_input() {
          "a prefill past capacity must be refused");
 }
 
+// --bench: what out_q8 costs. Decode attention in Llama-3-8B geometry (32 query / 8 KV heads of
+// 128) at 4k and 32k for each mode, µs per call from replays of a captured graph (median of 30),
+// cache copies rotated past the L2 (240 MB read per replay at least): the call without out_q8, with
+// it, and without it followed by gpu_quantize_act_q8 (the launch out_q8 replaces in a decode step).
+void bench_out_q8() {
+  constexpr int H = 32, Hk = 8, D = 128, n_cols = H * D;
+  alap_gpu_stream_t stream = nullptr;
+  ALAP_GPU_CHECK(alap_gpu_stream_create(&stream));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> hq(n_cols);
+  for (float& x : hq) x = normal(rng);
+  device_buffer<float> q(hq), out(n_cols);
+  device_buffer<uint8_t> xq(alap::gpu::gpu_act_q8_bytes(1, n_cols));
+  const size_t scratch_bytes = alap::gpu::attn_decode_scratch_bytes(H, D);
+  device_buffer<char> scratch(scratch_bytes);
+  ALAP_GPU_CHECK(alap_gpu_memset(scratch.ptr, 0, scratch_bytes));
+  alap_gpu_event_t t0, t1;
+  ALAP_GPU_CHECK(alap_gpu_event_create(&t0));
+  ALAP_GPU_CHECK(alap_gpu_event_create(&t1));
+  const auto time_us = [&](int per, auto&& call) {  // µs per call, median of 30 graph replays
+    alap_gpu_graph_t g = nullptr;
+    alap_gpu_graph_exec_t exec = nullptr;
+    ALAP_GPU_CHECK(alap_gpu_stream_begin_capture(stream));
+    for (int i = 0; i < per; ++i) call(i);
+    ALAP_GPU_CHECK(alap_gpu_stream_end_capture(stream, &g));
+    ALAP_GPU_CHECK(alap_gpu_graph_instantiate(&exec, g));
+    for (int w = 0; w < 3; ++w) ALAP_GPU_CHECK(alap_gpu_graph_launch(exec, stream));
+    std::vector<double> t;
+    for (int r = 0; r < 30; ++r) {
+      ALAP_GPU_CHECK(alap_gpu_event_record(t0, stream));
+      ALAP_GPU_CHECK(alap_gpu_graph_launch(exec, stream));
+      ALAP_GPU_CHECK(alap_gpu_event_record(t1, stream));
+      ALAP_GPU_CHECK(alap_gpu_event_synchronize(t1));
+      float ms = 0.0f;
+      ALAP_GPU_CHECK(alap_gpu_event_elapsed_ms(&ms, t0, t1));
+      t.push_back(1000.0 * ms / per);
+    }
+    ALAP_GPU_CHECK(alap_gpu_graph_exec_destroy(exec));
+    ALAP_GPU_CHECK(alap_gpu_graph_destroy(g));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  std::printf("out_q8 bench (H %d, KV %d, head_dim %d; graph, us per call): mode ctx | plain | out_q8 | "
+              "plain + quantize_act_q8 | out_q8 - plain\n", H, Hk, D);
+  for (int ctx : {4096, 32768}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      const size_t k_bytes = size_t(Hk) * ctx * D * (mode == 0 ? 2 : 1), v_bytes = size_t(Hk) * ctx * D * (mode == 2 ? 1 : 2);
+      const size_t s_bytes = size_t(Hk) * ctx * (D / 32) * 2;  // fp16 scales of K or V
+      const size_t per_copy = k_bytes + v_bytes + (mode != 0 ? s_bytes : 0) + (mode == 2 ? s_bytes : 0);
+      const int copies = int((size_t(240) * 1000 * 1000 + per_copy - 1) / per_copy);
+      // Finite, quantisation-sized contents (the time does not depend on them): fp16 0x2020 ≈ 0.0083,
+      // 0x3030 ≈ 0.13; int8 5.
+      std::vector<char*> bufs;
+      std::vector<alap::gpu::attn_decode_params> ps(copies);
+      const auto alloc = [&](size_t bytes, int byte) {
+        char* ptr = nullptr;
+        ALAP_GPU_CHECK(alap_gpu_malloc(&ptr, bytes));
+        ALAP_GPU_CHECK(alap_gpu_memset(ptr, byte, bytes));
+        bufs.push_back(ptr);
+        return ptr;
+      };
+      for (alap::gpu::attn_decode_params& p : ps) {
+        p = {};
+        p.q = q.ptr;
+        p.out = out.ptr;
+        p.scratch = scratch.ptr;
+        p.n_head = H;
+        p.n_kv_head = Hk;
+        p.head_dim = D;
+        p.capacity = ctx;
+        p.n_ctx = ctx;
+        p.scale = 1.0f / std::sqrt(float(D));
+        if (mode == 0) {
+          p.k_f16 = reinterpret_cast<const uint16_t*>(alloc(k_bytes, 0x20));
+        } else {
+          p.k_q = reinterpret_cast<const int8_t*>(alloc(k_bytes, 5));
+          p.k_d = reinterpret_cast<const uint16_t*>(alloc(s_bytes, 0x20));
+        }
+        if (mode == 2) {
+          p.v_q = reinterpret_cast<const int8_t*>(alloc(v_bytes, 5));
+          p.v_d = reinterpret_cast<const uint16_t*>(alloc(s_bytes, 0x20));
+        } else {
+          p.v = reinterpret_cast<const uint16_t*>(alloc(v_bytes, 0x30));
+        }
+      }
+      const int per = std::max(copies, 20);
+      const auto attend = [&](int i, bool q8) {
+        alap::gpu::attn_decode_params p = ps[size_t(i) % ps.size()];
+        p.out_q8 = q8 ? xq.ptr : nullptr;
+        if (alap::gpu::attn_decode_run_ex(&p, mode, 0u, stream) != 0) throw std::runtime_error(alap::gpu::gpu_error_message());
+      };
+      const double plain = time_us(per, [&](int i) { attend(i, false); });
+      const double fused = time_us(per, [&](int i) { attend(i, true); });
+      const double pair = time_us(per, [&](int i) {
+        attend(i, false);
+        if (alap::gpu::gpu_quantize_act_q8(out.ptr, xq.ptr, 1, n_cols, stream) != 0)
+          throw std::runtime_error(alap::gpu::gpu_error_message());
+      });
+      std::printf("out_q8 bench %-4s %6d | %7.2f | %7.2f | %7.2f | %+6.2f\n", mode == 0 ? "f16" : mode == 1 ? "k8" : "k8v8",
+                  ctx, plain, fused, pair, fused - plain);
+      ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+      for (char* b : bufs) ALAP_GPU_CHECK(alap_gpu_free(b));
+    }
+  }
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(t0));
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(t1));
+  ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
+}
+
 }  // namespace
 
 // --small: a few small shapes only (for compute-sanitizer memcheck/racecheck, which run slowly).
+// --bench: bench_out_q8 only.
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   int n_dev = 0;
@@ -436,6 +604,10 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d multiprocessors, warp %d, %.1f of %.1f GiB free\n", prop.name,
               prop.multiProcessorCount, prop.warpSize, free_b / 1073741824.0, total_b / 1073741824.0);
   try {
+    if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
+      bench_out_q8();
+      return 0;
+    }
     check_bad_input();
     std::mt19937 rng(20240611);
     std::vector<attn_case> cases;
