@@ -175,7 +175,7 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
 }
 
 // Grouped-head attention: the table that goes with the active variant (the avxvnni variant uses
-// the AVX2 one, its packed-K scores through its own k8_scores per head).
+// the AVX2 one; k8_scores_heads below routes both 256-bit variants to their k8_scores_heads8).
 namespace {
 const AttnHeadsVariant& active_heads() {
   const CpuVariant* v = &active();
@@ -210,6 +210,9 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   if (&v == &avx512vnni::kVariant || &v == &scalar::kVariant) {
     return active_heads().k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   }
+  // The 256-bit variants: 8 keys per ymm, transposed once for all the heads (k8_heads_avx2.inc).
+  if (&v == &avxvnni::kVariant) return avxvnni::k8_scores_heads8(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
+  if (&v == &avx2::kVariant) return avx2::k8_scores_heads8(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   for (size_t h = 0; h < n_heads; ++h) {
     v.k8_scores(q + h * head_dim, dq + h * (head_dim / block), k, dk, head_dim, n, scale, scores + h * ld);
   }

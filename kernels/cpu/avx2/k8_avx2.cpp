@@ -1,4 +1,4 @@
-// AVX2 int8-K dot products (maddubs on |a| and sign(b, a)) and the AVX2 variant table.
+// AVX2 int8-K dot products (maddubs on |b| and sign(a, b)) and the AVX2 variant table.
 // Same block order and f32 steps as scalar::k8_dot, so results agree bit for bit; heads whose
 // block is not 32 (head_dim < 32) go to the scalar twin.
 #include "alap/kernels/kv_k8.h"
@@ -8,13 +8,14 @@ namespace alap::kernels::avx2 {
 
 namespace {
 
-// Four int32 sums Σ a·b of blocks k..k+3 (32 lanes each); |a|, |b| <= 127 keeps maddubs exact.
+// Four int32 sums Σ a·b of blocks k..k+3 (32 lanes each); |a| <= 127 keeps maddubs exact for
+// every key code b, −128 included (|b| = 128 as unsigned, pairs <= 2·128·127).
 inline __m128i block_sums4(const int8_t* a, const int8_t* b) {
   __m256i v[4];
   for (int i = 0; i < 4; ++i) {
     const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32 * i));
     const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * i));
-    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(va, va), _mm256_sign_epi8(vb, va));
+    const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(vb), _mm256_sign_epi8(va, vb));
     v[i] = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
   }
   const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
@@ -24,7 +25,7 @@ inline __m128i block_sums4(const int8_t* a, const int8_t* b) {
 inline int32_t block_sum1(const int8_t* a, const int8_t* b) {
   const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(va, va), _mm256_sign_epi8(vb, va));
+  const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(vb), _mm256_sign_epi8(va, vb));
   return hsum_epi32(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
 }
 
