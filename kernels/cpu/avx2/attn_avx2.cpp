@@ -3,7 +3,8 @@
 // per lane in the scalar order, so they match the scalar twin bit for bit; f16 scores sum 8 lanes
 // at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
 // converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
-// the scalar twin) and softmax_partial for attn_heads.h.
+// the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read the next key block
+// ahead (prefetch_bytes).
 #include <algorithm>
 
 #include "alap/kernels/kv_k8.h"
@@ -14,6 +15,14 @@ namespace alap::kernels::avx2 {
 
 namespace {
 inline __m256 h8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
+// Reads ahead, as the AVX-512 kernels do: while a grouped kernel works on rows [0, n) it asks for
+// rows [n, 2n) of the same arrays (prefetcht1, into L2), the next key block the forward pass will
+// hand it, so DRAM is not idle between the blocks' bursts. Prefetches never fault.
+inline void prefetch_bytes(const void* first, size_t bytes) {
+  const char* p = static_cast<const char*>(first);
+  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
+}
 }  // namespace
 
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
@@ -229,6 +238,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   for (size_t j = 0; j < n4; j += 4) {
     size_t h = 0;
     const uint16_t* kj = k + j * head_dim;
+    prefetch_bytes(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows (prefetch_bytes)
     for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
     if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
   }
@@ -243,9 +253,7 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
                      size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
   const size_t block = k8_block_size(head_dim);
   if (block == 0) return scalar::k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
-  for (size_t h = 0; h < n_heads; ++h) {
-    k8_scores(q + h * head_dim, dq + h * (head_dim / block), k, dk, head_dim, n, scale, scores + h * ld);
-  }
+  k8_scores_heads8(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);  // k8_heads_avx2.inc
 }
 
 namespace {
@@ -269,8 +277,16 @@ struct K8Column {
 // V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once, then one fused
 // multiply-add per head and 8 lanes, keys in order (the scalar twin's std::fma chain). LDP: p's
 // row stride when it is the attention's key block (constant offsets per head), 0 for any.
+struct Ahead {  // rows to read ahead (null: none) and their sizes in bytes
+  const char* rows = nullptr;
+  size_t row_bytes = 0;
+  const char* scales = nullptr;
+  size_t scale_bytes = 0;
+};
+
 template <int NH, size_t LDP, class Column>
-void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column) {
+void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column,
+                      const Ahead& ahead) {
   const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m256 o[NH][2];
   for (int h = 0; h < NH; ++h) {
@@ -278,6 +294,10 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
   const auto l0 = column(i0), l1 = column(i0 + 8);
   for (size_t j = 0; j < n; ++j) {
+    if (ahead.rows != nullptr) {
+      prefetch_bytes(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes);
+      if (ahead.scales != nullptr && j % 16 == 0) prefetch_bytes(ahead.scales + (n + j) * ahead.scale_bytes, 16 * ahead.scale_bytes);
+    }
     const __m256 x0 = l0(j), x1 = l1(j);
     for (int h = 0; h < NH; ++h) {
       const __m256 pb = _mm256_broadcast_ss(p + h * ldp + j);
@@ -290,17 +310,21 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
 }
 
+// The first pass over the keys (heads 0-3, lanes 0-15) also reads the following n rows ahead.
 template <size_t LDP, class Column>
-void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column) {
+void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
+                    const Ahead& ahead) {
+  const Ahead none{};
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const float* ph = p + h0 * ldp;
     float* oh = out + h0 * head_dim;
     for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
+      const Ahead& a = h0 == 0 && i0 == 0 ? ahead : none;
       switch (std::min<size_t>(4, n_heads - h0)) {
-        case 4: accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
-        case 3: accum_heads_tile<3, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
-        case 2: accum_heads_tile<2, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
-        default: accum_heads_tile<1, LDP>(ph, ldp, head_dim, n, oh, i0, column); break;
+        case 4: accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
+        case 3: accum_heads_tile<3, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
+        case 2: accum_heads_tile<2, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
+        default: accum_heads_tile<1, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
       }
     }
   }
@@ -309,16 +333,19 @@ void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim,
 constexpr size_t kBlockLd = 256;  // core/model/attention_cpu.h kKeyBlock: the scores' row stride there
 
 template <class Column>
-void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column) {
-  if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column);
-  accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column);
+void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
+                 const Ahead& ahead) {
+  if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column, ahead);
+  accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column, ahead);
 }
 }  // namespace
 
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
   if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  accum_heads(p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; });
+  const Ahead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
+  accum_heads(
+      p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, ahead);
 }
 
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
@@ -341,9 +368,10 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   for (; e + 8 <= n * nb; e += 8) _mm256_store_ps(ds + e, h8(d + e));
   for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
   const float* dsp = ds;
-  accum_heads(p, ldp, n_heads, head_dim, n, out, [q, dsp, head_dim, block, nb](size_t i) {
-    return K8Column{q + i, dsp + i / block, head_dim, nb};
-  });
+  const Ahead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
+  accum_heads(
+      p, ldp, n_heads, head_dim, n, out,
+      [q, dsp, head_dim, block, nb](size_t i) { return K8Column{q + i, dsp + i / block, head_dim, nb}; }, ahead);
 }
 
 const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
