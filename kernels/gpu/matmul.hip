@@ -5,10 +5,13 @@
 //     64 values of the row (matmul_kernel.h), reads them for all its rows straight into registers
 //     and loads their activations once for those rows (matvec_xr_kernel).
 //   prefill (n tokens): 64 rows × 16/64 tokens per block, K steps of 128 columns; the weight tile
-//     is unpacked once per step into shared memory (int8 + scales) and used by every token.
+//     is unpacked once per step into shared memory (int8 + scales) and used by every token. CUDA
+//     sm_80+, n > 16: 128/64/32 rows × 64 tokens with the dots on int8 mma.sync m16n8k16
+//     (matmul_q8_mma_kernel; the same fp32 steps, bit-identical output).
 // F32/F16/BF16 in fp32 FMA (coalesced 16-byte loads for decode, a tiled fp32 kernel for prefill).
-// Not vendor BLAS and not tensor-core mma (a later step); not the CPU twin (kernels/cpu).
+// Not vendor BLAS, not RDNA3 WMMA; not the CPU twin (kernels/cpu).
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -230,6 +233,17 @@ __global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t*
   if (lane == 0) y[row] = beta != 0.0f ? acc + beta * y[row] : acc;
 }
 
+// The prefill kernels' fp32 step for one (row, token, 16-half): acc + xd·(a·dot + b·s16). CUDA:
+// the FMAs spelled out, so that the dot4 and the mma kernel round alike (bit-identical results);
+// HIP (dot4 kernel only): a plain expression (no fmaf library call in -nogpulib device compiles).
+__device__ __forceinline__ float tile_step(float acc, float xd, float a, float dot, float b, float s16) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  return fmaf(xd, fmaf(a, dot, b * s16), acc);
+#else
+  return acc + xd * (a * dot + b * s16);  // contracted to FMAs
+#endif
+}
+
 // Prefill, quantised types. grid = (⌈n_tokens / TT⌉, ⌈n_rows / 64⌉); thread (rg, tg) = (tid % 16,
 // tid / 16) owns rows rg + 16i (i < 4) and tokens tg + 16j (j < TT/16) of the tile.
 template <uint32_t T, int TT>
@@ -300,7 +314,7 @@ __global__ void __launch_bounds__(kTileThreads) matmul_q8_tiled_kernel(const uin
           s = alap_dot4(wv[i].y, xv.y, s);
           s = alap_dot4(wv[i].z, xv.z, s);
           s = alap_dot4(wv[i].w, xv.w, s);
-          acc[i][j] += xd * (wa[i] * static_cast<float>(s) + wb[i] * xs);  // contracted to FMAs
+          acc[i][j] = tile_step(acc[i][j], xd, wa[i], static_cast<float>(s), wb[i], xs);
         }
       }
     }
@@ -319,6 +333,140 @@ __global__ void __launch_bounds__(kTileThreads) matmul_q8_tiled_kernel(const uin
     }
   }
 }
+
+// Prefill on the int8 matrix units (CUDA sm_80+): the same shared-memory tile as
+// matmul_q8_tiled_kernel, MR rows (128, 64 or 32) × 64 tokens, K steps of 128 columns. The 8 warps
+// stand MR/32 along the rows × 8/(MR/32) along the tokens: warp (wm, wn) takes rows 32wm.. and
+// NT·8 tokens from NT·8·wn (NT = 4, 2, 1). Per 16-half h of the step it runs 2 × NT mma.m16n8k16
+// s8·s8 → s32 (A: 16 rows × 16 weights, B: 16 activations × 8 tokens, C from zero), then per
+// (row, token) of its fragments tile_step, the dot4 kernel's fp32 step (the dot converted exactly:
+// |dot| ≤ 16·127·127 < 2^22), so the output is bit-identical to matmul_q8_tiled_kernel's.
+// Fragments of lane (g, t) = (lane / 4, lane % 4) (PTX ISA, mma.m16n8k16 .s8): A words t of rows g
+// and g + 8, B word t of token g, C rows g and g + 8 × tokens 2t, 2t + 1. Word t of a row or token
+// is one 32-bit load from the 16-byte groups of w_sh / x_sh (rows 36 words apart: 32 lanes, 32 banks).
+#if defined(ALAP_GPU_BACKEND_CUDA)
+constexpr int kMmaTok = 64;
+
+__device__ __forceinline__ void mma_s8_16816(int (&c)[4], int a0, int a1, int b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};\n"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a0), "r"(a1), "r"(b), "r"(0), "r"(0), "r"(0), "r"(0));
+#else
+  (void)a0, (void)a1, (void)b;
+  c[0] = c[1] = c[2] = c[3] = 0;
+  __trap();  // launched only on sm_80+ (mma_prefill_rows)
+#endif
+}
+
+template <uint32_t T, int MR>
+__global__ void __launch_bounds__(kTileThreads, 2) matmul_q8_mma_kernel(const uint8_t* w, size_t row_bytes,
+                                                                       int n_rows, int n_cols, const void* xq,
+                                                                       int n_tokens, float* y, float beta) {
+  static_assert(MR == 128 || MR == 64 || MR == 32);
+  alap_pdl_begin();
+  constexpr int kH = kTileK / 16;         // 16-halves per K step
+  constexpr int kWM = MR / 32;            // warps along the rows
+  constexpr int kNT = 8 / (8 / kWM);      // n tiles (8 tokens) a warp: 64 tokens over 8 / kWM warps
+  __shared__ int4 w_sh[MR][kH + 1];       // [row][h]: 16 weights (int8 lanes)
+  __shared__ float2 wab_sh[kH][MR];       // [h][row]: (a, b)
+  __shared__ int4 x_sh[kMmaTok][kH + 1];  // [token][h]: 16 activations
+  __shared__ float xd_sh[kH / 2][kMmaTok], xs_sh[kH][kMmaTok];  // block scale d, Σq of the half
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, t = lane % 4, wm = warp % kWM, wn = warp / kWM;
+  const int t0 = blockIdx.x * kMmaTok, r0 = blockIdx.y * MR;
+  const act_q8_view x = act_q8_layout(xq, n_tokens, n_cols);
+  const int n_blk32 = n_cols / 32;
+  float acc[2][kNT][4] = {};  // [m tile][n tile][fragment element]
+
+  for (int k0 = 0; k0 < n_blk32; k0 += kTileK / 32) {
+#pragma unroll
+    for (int i = tid; i < MR * 4; i += kTileThreads) {  // weights: 32-block b of row r
+      const int r = i / 4, b = i % 4, row = r0 + r, blk = k0 + b;
+      wblock u;
+      if (row < n_rows && blk < n_blk32) {
+        unpack_block<T>(w + size_t(row) * row_bytes, blk, u);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) u.w[k] = 0;
+        u.a0 = u.a1 = u.b0 = u.b1 = 0.0f;
+      }
+      w_sh[r][2 * b] = make_int4(u.w[0], u.w[1], u.w[2], u.w[3]);
+      w_sh[r][2 * b + 1] = make_int4(u.w[4], u.w[5], u.w[6], u.w[7]);
+      wab_sh[2 * b][r] = make_float2(u.a0, u.b0);
+      wab_sh[2 * b + 1][r] = make_float2(u.a1, u.b1);
+    }
+    {  // activations: one 32-block per thread
+      const int tk = tid / 4, b = tid % 4, tok = t0 + tk, blk = k0 + b;
+      const bool ok = tok < n_tokens && blk < n_blk32;
+      const size_t xb = size_t(tok) * n_blk32 + blk;
+      x_sh[tk][2 * b] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32) : make_int4(0, 0, 0, 0);
+      x_sh[tk][2 * b + 1] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32 + 16) : make_int4(0, 0, 0, 0);
+      const int2 s = ok ? *reinterpret_cast<const int2*>(x.s16 + xb * 2) : make_int2(0, 0);
+      xd_sh[b][tk] = ok ? x.d[xb] : 0.0f;
+      xs_sh[2 * b][tk] = static_cast<float>(s.x);
+      xs_sh[2 * b + 1][tk] = static_cast<float>(s.y);
+    }
+    __syncthreads();
+#pragma unroll 2
+    for (int h = 0; h < kH; ++h) {
+      int a[2][2], bq[kNT];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        const int row = 32 * wm + 16 * mi + g;
+        a[mi][0] = reinterpret_cast<const int*>(&w_sh[row][h])[t];
+        a[mi][1] = reinterpret_cast<const int*>(&w_sh[row + 8][h])[t];
+      }
+#pragma unroll
+      for (int ni = 0; ni < kNT; ++ni)
+        bq[ni] = reinterpret_cast<const int*>(&x_sh[8 * (kNT * wn + ni) + g][h])[t];
+      int c[2][kNT][4];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int ni = 0; ni < kNT; ++ni) mma_s8_16816(c[mi][ni], a[mi][0], a[mi][1], bq[ni]);
+      }
+      float2 ab[2][2];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        ab[mi][0] = wab_sh[h][32 * wm + 16 * mi + g];
+        ab[mi][1] = wab_sh[h][32 * wm + 16 * mi + g + 8];
+      }
+#pragma unroll
+      for (int ni = 0; ni < kNT; ++ni) {
+        const int tk = 8 * (kNT * wn + ni) + 2 * t;
+        const float2 xd = *reinterpret_cast<const float2*>(&xd_sh[h / 2][tk]);
+        const float2 xs = *reinterpret_cast<const float2*>(&xs_sh[h][tk]);
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float2 wab = ab[mi][e / 2];
+            const float xde = e % 2 ? xd.y : xd.x, xse = e % 2 ? xs.y : xs.x;
+            acc[mi][ni][e] = tile_step(acc[mi][ni][e], xde, wab.x, exact_i2f(c[mi][ni][e]), wab.y, xse);
+          }
+        }
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < kNT; ++ni) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = r0 + 32 * wm + 16 * mi + g + 8 * (e / 2);
+        const int tok = t0 + 8 * (kNT * wn + ni) + 2 * t + e % 2;
+        if (row >= n_rows || tok >= n_tokens) continue;
+        float* dst = y + size_t(tok) * n_rows + row;
+        *dst = beta != 0.0f ? acc[mi][ni][e] + beta * *dst : acc[mi][ni][e];
+      }
+    }
+  }
+}
+#endif  // ALAP_GPU_BACKEND_CUDA
 
 // Prefill, plain types: fp32 tiles of 64 rows × TT tokens × 32 columns.
 template <uint32_t T, int TT>
@@ -406,6 +554,48 @@ void launch_xr(const mm_args& a) {
   }
 }
 
+#if defined(ALAP_GPU_BACKEND_CUDA)
+// Prefill of quantised types (n tokens > 16) on the matrix units, on a device of compute capability
+// 8.0 or newer (the one current at the first call): the rows per block (128, 64 or 32), or 0 for
+// the dot4 kernel. Auto: the largest MR whose grid has at least 2 blocks per multiprocessor (else
+// 32). ALAP_GPU_PREFILL (read at every call; comparisons and tests): "dot4", or "mma128",
+// "mma64", "mma32" for that MR.
+int mma_prefill_rows(int n_rows, int n_tokens) {
+  static const int n_sm = [] {
+    int dev = 0, major = 0, sms = 0;
+    if (alap_gpu_get_device(&dev) != alap_gpu_success) return 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 8) return 0;
+    if (alap_gpu_multiprocessor_count(&sms, dev) != alap_gpu_success) return 0;
+    return sms > 0 ? sms : 1;
+  }();
+  if (n_sm == 0) return 0;
+  if (const char* env = std::getenv("ALAP_GPU_PREFILL")) {
+    const std::string v(env);
+    int mr = 0;
+    if (v == "dot4") return 0;
+    if (v == "mma128") mr = 128;
+    if (v == "mma64") mr = 64;
+    if (v == "mma32") mr = 32;
+    if (mr != 0) {
+      while (mr < 128 && (n_rows + mr - 1) / mr > 65535) mr *= 2;  // grid.y limit (gpu_matmul: ≤ 65535·64 rows)
+      return mr;
+    }
+  }
+  const long long tok_tiles = (n_tokens + kMmaTok - 1) / kMmaTok;
+  for (int mr : {128, 64}) {
+    if (tok_tiles * ((n_rows + mr - 1) / mr) >= 2LL * n_sm) return mr;
+  }
+  return 32;
+}
+
+template <uint32_t T, int MR>
+void launch_mma(const mm_args& a) {
+  const dim3 grid(unsigned((a.n_tokens + kMmaTok - 1) / kMmaTok), unsigned((a.n_rows + MR - 1) / MR));
+  alap_launch(matmul_q8_mma_kernel<T, MR>, grid, kTileThreads, 0, a.stream, a.w, a.row_bytes, a.n_rows, a.n_cols,
+              a.xq, a.n_tokens, a.y, a.beta);
+}
+#endif
+
 template <uint32_t T>
 void launch_matmul(const mm_args& a) {
   constexpr bool plain = T == kF32 || T == kF16 || T == kBF16;
@@ -443,6 +633,17 @@ void launch_matmul(const mm_args& a) {
       }
     } else {
       const dim3 grid(unsigned((a.n_tokens + 63) / 64), gy);
+#if defined(ALAP_GPU_BACKEND_CUDA)
+      if constexpr (!plain) {
+        if (const int mr = mma_prefill_rows(a.n_rows, a.n_tokens); mr != 0) {
+          if (mr == 128) launch_mma<T, 128>(a);
+          else if (mr == 64) launch_mma<T, 64>(a);
+          else launch_mma<T, 32>(a);
+          ALAP_GPU_CHECK_LAUNCH();
+          return;
+        }
+      }
+#endif
       if constexpr (plain) {
         alap_launch(matmul_plain_tiled_kernel<T, 64>, grid, kTileThreads, 0, a.stream,
                     a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.n_tokens, a.y, a.beta);

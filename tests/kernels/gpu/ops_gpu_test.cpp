@@ -1,13 +1,15 @@
 // Run-time check of the GPU library's ops.h against the CPU oracle (kernels/cpu: dequantize_row,
 // quantize_activations, quantize_row): the activation quantiser byte for byte, gpu_matmul for all 13
-// weight types on odd shapes (decode and prefill, beta 0 and 1), RMSNorm, adds, SwiGLU, RoPE (both
+// weight types on odd shapes (decode and prefill, beta 0 and 1; quantised prefill also byte for byte
+// across its kernels, ALAP_GPU_PREFILL=dot4/mma128/mma64/mma32), RMSNorm, adds, SwiGLU, RoPE (both
 // layouts, freq factors, freq_scale), get_rows, argmax (ties), the fp16 KV writer, f16 prefill
 // attention, the fused norm/SwiGLU + quantiser calls against the pairs they replace (byte for
 // byte), graph capture/update/replay, and the device/memory error paths. Output buffers are
 // NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
 // shapes (compute-sanitizer). --fused: only the fused calls and graphs.
-// --bench: decode GB/s of every type at Llama-3-8B FFN sizes (14336 × 4096 and 4096 × 14336) against
-// copy bandwidth, prefill rate; --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
+// --bench: decode GB/s of every type at Llama-3-8B sizes (4096 × 4096, 14336 × 4096, 4096 × 14336)
+// against copy bandwidth, prefill rate (512 tokens; quantised types also per prefill kernel, and as
+// % of the H200's int8 tensor peak); --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
 // ALAP_BENCH_ROWS: fewer of them).
 #include <algorithm>
 #include <chrono>
@@ -195,6 +197,7 @@ struct mm_case {
 };
 
 double g_mm_err_q = 0.0, g_mm_err_plain = 0.0, g_mm_err_cpu = 0.0;
+int g_mm_prefill_same = 0;  // prefill cases compared across the prefill kernels
 
 // One product against the oracle. Quantised types: ref = Σ_b d_b Σ_i W_i q_i (double) with W from
 // dequantize_row and q, d from quantize_activations; error relative to Σ|terms| of the output.
@@ -263,6 +266,24 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
     return;
   }
   const std::vector<float> y = dy.get<float>();
+  if (!plain && c.n_tok > 16) {
+    // Prefill: the matrix-unit kernel at each tile height (CUDA sm_80+; the call above chose one)
+    // and the dot4 kernel (ALAP_GPU_PREFILL, matmul.hip) do the same fp32 steps on exact int32
+    // dots: byte for byte the same output.
+    const char* prev = std::getenv("ALAP_GPU_PREFILL");
+    const std::string keep = prev != nullptr ? prev : "";
+    for (const char* v : {"dot4", "mma128", "mma64", "mma32"}) {
+      dbuf dyv(size_t(c.n_tok) * c.n_rows * 4);
+      dyv.poison();
+      setenv("ALAP_GPU_PREFILL", v, 1);
+      must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, nullptr, dq.p, c.n_tok, dyv.as<float>(), 0.0f, nullptr),
+           "matmul prefill variant");
+      expect(dyv.get<uint8_t>() == dy.get<uint8_t>(), what + ": prefill with ALAP_GPU_PREFILL=" + v + " differs");
+    }
+    if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
+    else unsetenv("ALAP_GPU_PREFILL");
+    ++g_mm_prefill_same;
+  }
   // beta = 1 on the same output: y + W·x = 2·W·x.
   must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok, dy.as<float>(), 1.0f,
                      nullptr), "matmul beta 1");
@@ -307,8 +328,9 @@ void test_matmul(std::mt19937& rng, bool small) {
     if (small) cases = {cases[0], cases[2], cases[cases.size() - 2], cases.back()};
     for (const mm_case& c : cases) run_matmul_case(t, c, rng);
   }
-  std::printf("matmul: max error %.2e (quantised, vs int8 oracle), %.2e (F32/F16/BF16); vs f32 product %.2e\n",
-              g_mm_err_q, g_mm_err_plain, g_mm_err_cpu);
+  std::printf("matmul: max error %.2e (quantised, vs int8 oracle), %.2e (F32/F16/BF16); vs f32 product %.2e; "
+              "%d prefill cases compared byte for byte across kernels (dot4, mma128/64/32)\n",
+              g_mm_err_q, g_mm_err_plain, g_mm_err_cpu, g_mm_prefill_same);
 }
 
 // ---- elementwise -------------------------------------------------------------------------------
@@ -545,6 +567,10 @@ struct timer {
   double us() const { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
+// The H200's dense int8 tensor peak (NVIDIA's figure, 1979 TOPS; 2 operations a MAC): the prefill
+// columns' reference.
+constexpr double kInt8PeakTops = 1979.0;
+
 // decode_only: the quantised types at both shapes, no prefill (the variant runs of run_ops_h200.sh).
 void bench(bool decode_only) {
   std::mt19937 rng(7);
@@ -561,8 +587,8 @@ void bench(bool decode_only) {
   const double copy_gbs = 2.0 * cb * nc / (tc.us() * 1e3);
   std::printf("copy bandwidth (1 GiB device copy, read + write): %.0f GB/s\n", copy_gbs);
   std::printf("| type | rows × cols | weight MB | decode µs | GB/s | %% of copy | in a graph µs | GB/s | %% of copy | "
-              "prefill 512 tok ms | TFLOP/s eq |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "prefill 512 tok ms | TFLOP/s eq | %% of int8 peak | dot4 kernel ms | TFLOP/s eq |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   void* stream = nullptr;
   must(g::gpu_stream_create(&stream), "stream");
   std::vector<std::pair<DType, std::pair<int, int>>> shapes;
@@ -580,9 +606,11 @@ void bench(bool decode_only) {
     }
     const char* rows_env = std::getenv("ALAP_BENCH_ROWS");
     const int only_rows = rows_env != nullptr ? std::atoi(rows_env) : 0;
+    if (!decode_only && only_rows == 0) shapes.push_back({t, {4096, 4096}});  // attention projections' shape
     if (only_rows != 4096) shapes.push_back({t, {14336, 4096}});
     if (t != DType::bf16 && t != DType::f32 && only_rows != 14336) shapes.push_back({t, {4096, 14336}});
   }
+  std::vector<std::string> prefill_lines;  // quantised types: ms per prefill kernel
   for (const auto& [t, shape] : shapes) {
     const auto [n_rows, n_cols] = shape;
     {
@@ -631,7 +659,7 @@ void bench(bool decode_only) {
       const double graph_us = tg.us() / (reps / per_graph * per_graph);
       (void)alap_gpu_graph_exec_destroy(exec);
       (void)alap_gpu_graph_destroy(graph);
-      double pre_ms = 0.0;
+      double pre_ms = 0.0, dot4_ms = 0.0;
       if (!decode_only) {
         run(0, max_tok);
         must(g::gpu_stream_sync(stream), "sync");
@@ -640,13 +668,39 @@ void bench(bool decode_only) {
         for (int i = 0; i < preps; ++i) run(i, max_tok);
         must(g::gpu_stream_sync(stream), "sync");
         pre_ms = tp.us() / preps / 1e3;
+        if (!is_plain(t)) {  // the other prefill kernels on the same shape (ALAP_GPU_PREFILL, matmul.hip)
+          char line[200];
+          int len = std::snprintf(line, sizeof line, "| %s | %d × %d |", tname(t), n_rows, n_cols);
+          for (const char* v : {"dot4", "mma128", "mma64", "mma32"}) {
+            setenv("ALAP_GPU_PREFILL", v, 1);
+            run(0, max_tok);
+            must(g::gpu_stream_sync(stream), "sync");
+            timer t4;
+            for (int i = 0; i < preps; ++i) run(i, max_tok);
+            must(g::gpu_stream_sync(stream), "sync");
+            const double ms = t4.us() / preps / 1e3;
+            if (std::strcmp(v, "dot4") == 0) dot4_ms = ms;
+            len += std::snprintf(line + len, sizeof line - size_t(len), " %.3f |", ms);
+          }
+          unsetenv("ALAP_GPU_PREFILL");
+          char auto_ms[32];
+          std::snprintf(auto_ms, sizeof auto_ms, " %.3f |", pre_ms);
+          prefill_lines.push_back(line + std::string(auto_ms));
+        }
       }
       const double gbs = wbytes / (dec_us * 1e3), gbs_g = wbytes / (graph_us * 1e3);
-      std::printf("| %s | %d × %d | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f | %.0f%% | %.2f | %.1f |\n", tname(t),
-                  n_rows, n_cols, wbytes / 1e6, dec_us, gbs, 100.0 * gbs / copy_gbs, graph_us, gbs_g,
-                  100.0 * gbs_g / copy_gbs, pre_ms, decode_only ? 0.0 : 2.0 * n_rows * n_cols * max_tok / (pre_ms * 1e9));
+      const double flop = 2.0 * n_rows * n_cols * max_tok;
+      const double tf = decode_only ? 0.0 : flop / (pre_ms * 1e9), tf4 = dot4_ms > 0.0 ? flop / (dot4_ms * 1e9) : 0.0;
+      std::printf("| %s | %d × %d | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f | %.0f%% | %.2f | %.1f | %.1f%% | %.2f | "
+                  "%.1f |\n", tname(t), n_rows, n_cols, wbytes / 1e6, dec_us, gbs, 100.0 * gbs / copy_gbs, graph_us,
+                  gbs_g, 100.0 * gbs_g / copy_gbs, pre_ms, tf, 100.0 * tf / kInt8PeakTops, dot4_ms, tf4);
       for (void* p : dw) (void)g::gpu_release(p);
     }
+  }
+  if (!prefill_lines.empty()) {
+    std::printf("\nprefill of 512 tokens, ms per kernel (ALAP_GPU_PREFILL):\n| type | rows × cols | dot4 | mma128 | mma64 | "
+                "mma32 | auto |\n|---|---|---|---|---|---|---|\n");
+    for (const std::string& l : prefill_lines) std::printf("%s\n", l.c_str());
   }
   must(g::gpu_stream_destroy(stream), "stream destroy");
 }

@@ -14,7 +14,7 @@
 # with DIR's headers first (another version of the kernels, e.g. a copy of the last commit's, carried
 # in an ignored folder); ALAP_CPU_ROOT=DIR builds the CPU oracle from DIR/kernels/cpu (e.g. the last
 # commit's, while the working tree's is mid-edit). The last lines printed: graph-replayed % of copy
-# per type, shape and build.
+# per type, shape and build (the bench's second table, prefill ms per kernel, is left out).
 set -u -o pipefail
 out=${OUT:-h200-ops-out}
 b=/tmp/alap-ops
@@ -111,7 +111,7 @@ if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
   cp "$out/bench.log" $b/bench_default.log
   logs="$b/bench_default.log"
   for i in "${!variants[@]}"; do logs="$logs $b/bench_var$i.log"; done
-  awk -F'|' '/^\| Q|^\| F|^\| BF/ {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
+  awk -F'|' '(/^\| Q|^\| F|^\| BF/) && NF > 12 {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
        v[k] = v[k] " " $10} END {for (i = 0; i < n; ++i) print order[i] v[order[i]]}' $logs | tee "$out/summary.txt"
 fi
 echo "done at $(( $(date +%s) - start )) s"
