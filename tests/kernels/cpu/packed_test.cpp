@@ -1,8 +1,9 @@
 // Tests of the row-interleaved weights (pack_weights / WeightView::packed): products on the packed
 // form against the scalar oracle on random blocks of every packed type, odd token counts, row
 // ranges that cut groups of 16, one block and many; one token bit-identical to the same token in
-// a batch; packed_bytes 0 where there is no packed form; the scalar variant ignoring `packed`;
-// extreme codes and activations that would saturate a plain vpmaddubsw (the AVX2 path).
+// a batch (also one long enough for token chunks and column passes); packed_bytes 0 where there
+// is no packed form; the scalar variant ignoring `packed`; extreme codes and activations that
+// would saturate a plain vpmaddubsw (the AVX2 path).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -230,7 +231,8 @@ TEST(Packed, GroupLanesAreRows) {
 }
 
 // One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
-// batch of 13 (tiles of 8 and 5), and the f32-activation overload gives the same bits too.
+// batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), and the f32-activation overload
+// gives the same bits too.
 TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   VariantGuard guard;
   const auto variants = packed_variants();
@@ -258,6 +260,44 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
         const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols);
         EXPECT_EQ(all, split) << what;
         EXPECT_EQ(all, plain) << what;
+      }
+    }
+  }
+}
+
+// A batch long enough to be split into token chunks (AVX-512: 8 tiles of 8 tokens a chunk at 8192
+// columns; 70 tokens: 9 tiles of 7-8), over rows of 8192 columns (Q5_K / Q6_K prefill: 8 column
+// passes of 32 blocks whose sums continue through y): every token has the bits of its decode, and
+// agrees with the scalar oracle.
+TEST(Packed, LongBatchMatchesDecodeAndOracle) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 32, n_cols = 8192, n_tok = 70;
+  for (DType t : kPacked) {
+    Matrix m = random_matrix(t, n_rows, n_cols, 500 + static_cast<uint32_t>(t));
+    set_cpu_variant(variants[0]);
+    ASSERT_TRUE(pack(m)) << name_of(t);
+    const std::vector<float> x = random_x(n_tok * n_cols, 33);
+    const Acts a = quantise(x, n_tok, n_cols);
+    std::vector<float> want(n_tok * n_rows);
+    force_scalar_kernels(true);
+    matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
+    for (const char* v : variants) {
+      set_cpu_variant(v);
+      std::vector<float> batch(n_tok * n_rows), one(n_tok * n_rows);
+      matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), batch.data(), n_rows, 3, n_rows);
+      matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), batch.data(), n_rows, 0, 3);
+      for (size_t tok = 0; tok < n_tok; ++tok) {
+        matmul(m.packed(), token_view(x, a, tok, 1, n_cols), one.data() + tok * n_rows, n_rows, 0, n_rows);
+      }
+      const std::string what = std::string(v) + " " + name_of(t);
+      ASSERT_EQ(batch, one) << what;
+      for (size_t tok = 0; tok < n_tok; ++tok) {
+        for (size_t r = 0; r < n_rows; ++r) {
+          ASSERT_NEAR(batch[tok * n_rows + r], want[tok * n_rows + r], tolerance(m, x.data() + tok * n_cols, r))
+              << what << " t " << tok << " r " << r;
+        }
       }
     }
   }
