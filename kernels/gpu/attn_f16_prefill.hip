@@ -1,7 +1,10 @@
 // Prefill attention on an fp16 K/V cache (f16 mode), the twin of attn_k8_prefill.hip: tiles of 16
 // query rows of one head against tiles of 32 cache rows, fp32 scores (q fp32 · K fp16), causal
-// mask, online softmax in fp32, V fp16 read from global memory and accumulated in fp32.
-// Not the packed-K kernel (attn_k8_prefill.hip) and not tuned for speed beyond staging K and q.
+// mask, online softmax in fp32, V fp16 read from global memory and accumulated in fp32. A block runs
+// S groups of 128 threads over alternate KV tiles, merged at the end (as attn_k8_prefill.hip).
+// Not the packed-K kernel (attn_k8_prefill.hip).
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/gpu/attn_k8.h"
@@ -18,27 +21,37 @@ constexpr int kF16Q = 16;   // query rows per block
 constexpr int kF16KV = 32;  // cache rows per tile
 static_assert(kF16Threads == kF16KV * (kF16Q / 4), "score phase: one cache row × 4 query rows per thread");
 static_assert(kF16Threads == kF16Q * 8, "V phase: 8 threads per query row");
+// KV groups a block: as many as 48 KB of static shared memory holds (attn_k8_prefill.hip's rule).
+constexpr int f16_prefill_groups(int hdb) { return hdb <= 64 ? 4 : hdb <= 128 ? 2 : 1; }
 
 }  // namespace
 
-// grid = (⌈n_q / 16⌉, n_head). HDB: head_dim bucket (head_dim ≤ HDB).
-template <int HDB>
-__global__ void __launch_bounds__(kF16Threads) attn_f16_prefill_kernel(attn_f16_prefill_params p) {
+// grid = (⌈n_q / 16⌉, n_head), S·128 threads. HDB: head_dim bucket (head_dim ≤ HDB). Group g
+// (threads g·128 ..) takes KV tiles g, g + S, ... with its own running max, sum and accumulators;
+// all groups run the same number of rounds (a tile past kv_end is all masked).
+template <int HDB, int S>
+__global__ void __launch_bounds__(kF16Threads * S) attn_f16_prefill_kernel(attn_f16_prefill_params p) {
   constexpr int kChunks = HDB / 8;  // 16-byte chunks of an fp16 row
   constexpr int kDims = HDB / 8;    // V elements per thread
-  __shared__ int4 k_sh[kF16KV][kChunks + 1];  // +1: rows start 16 bytes apart in banks
+  __shared__ int4 k_sh_[S][kF16KV][kChunks + 1];  // +1: rows start 16 bytes apart in banks
   __shared__ __align__(16) float q_sh[kF16Q][HDB];
-  __shared__ float s_sh[kF16Q][kF16KV];
-  __shared__ float m_sh[kF16Q], l_sh[kF16Q], alpha_sh[kF16Q];
+  __shared__ float s_sh_[S][kF16Q][kF16KV];
+  __shared__ float m_sh_[S][kF16Q], l_sh_[S][kF16Q], alpha_sh_[S][kF16Q];
 
-  const int tid = threadIdx.x, h = blockIdx.y, q0 = blockIdx.x * kF16Q;
+  const int grp = threadIdx.x / kF16Threads, tid = threadIdx.x % kF16Threads;
+  auto& k_sh = k_sh_[grp];
+  auto& s_sh = s_sh_[grp];
+  auto& m_sh = m_sh_[grp];
+  auto& l_sh = l_sh_[grp];
+  auto& alpha_sh = alpha_sh_[grp];
+  const int h = blockIdx.y, q0 = blockIdx.x * kF16Q;
   const int hd = p.head_dim, nc = hd / 8;
   const int kv = h / (p.n_head / p.n_kv_head);
   const size_t kv_row0 = size_t(kv) * p.capacity;
   const int q_last = min(q0 + kF16Q, p.n_q) - 1;  // rows past n_q repeat the last one
   const int kv_end = p.pos0 + q_last + 1;         // cache rows any query of the block sees
 
-  for (int i = tid; i < kF16Q * hd; i += kF16Threads) {
+  for (int i = threadIdx.x; i < kF16Q * hd; i += S * kF16Threads) {
     const int qi = i / hd, d = i % hd, row = min(q0 + qi, q_last);
     q_sh[qi][d] = p.q[(size_t(row) * p.n_head + h) * hd + d];
   }
@@ -53,7 +66,9 @@ __global__ void __launch_bounds__(kF16Threads) attn_f16_prefill_kernel(attn_f16_
   for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
   __syncthreads();
 
-  for (int tile = 0; tile < kv_end; tile += kF16KV) {
+  const int n_rounds = (kv_end + S * kF16KV - 1) / (S * kF16KV);
+  for (int round = 0; round < n_rounds; ++round) {
+    const int tile = (round * S + grp) * kF16KV;
     for (int i = tid; i < kF16KV * nc; i += kF16Threads) {
       const int j = i / nc, c = i % nc, row = tile + j;
       k_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.k_f16 + (kv_row0 + row) * hd + c * 8)
@@ -97,15 +112,16 @@ __global__ void __launch_bounds__(kF16Threads) attn_f16_prefill_kernel(attn_f16_
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) tmax = fmaxf(tmax, alap_shfl_xor(tmax, off, 32));
         const float m_old = m_sh[qi];
-        const float m_new = fmaxf(m_old, tmax);  // finite: tile 0 holds row 0, seen by every query
-        const float pv = expf(x - m_new);
+        // -inf while the group has seen no row of this query (a later group's tiles, causal mask).
+        const float m_new = fmaxf(m_old, tmax);
+        const float pv = m_new == -INFINITY ? 0.0f : expf(x - m_new);
         s_sh[qi][lane] = pv;
         float sum = pv;
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) sum += alap_shfl_xor(sum, off, 32);
         alap_syncwarp();  // every lane has read m_sh[qi] before lane 0 rewrites it
         if (lane == 0) {
-          const float al = expf(m_old - m_new);
+          const float al = m_old == -INFINITY ? 0.0f : expf(m_old - m_new);
           alpha_sh[qi] = al;
           l_sh[qi] = l_sh[qi] * al + sum;
           m_sh[qi] = m_new;
@@ -137,6 +153,37 @@ __global__ void __launch_bounds__(kF16Threads) attn_f16_prefill_kernel(attn_f16_
     __syncthreads();  // the tile buffers are refilled next
   }
 
+  if constexpr (S > 1) {
+    // Merge: every group rescales to the block's max (group 0 saw row 0, so it is finite), groups
+    // S-1 .. 1 add into o_sh in turn, group 0 adds the total and writes.
+    __shared__ float o_sh[kF16Q][HDB];
+    float m_all = m_sh_[0][vq], l_all = 0.0f;
+#pragma unroll
+    for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][vq]);
+#pragma unroll
+    for (int g = 0; g < S; ++g) l_all += m_sh_[g][vq] == -INFINITY ? 0.0f : l_sh_[g][vq] * expf(m_sh_[g][vq] - m_all);
+    const float f = m_sh[vq] == -INFINITY ? 0.0f : expf(m_sh[vq] - m_all);
+    for (int g = S - 1; g >= 0; --g) {
+      if (grp == g && v_active) {
+#pragma unroll
+        for (int e = 0; e < kDims; ++e) {
+          float* o = &o_sh[vq][vc * kDims + e];
+          const float mine = acc[e] * f;
+          if (g == S - 1) *o = mine;
+          else if (g > 0) *o += mine;
+          else acc[e] = *o + mine;
+        }
+      }
+      if (g > 0) __syncthreads();
+    }
+    if (grp == 0 && v_active && q0 + vq < p.n_q) {
+      const float inv = 1.0f / l_all;
+      float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+#pragma unroll
+      for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+    }
+    return;
+  }
   if (v_active && q0 + vq < p.n_q) {
     const float inv = 1.0f / l_sh[vq];
     float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
@@ -168,12 +215,18 @@ extern "C" int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* stre
     if (const char* why = attn_f16_prefill_check(p)) throw std::invalid_argument(why);
     const auto s = static_cast<alap_gpu_stream_t>(stream);
     const dim3 grid((p->n_q + kF16Q - 1) / kF16Q, p->n_head);
+    // ALAP_GPU_PREFILL_ATTN=1: one KV group a block (the kernel before the groups; benches, tests).
+    const char* env = std::getenv("ALAP_GPU_PREFILL_ATTN");
+    const bool one = env != nullptr && std::strcmp(env, "1") == 0;
+    constexpr int s64 = f16_prefill_groups(64), s128 = f16_prefill_groups(128), s256 = f16_prefill_groups(256);
     if (p->head_dim <= 64) {
-      attn_f16_prefill_kernel<64><<<grid, kF16Threads, 0, s>>>(*p);
+      if (one) attn_f16_prefill_kernel<64, 1><<<grid, kF16Threads, 0, s>>>(*p);
+      else attn_f16_prefill_kernel<64, s64><<<grid, kF16Threads * s64, 0, s>>>(*p);
     } else if (p->head_dim <= 128) {
-      attn_f16_prefill_kernel<128><<<grid, kF16Threads, 0, s>>>(*p);
+      if (one) attn_f16_prefill_kernel<128, 1><<<grid, kF16Threads, 0, s>>>(*p);
+      else attn_f16_prefill_kernel<128, s128><<<grid, kF16Threads * s128, 0, s>>>(*p);
     } else {
-      attn_f16_prefill_kernel<256><<<grid, kF16Threads, 0, s>>>(*p);
+      attn_f16_prefill_kernel<256, s256><<<grid, kF16Threads * s256, 0, s>>>(*p);
     }
     ALAP_GPU_CHECK_LAUNCH();
   });

@@ -1,7 +1,9 @@
 // Prefill attention directly on the packed k8 cache: tiles of query rows of one head against tiles
 // of int8 K rows (dot4 on the payload, d_q·d_k per 32-block), causal mask, online softmax in fp32,
-// V fp16 (k8) or int8 + scale (k8v8) accumulated in fp32. No f16 copy of K is ever made.
-// Not decode (attn_k8.hip) and not tuned for speed beyond staging tiles in shared memory.
+// V fp16 (k8) or int8 + scale (k8v8) accumulated in fp32. No f16 copy of K is ever made. A block
+// runs S groups of 128 threads over alternate KV tiles, merged at the end. Not decode (attn_k8.hip).
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/gpu/attn_k8.h"
@@ -12,7 +14,7 @@ namespace alap::gpu {
 
 namespace {
 
-constexpr int kPrefillThreads = 128;
+constexpr int kPrefillThreads = 128;  // threads of one KV group (a block has S of them)
 constexpr int kPrefillQ = 16;   // query rows per block
 constexpr int kPrefillKV = 32;  // cache rows per tile
 constexpr int kPrefillBlock = 32;
@@ -20,25 +22,41 @@ static_assert(kPrefillThreads == kPrefillKV * (kPrefillQ / 4), "score phase: one
 static_assert(kPrefillThreads == kPrefillQ * 8, "V phase: 8 threads per query row");
 static_assert(kPrefillKV == 32, "softmax phase: one lane per cache row of the tile");
 
+// KV groups a block (S): more warps on the multiprocessors for the short grids of a prefill chunk
+// (⌈n_q/16⌉ × n_head blocks; 8 × 32 for 128 tokens of Llama-3-8B); as many as 48 KB of static
+// shared memory holds (head_dim ≤ 64: 4, ≤ 128: 2, 256: 1).
+constexpr int prefill_groups(int hdb) { return hdb <= 64 ? 4 : hdb <= 128 ? 2 : 1; }
+
 }  // namespace
 
-// grid = (⌈n_q / kPrefillQ⌉, n_head). HDB: head_dim bucket (head_dim ≤ HDB).
-template <bool VPacked, int HDB>
-__global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_prefill_params p) {
+// grid = (⌈n_q / kPrefillQ⌉, n_head), S·kPrefillThreads threads. HDB: head_dim bucket (head_dim ≤
+// HDB). Group g (threads g·128 ..) takes KV tiles g, g + S, g + 2S, ... with its own running max,
+// sum and accumulators; all groups run the same number of rounds (a tile past kv_end is all masked).
+template <bool VPacked, int HDB, int S>
+__global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(attn_prefill_params p) {
   constexpr int kChunks = HDB / 16;       // 16-byte chunks of an int8 row
   constexpr int kBlocks = HDB / kPrefillBlock;
   constexpr int kDims = HDB / 8;          // V elements per thread
   static_assert(kDims % 8 == 0);
-  __shared__ int4 kq_sh[kPrefillKV][kChunks + 1];     // +1: rows start 16 bytes apart in banks
-  __shared__ float kd_sh[kPrefillKV][kBlocks];
+  __shared__ int4 kq_sh_[S][kPrefillKV][kChunks + 1];     // +1: rows start 16 bytes apart in banks
+  __shared__ float kd_sh_[S][kPrefillKV][kBlocks];
   __shared__ int4 q_sh[kPrefillQ][kChunks];
   __shared__ float dq_sh[kPrefillQ][kBlocks];
-  __shared__ int4 v_sh[kPrefillKV][VPacked ? kChunks : 2 * kChunks];
-  __shared__ float vd_sh[kPrefillKV][VPacked ? kBlocks : 1];
-  __shared__ float s_sh[kPrefillQ][kPrefillKV];
-  __shared__ float m_sh[kPrefillQ], l_sh[kPrefillQ], alpha_sh[kPrefillQ];
+  __shared__ int4 v_sh_[S][kPrefillKV][VPacked ? kChunks : 2 * kChunks];
+  __shared__ float vd_sh_[S][kPrefillKV][VPacked ? kBlocks : 1];
+  __shared__ float s_sh_[S][kPrefillQ][kPrefillKV];
+  __shared__ float m_sh_[S][kPrefillQ], l_sh_[S][kPrefillQ], alpha_sh_[S][kPrefillQ];
 
-  const int tid = threadIdx.x, h = blockIdx.y, q0 = blockIdx.x * kPrefillQ;
+  const int grp = threadIdx.x / kPrefillThreads, tid = threadIdx.x % kPrefillThreads;
+  auto& kq_sh = kq_sh_[grp];
+  auto& kd_sh = kd_sh_[grp];
+  auto& v_sh = v_sh_[grp];
+  auto& vd_sh = vd_sh_[grp];
+  auto& s_sh = s_sh_[grp];
+  auto& m_sh = m_sh_[grp];
+  auto& l_sh = l_sh_[grp];
+  auto& alpha_sh = alpha_sh_[grp];
+  const int h = blockIdx.y, q0 = blockIdx.x * kPrefillQ;
   const int hd = p.head_dim, nb = hd / kPrefillBlock, nc = hd / 16;
   const int kv = h / (p.n_head / p.n_kv_head);
   const size_t kv_row0 = size_t(kv) * p.capacity;
@@ -47,8 +65,8 @@ __global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_p
 
   // Quantise the block's query rows (the cache's rule), one 32-lane group per 32-block.
   {
-    const int lane = tid % kPrefillBlock;
-    for (int blk = tid / kPrefillBlock; blk < kPrefillQ * nb; blk += kPrefillThreads / kPrefillBlock) {
+    const int lane = threadIdx.x % kPrefillBlock;
+    for (int blk = threadIdx.x / kPrefillBlock; blk < kPrefillQ * nb; blk += S * kPrefillThreads / kPrefillBlock) {
       const int qi = blk / nb, b = blk % nb, row = min(q0 + qi, q_last);
       const float x = p.q[(size_t(row) * p.n_head + h) * hd + b * kPrefillBlock + lane];
       float amax = fabsf(x);
@@ -72,7 +90,9 @@ __global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_p
   for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
   __syncthreads();
 
-  for (int tile = 0; tile < kv_end; tile += kPrefillKV) {
+  const int n_rounds = (kv_end + S * kPrefillKV - 1) / (S * kPrefillKV);
+  for (int round = 0; round < n_rounds; ++round) {
+    const int tile = (round * S + grp) * kPrefillKV;
     // Stage the tile: coalesced 16-byte loads of K (and V) rows, zeros past kv_end.
     for (int i = tid; i < kPrefillKV * nc; i += kPrefillThreads) {
       const int j = i / nc, c = i % nc, row = tile + j;
@@ -132,15 +152,16 @@ __global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_p
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) tmax = fmaxf(tmax, alap_shfl_xor(tmax, off, 32));
         const float m_old = m_sh[qi];
-        const float m_new = fmaxf(m_old, tmax);  // finite: tile 0 holds row 0, seen by every query
-        const float pv = expf(x - m_new);
+        // -inf while the group has seen no row of this query (a later group's tiles, causal mask).
+        const float m_new = fmaxf(m_old, tmax);
+        const float pv = m_new == -INFINITY ? 0.0f : expf(x - m_new);
         s_sh[qi][lane] = pv;
         float sum = pv;
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) sum += alap_shfl_xor(sum, off, 32);
         alap_syncwarp();  // every lane has read m_sh[qi] before lane 0 rewrites it
         if (lane == 0) {
-          const float al = expf(m_old - m_new);
+          const float al = m_old == -INFINITY ? 0.0f : expf(m_old - m_new);
           alpha_sh[qi] = al;
           l_sh[qi] = l_sh[qi] * al + sum;
           m_sh[qi] = m_new;
@@ -180,6 +201,37 @@ __global__ void __launch_bounds__(kPrefillThreads) attn_k8_prefill_kernel(attn_p
     __syncthreads();  // the tile buffers are refilled next
   }
 
+  if constexpr (S > 1) {
+    // Merge: every group rescales to the block's max (group 0 saw row 0, so it is finite), groups
+    // S-1 .. 1 add into o_sh in turn, group 0 adds the total and writes.
+    __shared__ float o_sh[kPrefillQ][HDB];
+    float m_all = m_sh_[0][vq], l_all = 0.0f;
+#pragma unroll
+    for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][vq]);
+#pragma unroll
+    for (int g = 0; g < S; ++g) l_all += m_sh_[g][vq] == -INFINITY ? 0.0f : l_sh_[g][vq] * expf(m_sh_[g][vq] - m_all);
+    const float f = m_sh[vq] == -INFINITY ? 0.0f : expf(m_sh[vq] - m_all);
+    for (int g = S - 1; g >= 0; --g) {
+      if (grp == g && v_active) {
+#pragma unroll
+        for (int e = 0; e < kDims; ++e) {
+          float* o = &o_sh[vq][vc * kDims + e];
+          const float mine = acc[e] * f;
+          if (g == S - 1) *o = mine;
+          else if (g > 0) *o += mine;
+          else acc[e] = *o + mine;
+        }
+      }
+      if (g > 0) __syncthreads();
+    }
+    if (grp == 0 && v_active && q0 + vq < p.n_q) {
+      const float inv = 1.0f / l_all;
+      float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+#pragma unroll
+      for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+    }
+    return;
+  }
   if (v_active && q0 + vq < p.n_q) {
     const float inv = 1.0f / l_sh[vq];
     float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
@@ -193,12 +245,18 @@ namespace {
 template <bool VPacked>
 void launch_prefill(const attn_prefill_params& p, alap_gpu_stream_t stream) {
   const dim3 grid((p.n_q + kPrefillQ - 1) / kPrefillQ, p.n_head);
+  // ALAP_GPU_PREFILL_ATTN=1: one KV group a block (the kernel before the groups; benches, tests).
+  const char* env = std::getenv("ALAP_GPU_PREFILL_ATTN");
+  const bool one = env != nullptr && std::strcmp(env, "1") == 0;
+  constexpr int s64 = prefill_groups(64), s128 = prefill_groups(128), s256 = prefill_groups(256);
   if (p.head_dim <= 64) {
-    attn_k8_prefill_kernel<VPacked, 64><<<grid, kPrefillThreads, 0, stream>>>(p);
+    if (one) attn_k8_prefill_kernel<VPacked, 64, 1><<<grid, kPrefillThreads, 0, stream>>>(p);
+    else attn_k8_prefill_kernel<VPacked, 64, s64><<<grid, kPrefillThreads * s64, 0, stream>>>(p);
   } else if (p.head_dim <= 128) {
-    attn_k8_prefill_kernel<VPacked, 128><<<grid, kPrefillThreads, 0, stream>>>(p);
+    if (one) attn_k8_prefill_kernel<VPacked, 128, 1><<<grid, kPrefillThreads, 0, stream>>>(p);
+    else attn_k8_prefill_kernel<VPacked, 128, s128><<<grid, kPrefillThreads * s128, 0, stream>>>(p);
   } else {
-    attn_k8_prefill_kernel<VPacked, 256><<<grid, kPrefillThreads, 0, stream>>>(p);
+    attn_k8_prefill_kernel<VPacked, 256, s256><<<grid, kPrefillThreads * s256, 0, stream>>>(p);
   }
   ALAP_GPU_CHECK_LAUNCH();
 }

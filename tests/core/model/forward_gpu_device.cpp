@@ -8,12 +8,13 @@
 //       in chunks of 32, then 16 decode steps; logits against the CPU forward pass (same mode).
 //       Prints one line per case and exits 1 when a case is outside its limits (kLimit below).
 //   forward_gpu_device bench MODEL.gguf CTX MODE [LAYERS [plain|nofill|plain-nofill]]
-//       fills the cache to CTX − 256 tokens in the engine's prefill chunks (128) and times it, then
+//       fills the cache to CTX − 256 tokens in prefill chunks (the engine's 128) and times it, then
 //       decodes 64 tokens (greedy on the host); prints tokens/s, the memory report and the host
 //       cost of a decode step (calls, µs issuing/capturing, ending the capture, launching the
 //       graph). "plain": decode steps as plain launches (no graphs). "nofill": no prefill, the
 //       cache taken as filled to that depth (GpuForward::assume_filled; decode only, same cost per
-//       step). LAYERS -1: all that fit.
+//       step). LAYERS -1: all that fit. ALAP_BENCH_CHUNK=N: prefill chunks of N tokens (default 128,
+//       the engine's), also the pass's max_batch.
 //
 // The GPU library is found like the engine finds it (ALAP_GPU_LIBRARY first).
 #include <algorithm>
@@ -148,7 +149,9 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   o.n_gpu_layers = layers;
   o.mode = mode;
   o.capacity = ctx;
-  o.max_batch = 128;
+  const char* chunk_env = std::getenv("ALAP_BENCH_CHUNK");
+  const size_t chunk = chunk_env != nullptr && std::atoi(chunk_env) > 0 ? static_cast<size_t>(std::atoi(chunk_env)) : 128;
+  o.max_batch = chunk;
   o.graphs = graphs;
   const auto t_load = Clock::now();
   GpuForward g(m, gpu, o);
@@ -160,12 +163,12 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   for (size_t i = 0; i < depth; ++i) fill_ids[i] = static_cast<int32_t>((i * 2654435761u) % V);
   const auto t0 = Clock::now();
   std::span<const float> logits;
-  if (!fill) {  // decode at depth only: the last 128 positions of the fill computed, the rest taken as filled
-    g.assume_filled(depth - 128);
-    logits = g.run(pool, std::span<const int32_t>(fill_ids).subspan(depth - 128, 128), depth - 128);
+  if (!fill) {  // decode at depth only: the last chunk of the fill computed, the rest taken as filled
+    g.assume_filled(depth - chunk);
+    logits = g.run(pool, std::span<const int32_t>(fill_ids).subspan(depth - chunk, chunk), depth - chunk);
   }
-  for (size_t pos = 0; fill && pos < depth; pos += 128) {
-    const size_t n = std::min<size_t>(128, depth - pos);
+  for (size_t pos = 0; fill && pos < depth; pos += chunk) {
+    const size_t n = std::min<size_t>(chunk, depth - pos);
     logits = g.run(pool, std::span<const int32_t>(fill_ids).subspan(pos, n), pos);
   }
   double prefill_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -180,10 +183,10 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   const MemoryReport r = g.memory_report();
   const double mib = 1024.0 * 1024.0;
   if (!fill) prefill_s = 0;
-  std::printf("bench %s ctx %zu %s layers %d/%lld: prefill %.0f tok/s (%zu tokens, %.2f s), decode %.1f tok/s at depth "
+  std::printf("bench %s ctx %zu %s layers %d/%lld: prefill %.0f tok/s (%zu tokens in chunks of %zu, %.2f s), decode %.1f tok/s at depth "
               "%zu | weights %.1f MiB, kv %.1f MiB, scratch %.1f MiB, device free %.1f of %.1f GiB | upload %.2f s\n",
               path.c_str(), ctx, cache_mode_name(mode), g.n_gpu_layers(), static_cast<long long>(m.hparams().n_layer),
-              fill ? static_cast<double>(depth) / prefill_s : 0.0, depth, prefill_s, n_dec / decode_s, depth, r.weights_bytes / mib,
+              fill ? static_cast<double>(depth) / prefill_s : 0.0, depth, chunk, prefill_s, n_dec / decode_s, depth, r.weights_bytes / mib,
               r.kv_capacity_bytes / mib, r.scratch_bytes / mib, r.device_free_bytes / (mib * 1024),
               r.device_total_bytes / (mib * 1024), load_s);
   const GpuStepStats& st = g.step_stats();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -589,9 +590,11 @@ void bench_out_q8() {
 }  // namespace
 
 // --small: a few small shapes only (for compute-sanitizer memcheck/racecheck, which run slowly).
+// --prefill: the prefill cases only.
 // --bench: bench_out_q8 only.
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+  const bool prefill_only = argc > 1 && std::strcmp(argv[1], "--prefill") == 0;
   int n_dev = 0;
   if (alap_gpu_get_device_count(&n_dev) != alap_gpu_success || n_dev == 0) {
     std::printf("SKIP: no GPU device\n");
@@ -617,7 +620,8 @@ int main(int argc, char** argv) {
                                  attn_case{128, 8, 4, 2047, 16}})
         run_case(c, rng);
       run_prefill_case(128, 1, 4, 5, 20, rng);
-      run_prefill_case(64, 1, 2, 0, 9, rng);
+      run_prefill_case(64, 1, 2, 0, 9, rng);    // head_dim 64: 4 KV groups a block, 3 of them with no row
+      run_prefill_case(128, 2, 4, 300, 64, rng);  // 2 KV groups over 12 tiles, merged
       std::printf("%s: %d failure(s)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
       return g_failures == 0 ? 0 : 1;
     }
@@ -649,12 +653,21 @@ int main(int argc, char** argv) {
     // One block over 32k rows (4096 per warp accumulator): the longest accumulation of one warp
     // (round 7's V widened as 1152 + v failed here).
     cases.push_back({128, 1, 4, 32768, 1});
-    for (const attn_case& c : cases) run_case(c, rng);
+    if (!prefill_only)
+      for (const attn_case& c : cases) run_case(c, rng);
     for (int hd : {64, 128, 256})
       for (int group : {1, 4, 7}) run_prefill_case(hd, 2, group, 0, 45, rng);
     run_prefill_case(128, 2, 4, 100, 33, rng);   // a chunk after cached rows
     run_prefill_case(64, 1, 2, 1000, 17, rng);
     run_prefill_case(96, 2, 3, 7, 1, rng);       // one token: the decode case through prefill
+    // A 128-token chunk (Qwen2.5 and Llama-3 geometry) with the block's KV groups (4 and 2) and with
+    // one group (ALAP_GPU_PREFILL_ATTN=1, the kernel before the groups).
+    for (const char* one : {"0", "1"}) {
+      setenv("ALAP_GPU_PREFILL_ATTN", one, 1);
+      run_prefill_case(64, 2, 7, 500, 128, rng);
+      run_prefill_case(128, 2, 4, 1000, 128, rng);
+    }
+    unsetenv("ALAP_GPU_PREFILL_ATTN");
   } catch (const std::exception& e) {
     std::printf("FAIL: %s\n", e.what());
     return 1;

@@ -497,9 +497,14 @@ void test_get_rows(std::mt19937& rng) {
 void test_attn_f16(std::mt19937& rng, bool small) {
   struct cfg {
     int hd, n_kv, group, n_q, pos0;
+    bool one_group = false;  // ALAP_GPU_PREFILL_ATTN=1: one KV group a block
   };
-  std::vector<cfg> cases = {{64, 2, 4, 17, 5}, {128, 1, 2, 40, 0}, {256, 1, 1, 3, 30}, {96, 2, 3, 20, 9}, {128, 8, 4, 1, 100}};
-  if (small) cases = {{64, 2, 2, 17, 5}, {96, 1, 1, 3, 9}};
+  // 128-token chunks after cached rows: the block's KV groups (4 at head_dim 64, 2 at 128) take
+  // alternate tiles and are merged; the same with one group.
+  std::vector<cfg> cases = {{64, 2, 4, 17, 5},       {128, 1, 2, 40, 0},       {256, 1, 1, 3, 30},
+                            {96, 2, 3, 20, 9},       {128, 8, 4, 1, 100},      {128, 2, 4, 128, 300},
+                            {64, 2, 7, 128, 200},    {128, 2, 4, 128, 300, true}, {64, 2, 7, 128, 200, true}};
+  if (small) cases = {{64, 2, 2, 17, 5}, {96, 1, 1, 3, 9}, {128, 1, 2, 20, 100}};
   double worst = 0.0;
   for (const cfg& c : cases) {
     const int n_head = c.n_kv * c.group, cap = c.pos0 + c.n_q + 3, hd = c.hd;
@@ -524,7 +529,9 @@ void test_attn_f16(std::mt19937& rng, bool small) {
     p.capacity = cap;
     p.pos0 = c.pos0;
     p.scale = 1.0f / std::sqrt(float(hd));
+    if (c.one_group) setenv("ALAP_GPU_PREFILL_ATTN", "1", 1);
     must(g::attn_f16_prefill_run(&p, nullptr), "attn_f16_prefill_run");
+    unsetenv("ALAP_GPU_PREFILL_ATTN");
     const std::vector<float> out = dout.get<float>();
     double err = 0.0;
     for (int i = 0; i < c.n_q; ++i)
@@ -550,8 +557,8 @@ void test_attn_f16(std::mt19937& rng, bool small) {
       }
     worst = std::max(worst, err);
     // fp32 scores (|s| ≲ 10, ~1e-6 rounding) and fp32 weighted sums of |v| ≲ 4: 1e-4 absolute.
-    expect(err < 1e-4, "attn_f16_prefill hd " + std::to_string(hd) + " n_q " + std::to_string(c.n_q) + " error " +
-                           std::to_string(err));
+    expect(err < 1e-4, "attn_f16_prefill hd " + std::to_string(hd) + " n_q " + std::to_string(c.n_q) + " pos0 " +
+                           std::to_string(c.pos0) + (c.one_group ? " (one group)" : "") + " error " + std::to_string(err));
   }
   {
     g::attn_f16_prefill_params bad{};
