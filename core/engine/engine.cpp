@@ -46,7 +46,11 @@ void check_context_fits(const std::string& where, const SystemMemory& mem, uint6
 
 
 constexpr size_t kDefaultMaxCtx = 4096;
-constexpr size_t kPrefillChunk = 128;  // prefill batch; cancel is checked between chunks
+// Prefill batch; cancel is checked between chunks. On the CPU 128 tokens keep a cancel within a
+// second or so on a laptop; with every layer on the GPU 512 fill the device (H200, session 5: 8B
+// prefill 1.37x, 1B 1.5x, 0.5B 2x against 128; a 512-token chunk of an 8B takes ~0.13 s there).
+constexpr size_t kPrefillChunkCpu = 128;
+constexpr size_t kPrefillChunkGpu = 512;
 
 using Clock = std::chrono::steady_clock;
 
@@ -81,6 +85,7 @@ struct Engine::State {
   // partial offload, the host cache and CPU forward of the remaining layers.
   std::unique_ptr<GpuForward> gpu;
   std::vector<int32_t> cached;  // ids whose K/V the cache holds: cached.size() == cache->n_tokens()
+  size_t prefill_chunk = kPrefillChunkCpu;  // tokens per prefill batch (the forward's max_batch)
 
   size_t capacity() const { return gpu ? gpu->capacity() : cache->capacity(); }
   void clear() {
@@ -218,13 +223,20 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     if (!packed_mode_supported(shape, mode, &why)) {
       throw EngineError(where + ": cache mode " + cache_mode_name(mode) + " is not possible: " + why);
     }
-    const size_t max_batch = std::min(kPrefillChunk, n_ctx);
+    size_t max_batch = std::min(gpu ? kPrefillChunkGpu : kPrefillChunkCpu, n_ctx);
     int32_t n_gpu = 0;
     if (gpu) {
       const int32_t n_layer = static_cast<int32_t>(hp.n_layer);
-      n_gpu = params.gpu_layers < 0 ? auto_gpu_layers(m, *gpu, mode, n_ctx, max_batch,
-                                                      gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom))
-                                    : std::min(params.gpu_layers, n_layer);
+      auto layers_for = [&](size_t batch) {
+        return params.gpu_layers < 0 ? auto_gpu_layers(m, *gpu, mode, n_ctx, batch,
+                                                       gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom))
+                                     : std::min(params.gpu_layers, n_layer);
+      };
+      n_gpu = layers_for(max_batch);
+      if (n_gpu < n_layer && max_batch > kPrefillChunkCpu) {  // layers left to the CPU: its batch size
+        max_batch = std::min(kPrefillChunkCpu, n_ctx);
+        n_gpu = layers_for(max_batch);
+      }
       if (n_gpu == 0) {
         info.gpu_status = ModelInfo::GpuStatus::no_memory;
         info.gpu_reason = "the GPU (" + gpu->device_name() + ") has too little free memory for one layer beside a " +
@@ -263,6 +275,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       st->forward = std::make_unique<Forward>(m, max_batch);
     }
     info.cache_mode = mode;
+    st->prefill_chunk = max_batch;
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     step(1.0f, "ready");
@@ -447,7 +460,7 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
       notify_memory();
       return finish(StopReason::cancelled);
     }
-    const size_t n = std::min(kPrefillChunk, prompt.size() - pos);
+    const size_t n = std::min(st.prefill_chunk, prompt.size() - pos);
     logits = evaluate(std::span<const int32_t>(prompt).subspan(pos, n), pos);
     pos += n;
   }
