@@ -3,10 +3,39 @@
 // dispatch.cpp picks beside the CpuVariant. Not a public header.
 #pragma once
 
+#include <xmmintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 
 namespace alap::kernels {
+
+// Memory reads ahead, shared by the grouped kernels of every SIMD variant: while a kernel works on
+// rows [0, n) of a KV head's arrays it asks for rows [n, 2n) (prefetcht1: into L2). The forward
+// pass walks a KV head's keys block after block, so that is the next block, fetched while this one
+// computes (without it the blocks' bursts of loads leave DRAM idle between them). Prefetches never
+// fault, past the cache's end too. Always inlined: GCC 12 finds an out-of-line helper whose only
+// effect is prefetches free of side effects and deletes the calls (measured: 31 prefetch sites of
+// the AVX2 kernels became 1).
+__attribute__((always_inline)) inline void prefetch_l2(const void* first, size_t bytes) {
+  const char* p = static_cast<const char*>(first);
+  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
+}
+
+// What a V sum reads ahead as it goes: row j + n of `rows` with row j (null: nothing), and the
+// scales of rows [j + n, j + n + 16) every 16th row (null: none).
+struct AttnReadAhead {
+  const char* rows = nullptr;
+  size_t row_bytes = 0;
+  const char* scales = nullptr;
+  size_t scale_bytes = 0;
+};
+
+// The reads of AttnReadAhead for key j of a call over n keys.
+__attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, size_t n, size_t j) {
+  prefetch_l2(a.rows + (n + j) * a.row_bytes, a.row_bytes);
+  if (a.scales != nullptr && j % 16 == 0) prefetch_l2(a.scales + (n + j) * a.scale_bytes, 16 * a.scale_bytes);
+}
 
 struct AttnHeadsVariant {
   void (*k8_scores_heads)(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,

@@ -4,7 +4,7 @@
 // at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
 // converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
 // the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read the next key block
-// ahead (prefetch_bytes).
+// ahead (attn_heads.h prefetch_l2).
 #include <algorithm>
 
 #include "alap/kernels/kv_k8.h"
@@ -15,14 +15,6 @@ namespace alap::kernels::avx2 {
 
 namespace {
 inline __m256 h8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-
-// Reads ahead, as the AVX-512 kernels do: while a grouped kernel works on rows [0, n) it asks for
-// rows [n, 2n) of the same arrays (prefetcht1, into L2), the next key block the forward pass will
-// hand it, so DRAM is not idle between the blocks' bursts. Prefetches never fault.
-inline void prefetch_bytes(const void* first, size_t bytes) {
-  const char* p = static_cast<const char*>(first);
-  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
-}
 }  // namespace
 
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
@@ -238,7 +230,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   for (size_t j = 0; j < n4; j += 4) {
     size_t h = 0;
     const uint16_t* kj = k + j * head_dim;
-    prefetch_bytes(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows (prefetch_bytes)
+    prefetch_l2(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows
     for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
     if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
   }
@@ -277,16 +269,10 @@ struct K8Column {
 // V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once, then one fused
 // multiply-add per head and 8 lanes, keys in order (the scalar twin's std::fma chain). LDP: p's
 // row stride when it is the attention's key block (constant offsets per head), 0 for any.
-struct Ahead {  // rows to read ahead (null: none) and their sizes in bytes
-  const char* rows = nullptr;
-  size_t row_bytes = 0;
-  const char* scales = nullptr;
-  size_t scale_bytes = 0;
-};
 
 template <int NH, size_t LDP, class Column>
 void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column,
-                      const Ahead& ahead) {
+                      const AttnReadAhead& ahead) {
   const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m256 o[NH][2];
   for (int h = 0; h < NH; ++h) {
@@ -294,10 +280,7 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
   const auto l0 = column(i0), l1 = column(i0 + 8);
   for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) {
-      prefetch_bytes(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes);
-      if (ahead.scales != nullptr && j % 16 == 0) prefetch_bytes(ahead.scales + (n + j) * ahead.scale_bytes, 16 * ahead.scale_bytes);
-    }
+    if (ahead.rows != nullptr) read_ahead(ahead, n, j);
     const __m256 x0 = l0(j), x1 = l1(j);
     for (int h = 0; h < NH; ++h) {
       const __m256 pb = _mm256_broadcast_ss(p + h * ldp + j);
@@ -313,13 +296,13 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
 // The first pass over the keys (heads 0-3, lanes 0-15) also reads the following n rows ahead.
 template <size_t LDP, class Column>
 void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
-                    const Ahead& ahead) {
-  const Ahead none{};
+                    const AttnReadAhead& ahead) {
+  const AttnReadAhead none{};
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const float* ph = p + h0 * ldp;
     float* oh = out + h0 * head_dim;
     for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
-      const Ahead& a = h0 == 0 && i0 == 0 ? ahead : none;
+      const AttnReadAhead& a = h0 == 0 && i0 == 0 ? ahead : none;
       switch (std::min<size_t>(4, n_heads - h0)) {
         case 4: accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
         case 3: accum_heads_tile<3, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
@@ -334,7 +317,7 @@ constexpr size_t kBlockLd = 256;  // core/model/attention_cpu.h kKeyBlock: the s
 
 template <class Column>
 void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
-                 const Ahead& ahead) {
+                 const AttnReadAhead& ahead) {
   if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column, ahead);
   accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column, ahead);
 }
@@ -343,7 +326,7 @@ void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, si
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
   if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  const Ahead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
+  const AttnReadAhead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
   accum_heads(
       p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, ahead);
 }
@@ -368,7 +351,7 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   for (; e + 8 <= n * nb; e += 8) _mm256_store_ps(ds + e, h8(d + e));
   for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
   const float* dsp = ds;
-  const Ahead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
+  const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
   accum_heads(
       p, ldp, n_heads, head_dim, n, out,
       [q, dsp, head_dim, block, nb](size_t i) { return K8Column{q + i, dsp + i / block, head_dim, nb}; }, ahead);

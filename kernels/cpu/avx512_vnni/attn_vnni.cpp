@@ -48,16 +48,6 @@ inline void transpose16(__m512i* r) {
   }
 }
 
-// Memory reads ahead: every kernel here, while it works on rows [0, n), asks for rows [n, 2n) of
-// the same arrays (prefetcht1: into L2). The forward pass walks a KV head's keys block after
-// block, so that is the next block, fetched while this one computes (without it the blocks'
-// bursts of loads leave DRAM idle between them). Prefetches never fault, past the cache's end too.
-inline void prefetch_rows(const void* first, size_t row_bytes, size_t rows) {
-  const char* p = static_cast<const char*>(first);
-  const size_t total = row_bytes * rows;
-  for (size_t b = 0; b < total; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
-}
-
 inline __mmask16 tail_mask(size_t r) { return static_cast<__mmask16>((1u << r) - 1u); }
 
 // fp16 scales of block b for keys j..j+r−1 (r <= 16; the rest 0) as 16 floats.
@@ -104,8 +94,8 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   alignas(64) float acc[kMaxHeads][16];
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_rows(k + (n + j) * head_dim, head_dim, 16);  // the following block's keys (prefetch_rows)
-    prefetch_rows(dk + (n + j) * nb, 2 * nb, 16);
+    prefetch_l2(k + (n + j) * head_dim, 16 * head_dim);  // the following block's keys (attn_heads.h)
+    prefetch_l2(dk + (n + j) * nb, 16 * 2 * nb);
     for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
       const size_t nbc = std::min<size_t>(2, nb - c0);
       const __mmask64 bytes = nbc == 2 ? ~__mmask64{0} : __mmask64{0xFFFFFFFFu};
@@ -207,7 +197,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_rows(k + (n + j) * head_dim, 2 * head_dim, 16);
+    prefetch_l2(k + (n + j) * head_dim, 16 * 2 * head_dim);
     for (size_t c = 0; c < nc; ++c) {
       __m512 x[16], t[16];
       for (size_t i = 0; i < 16; ++i) {
@@ -240,13 +230,6 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
 }
 
 namespace {
-struct Ahead {  // rows to prefetch (null: none) and their sizes in bytes
-  const char* rows = nullptr;
-  size_t row_bytes = 0;
-  const char* scales = nullptr;
-  size_t scale_bytes = 0;
-};
-
 // V sums for NH heads over lanes [i0, i0 + 16·NC): each key's row converted once (column(i) gives
 // the loader of lanes [i, i + 16) of key j), then one FMA per head and 16 lanes, keys in order
 // (the scalar twin's std::fma chain, bit for bit). LDP: p's row stride when it is the
@@ -254,7 +237,7 @@ struct Ahead {  // rows to prefetch (null: none) and their sizes in bytes
 // any stride.
 template <int NH, int NC, size_t LDP, class Column>
 void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column,
-                      const Ahead& ahead) {
+                      const AttnReadAhead& ahead) {
   const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m512 o[NH][NC];
   for (int h = 0; h < NH; ++h) {
@@ -262,12 +245,7 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
   auto body = [&](auto load, size_t j0, size_t j1, bool fetch) {
     for (size_t j = j0; j < j1; ++j) {
-      if (fetch) {
-        prefetch_rows(ahead.rows + (n + j) * ahead.row_bytes, ahead.row_bytes, 1);
-        if (ahead.scales != nullptr && j % 16 == 0) {
-          prefetch_rows(ahead.scales + (n + j) * ahead.scale_bytes, ahead.scale_bytes, 16);
-        }
-      }
+      if (fetch) read_ahead(ahead, n, j);
       __m512 x[NC];
       for (int c = 0; c < NC; ++c) x[c] = load[c](j);
       for (int h = 0; h < NH; ++h) {
@@ -290,7 +268,7 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
 
 template <int NC, size_t LDP, class Column>
 void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, size_t n, float* out, size_t i0,
-                       Column column, const Ahead& ahead) {
+                       Column column, const AttnReadAhead& ahead) {
   switch (nh) {
     case 8:
       if constexpr (NC <= 2) return accum_heads_tile<8, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
@@ -313,11 +291,11 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
 
 // Heads in groups of up to 8 with lanes in pairs of 16 (16 accumulators, a last 16 alone), or
 // for a group of up to 4 heads 64 lanes at a time (each p broadcast serves 4 FMAs).
-// The first pass over the keys also prefetches the following n rows (see prefetch_rows).
+// The first pass over the keys also prefetches the following n rows (attn_heads.h read_ahead).
 template <size_t LDP, class Column>
 void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
-                    const Ahead& ahead) {
-  const Ahead none{};
+                    const AttnReadAhead& ahead) {
+  const AttnReadAhead none{};
   for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
     const size_t nh = std::min<size_t>(8, n_heads - h0);
     const float* ph = p + h0 * ldp;
@@ -360,7 +338,7 @@ constexpr size_t kBlockLd = 256;  // core/model/attention_cpu.h kKeyBlock: the s
 
 template <class Column>
 void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
-                 const Ahead& ahead) {
+                 const AttnReadAhead& ahead) {
   if (ldp == kBlockLd) return accum_heads_ld<kBlockLd>(p, ldp, n_heads, head_dim, n, out, column, ahead);
   accum_heads_ld<0>(p, ldp, n_heads, head_dim, n, out, column, ahead);
 }
@@ -369,7 +347,7 @@ void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, si
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
   if (head_dim % 16 != 0) return avx2::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  const Ahead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
+  const AttnReadAhead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
   accum_heads(
       p, ldp, n_heads, head_dim, n, out,
       [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; },
@@ -397,7 +375,7 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
     _mm512_store_ps(ds + e, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + e))));
   }
   for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
-  const Ahead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
+  const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
   const float* dsp = ds;
   accum_heads(
       p, ldp, n_heads, head_dim, n, out,
