@@ -371,6 +371,24 @@ struct xr_raw<kQ5_0> : xr_raw_words<kQ5_0> {};
 template <>
 struct xr_raw<kQ8_0> : xr_raw_words<kQ8_0> {};
 
+// N aligned 8-byte words from each of two regions of a row with the same (even) alignment mod 8,
+// from the 8-byte boundary at or below each: words of `lo` into o.lw, of `hi` into o.hw; o.sh and
+// o.q say where lo's first byte sits in them (inside the super-block, whose start is 8-byte
+// aligned at the tensor's start).
+template <int N, class R>
+__device__ __forceinline__ void ld_word_pairs(const uint8_t* lo, const uint8_t* hi, R& o) {
+  const uint32_t a = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(lo)) & 6u;
+  const uint2* bl = reinterpret_cast<const uint2*>(lo - a);
+  const uint2* bh = reinterpret_cast<const uint2*>(hi - a);
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint2 x = bl[i], y = bh[i];
+    o.lw[2 * i] = x.x, o.lw[2 * i + 1] = x.y, o.hw[2 * i] = y.x, o.hw[2 * i + 1] = y.y;
+  }
+  o.sh = (a & 2u) * 8;
+  o.q = a >> 2;
+}
+
 // Reads piece k of the row starting at `row` (16-byte aligned for Q4_K/Q5_K).
 template <uint32_t T>
 __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o) {
@@ -396,39 +414,16 @@ __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o)
   } else if constexpr (T == kQ6_K) {
     const uint8_t* p = row + size_t(k >> 2) * 210;
     const int h = (k >> 1) & 1, c = k & 1;
-    {  // 5 aligned 8-byte loads a region, from the 8-byte boundary at or below it (10 words: 32
-       // bytes from any even offset; inside the super-block, whose start is 8-byte aligned at
-       // the tensor's start)
-      const uint8_t* pl = p + 64 * h + 32 * c;
-      const uint32_t lo = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pl)) & 6u;
-      const uint2* bl = reinterpret_cast<const uint2*>(pl - lo);
-      const uint2* bh = reinterpret_cast<const uint2*>(p + 128 + 32 * h - lo);
-#pragma unroll
-      for (int i = 0; i < 5; ++i) {
-        const uint2 a = bl[i], b = bh[i];
-        o.lw[2 * i] = a.x, o.lw[2 * i + 1] = a.y, o.hw[2 * i] = b.x, o.hw[2 * i + 1] = b.y;
-      }
-      o.sh = (lo & 2u) * 8;
-      o.q = lo >> 2;
-    }
+    // 5 words a region (32 bytes from any even offset): ql at 64h + 32c, qh at 128 + 32h
+    ld_word_pairs<5>(p + 64 * h + 32 * c, p + 128 + 32 * h, o);
     o.s01 = ld_u16(p + 192 + 8 * h + 2 * c);
     o.s45 = ld_u16(p + 196 + 8 * h + 2 * c);
     o.d = ld_u16(p + 208);
   } else if constexpr (T == kQ6_K32) {
     const uint8_t* p = row + size_t(k >> 3) * 210;
     const int h = (k >> 2) & 1, c = (k >> 1) & 1, e = k & 1;
-    const int ofs = 64 * h + 32 * c + 16 * e;  // 16 bytes of ql; qh's at 128 + 32h + 16e, same alignment
-    const uint8_t* pl = p + ofs;
-    const uint32_t lo = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pl)) & 6u;
-    const uint2* bl = reinterpret_cast<const uint2*>(pl - lo);
-    const uint2* bh = reinterpret_cast<const uint2*>(p + 128 + 32 * h + 16 * e - lo);
-#pragma unroll
-    for (int i = 0; i < 3; ++i) {
-      const uint2 a = bl[i], b = bh[i];
-      o.lw[2 * i] = a.x, o.lw[2 * i + 1] = a.y, o.hw[2 * i] = b.x, o.hw[2 * i + 1] = b.y;
-    }
-    o.sh = (lo & 2u) * 8;
-    o.q = lo >> 2;
+    // 16 bytes of ql at 64h + 32c + 16e; qh's at 128 + 32h + 16e, same alignment
+    ld_word_pairs<3>(p + 64 * h + 32 * c + 16 * e, p + 128 + 32 * h + 16 * e, o);
     const int si = 8 * h + 2 * c + e;  // scale of values 16·si..
     o.sc0 = p[192 + si];
     o.sc1 = p[196 + si];
@@ -446,18 +441,10 @@ __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o)
   } else if constexpr (T == kQ3_K) {
     const uint8_t* p = row + size_t(k >> 2) * 110;  // 2-byte aligned
     const int h = (k >> 1) & 1, e = k & 1;
-    // hmask (16e), qs (32 + 32h + 16e) and the scales (96) lie at p's alignment mod 8: 3 aligned
-    // 8-byte loads from the boundary at or below each 16-byte region (inside the super-block).
+    // hmask (16e), qs (32 + 32h + 16e) and the scales (96) lie at p's alignment mod 8: 3 words
+    // of qs and of hmask.
+    ld_word_pairs<3>(p + 32 + 32 * h + 16 * e, p + 16 * e, o);
     const uint32_t a = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)) & 6u;
-    const uint2* bh = reinterpret_cast<const uint2*>(p + 16 * e - a);
-    const uint2* bl = reinterpret_cast<const uint2*>(p + 32 + 32 * h + 16 * e - a);
-#pragma unroll
-    for (int i = 0; i < 3; ++i) {
-      const uint2 x = bh[i], y = bl[i];
-      o.hw[2 * i] = x.x, o.hw[2 * i + 1] = x.y, o.lw[2 * i] = y.x, o.lw[2 * i + 1] = y.y;
-    }
-    o.sh = (a & 2u) * 8;
-    o.q = a >> 2;
     // Scales and d (bytes 96..109) as 4 words from the 4-byte boundary at or below 96; when that
     // is 96 itself the last is d alone (2 bytes: the super-block ends at 110).
     const uint32_t* bs = reinterpret_cast<const uint32_t*>(p + 96 - (a & 2u));
