@@ -180,47 +180,16 @@ __device__ __forceinline__ void alap_i8x4_to_f32(int w, float* f) {
   for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(__byte_perm(x, 0x4B000000u, 0x7540u | unsigned(i))) - 8388736.0f;
 }
 
-// The attention output quantised for the Wo product (attn_decode_params::out_q8): the arithmetic of
-// matmul.hip's quantize_act_q8_kernel (d = max|x|/127 per 32-block, q = rint(x·(1/d)) clamped to
-// ±127, s16 = Σq per 16-block), so the same bytes, for values held N to a lane: the aligned group
-// of 32/N lanes holds one 32-block, lane j of the group its elements N·j .. N·j+N-1, and i (a
-// multiple of N) is the first element's index in out ([n_head·head_dim]). Every lane of the warp
-// calls it (shuffles), valid or not; only valid lanes write. No-op when out_q8 is null (uniform).
+// The attention output quantised for the Wo product (attn_decode_params::out_q8), with the rule
+// and lane layout of matmul_kernel.h's quantize_act_block (so the bytes gpu_quantize_act_q8 would
+// write): N values to a lane, i (a multiple of N) the first one's index in out
+// ([n_head·head_dim]). Every lane of the warp calls it, valid or not; no-op when out_q8 is null
+// (uniform).
 template <int N>
 __device__ __forceinline__ void attn_quantize_out(const attn_decode_params& p, const float (&v)[N], bool valid,
                                                   int i) {
-  static_assert(N == 1 || N == 2 || N == 4);
   if (p.out_q8 == nullptr) return;
-  constexpr int kLanes = 32 / N;  // lanes per 32-block
-  float amax = 0.0f;
-#pragma unroll
-  for (int k = 0; k < N; ++k) amax = fmaxf(amax, fabsf(v[k]));
-#pragma unroll
-  for (int off = kLanes / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
-  const float d = amax / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  int q[N], s = 0;
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    q[k] = max(-127, min(127, static_cast<int>(rintf(v[k] * id))));
-    s += q[k];
-  }
-#pragma unroll
-  for (int off = kLanes / 4; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 32);  // lanes of a 16-block
-  if (!valid) return;
-  const int n_cols = p.n_head * p.head_dim;
-  const act_q8_view view = act_q8_layout(p.out_q8, 1, n_cols);
-  int8_t* dst = const_cast<int8_t*>(view.q) + i;
-  if constexpr (N == 1) {
-    *dst = static_cast<int8_t>(q[0]);
-  } else if constexpr (N == 2) {
-    *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8));
-  } else {
-    *reinterpret_cast<uint32_t*>(dst) = static_cast<uint32_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8) |
-                                                              ((q[2] & 0xff) << 16) | ((q[3] & 0xff) << 24));
-  }
-  if (i % 32 == 0) const_cast<float*>(view.d)[i / 32] = d;
-  if (i % 16 == 0) const_cast<int32_t*>(view.s16)[i / 16] = s;
+  quantize_act_block<N>(v, valid, act_q8_layout(p.out_q8, 1, p.n_head * p.head_dim), i);
 }
 
 // Flash-decoding merge, shared by the decode bodies: the block has written its partial (o, m, l)

@@ -67,21 +67,8 @@ __global__ void __launch_bounds__(128) quantize_act_q8_kernel(const float* x, vo
   const long long blk = (long long)blockIdx.x * 4 + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const bool valid = blk < n_blocks;
-  const float v = valid ? x[blk * 32 + lane] : 0.0f;
-  float amax = fabsf(v);
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
-  const float d = amax / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  const int q = max(-127, min(127, static_cast<int>(rintf(v * id))));
-  int s = q;
-#pragma unroll
-  for (int off = 8; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 16);
-  if (!valid) return;
-  const act_q8_view view = act_q8_layout(xq, n_tokens, n_cols);
-  const_cast<int8_t*>(view.q)[blk * 32 + lane] = static_cast<int8_t>(q);
-  if (lane == 0) const_cast<float*>(view.d)[blk] = d;
-  if (lane % 16 == 0) const_cast<int32_t*>(view.s16)[blk * 2 + lane / 16] = s;
+  const float v[1] = {valid ? x[blk * 32 + lane] : 0.0f};
+  quantize_act_block<1>(v, valid, act_q8_layout(xq, n_tokens, n_cols), blk * 32 + lane);
 }
 
 __device__ __forceinline__ float group_sum(float v) {

@@ -67,6 +67,45 @@ __host__ __device__ inline act_q8_view act_q8_layout(const void* base, int n_tok
 
 #if defined(ALAP_GPU_DEVICE_COMPILE)
 
+// The activation quantiser (gpu_quantize_act_q8; the CPU's quantize_activations byte for byte) for
+// one 32-block held N values to a lane: the aligned group of 32/N lanes holds the block, lane j of
+// the group its elements N·j .. N·j+N-1, and i (a multiple of N) is that first element's index in
+// view's [n_tokens·n_cols] values. d = max|v|/127, q = rint(v·(1/d)) clamped to ±127, s16 = Σq of
+// each 16-half. Every lane of the warp calls it (shuffles), valid or not; only valid lanes write.
+template <int N>
+__device__ __forceinline__ void quantize_act_block(const float (&v)[N], bool valid, const act_q8_view& view,
+                                                   long long i) {
+  static_assert(N == 1 || N == 2 || N == 4);
+  constexpr int kLanes = 32 / N;  // lanes per 32-block
+  float amax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < N; ++k) amax = fmaxf(amax, fabsf(v[k]));
+#pragma unroll
+  for (int off = kLanes / 2; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[N], s = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    q[k] = max(-127, min(127, static_cast<int>(rintf(v[k] * id))));
+    s += q[k];
+  }
+#pragma unroll
+  for (int off = kLanes / 4; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 32);  // lanes of a 16-block
+  if (!valid) return;
+  int8_t* dst = const_cast<int8_t*>(view.q) + i;
+  if constexpr (N == 1) {
+    *dst = static_cast<int8_t>(q[0]);
+  } else if constexpr (N == 2) {
+    *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8));
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = static_cast<uint32_t>((q[0] & 0xff) | ((q[1] & 0xff) << 8) |
+                                                              ((q[2] & 0xff) << 16) | ((q[3] & 0xff) << 24));
+  }
+  if (i % 32 == 0) const_cast<float*>(view.d)[i / 32] = d;
+  if (i % 16 == 0) const_cast<int32_t*>(view.s16)[i / 16] = s;
+}
+
 // One 32-element block, unpacked: byte i of w[k] is element 4k + i (unsigned values 0..63, or
 // int8 for Q8_0), W[e] = a[e/16]·w[e] + b[e/16].
 struct wblock {

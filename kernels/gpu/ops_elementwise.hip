@@ -115,24 +115,12 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, si
   }
 }
 
-// The activation quantiser of matmul.hip (quantize_act_q8_kernel) for one 32-block held by a group
-// of 32 lanes, lane i holding element i: d = max|v|/127, q = rint(v/d) clamped, s16 = Σq of each
-// half. Every lane of the group calls it (shuffles); only valid groups write.
+// One 32-block held by a group of 32 lanes, lane i holding element i (matmul_kernel.h's
+// quantize_act_block, the quantiser of gpu_quantize_act_q8).
 __device__ __forceinline__ void quantize_block_32(float v, bool valid, const act_q8_view& view, long long blk,
                                                   int lane) {
-  float amax = fabsf(v);
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, alap_shfl_xor(amax, off, 32));
-  const float d = amax / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  const int q = max(-127, min(127, static_cast<int>(rintf(v * id))));
-  int s = q;
-#pragma unroll
-  for (int off = 8; off > 0; off >>= 1) s += alap_shfl_xor(s, off, 16);
-  if (!valid) return;
-  const_cast<int8_t*>(view.q)[blk * 32 + lane] = static_cast<int8_t>(q);
-  if (lane == 0) const_cast<float*>(view.d)[blk] = d;
-  if (lane % 16 == 0) const_cast<int32_t*>(view.s16)[blk * 2 + lane / 16] = s;
+  const float v1[1] = {v};
+  quantize_act_block<1>(v1, valid, view, blk * 32 + lane);
 }
 
 // grid (n_rows, splits): block (r, y) computes row r's scale as rms_norm_kernel, then its 8 groups
