@@ -157,28 +157,37 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
 
 }  // namespace
 
-BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes, int repeats) {
-  n_threads = threads_or_all(n_threads);
-  bytes = std::max<size_t>(bytes / (128 * n_threads) * (128 * n_threads), 128 * n_threads);
-  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
-  if (raw == nullptr) throw std::bad_alloc();
-  std::unique_ptr<uint8_t, decltype(&std::free)> buf(raw, &std::free);
-  const size_t slice = bytes / n_threads;
+ReadProbe::ReadProbe(size_t n_threads, size_t bytes) : n_threads_(threads_or_all(n_threads)) {
+  bytes_ = std::max<size_t>(bytes / (128 * n_threads_) * (128 * n_threads_), 128 * n_threads_);
+  buf_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes_));
+  if (buf_ == nullptr) throw std::bad_alloc();
+  const size_t slice = bytes_ / n_threads_;
   // First touch by the thread that reads the slice (NUMA-friendly), with non-zero bytes.
-  run_threads(n_threads, [&](size_t t) { std::memset(raw + t * slice, static_cast<int>(t + 1), slice); });
-  const bool avx2 = cpu_features().avx2_set();
-  std::vector<uint64_t> sink(n_threads);
-  double best = 0;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
-    const double s = run_threads(n_threads, [&](size_t t) {
-      sink[t] += avx2 ? read_sum_avx2(raw + t * slice, slice) : read_sum_scalar(raw + t * slice, slice);
-    });
-    best = std::max(best, static_cast<double>(bytes) / s / 1e9);
-  }
-  volatile uint64_t keep = 0;
-  for (uint64_t v : sink) keep = keep + v;
+  run_threads(n_threads_, [&](size_t t) { std::memset(buf_ + t * slice, static_cast<int>(t + 1), slice); });
+}
+
+ReadProbe::~ReadProbe() {
+  volatile unsigned long long keep = sink_;
   (void)keep;
-  return BandwidthProbe{best, bytes, n_threads};
+  std::free(buf_);
+}
+
+double ReadProbe::pass() {
+  const size_t slice = bytes_ / n_threads_;
+  const bool avx2 = cpu_features().avx2_set();
+  std::vector<uint64_t> sink(n_threads_);
+  const double s = run_threads(n_threads_, [&](size_t t) {
+    sink[t] = avx2 ? read_sum_avx2(buf_ + t * slice, slice) : read_sum_scalar(buf_ + t * slice, slice);
+  });
+  for (uint64_t v : sink) sink_ += v;
+  return static_cast<double>(bytes_) / s / 1e9;
+}
+
+BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes, int repeats) {
+  ReadProbe probe(n_threads, bytes);
+  double best = 0;
+  for (int r = 0; r < std::max(1, repeats); ++r) best = std::max(best, probe.pass());
+  return BandwidthProbe{best, probe.bytes(), probe.n_threads()};
 }
 
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double seconds) {

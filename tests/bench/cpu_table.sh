@@ -1,6 +1,7 @@
 #!/bin/bash
 # The forward-pass table of docs/bench/cpu.md: cpu_bench (--json) for each model, depth, cache mode
-# and thread count, then one markdown table per model. A measurement script, not a test; run it on a
+# and thread count, then one markdown table per model. "paired % of floor": each decode token timed
+# between two read probes with the decode's thread count, its floor at the better of them; median. A measurement script, not a test; run it on a
 # quiet machine (nothing else building).
 #
 #   tests/bench/cpu_table.sh BUILD_DIR OUT.md MODEL.gguf...
@@ -33,8 +34,8 @@ for r in rows:
 for m in models:
     print(f"**{os.path.basename(m)}** (kernels {next(r['kernels'] for r in rows if r['model'] == m)})\n")
     print("| depth | cache | thr | prefill tok/s | GMAC/s | % peak256 / peak512 | decode tok/s | ms/token (best) "
-          "| floor ms | % of floor | BW GB/s all / T |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| floor ms | % of floor | BW GB/s all / T | paired % of floor | paired GB/s |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if r["model"] != m: continue
         p256 = 100 * r["prefill_gmacs"] / max(r["dot_peak_gmacs"], 1e-9)
@@ -42,7 +43,8 @@ for m in models:
         pct = 100 * r["floor_ms_per_token"] / max(r["decode_ms_per_token"], 1e-9)
         print(f"| {r['depth']} | {r['cache']} | {r['threads']} | {r['prefill_tps']:.1f} | {r['prefill_gmacs']:.1f} "
               f"| {p256:.0f} / {p512:.0f} | {r['decode_tps']:.1f} | {r['decode_ms_per_token']:.2f} ({r['decode_best_ms']:.2f}) "
-              f"| {r['floor_ms_per_token']:.2f} | {pct:.0f} | {r['bandwidth_gbps']:.1f} / {r['bandwidth_gbps_threads']:.1f} |")
+              f"| {r['floor_ms_per_token']:.2f} | {pct:.0f} | {r['bandwidth_gbps']:.1f} / {r['bandwidth_gbps_threads']:.1f} "
+              f"| {r.get('paired_floor_pct', 0):.0f} | {r.get('paired_gbps', 0):.1f} |")
     print()
 EOF
 echo "wrote $out ($(wc -l < "$raw") runs)"

@@ -17,6 +17,25 @@ struct BandwidthProbe {
 // 256-bit loads; the buffer is written once first (so pages are real). Best of `repeats`.
 BandwidthProbe measure_read_bandwidth(size_t n_threads, size_t bytes = size_t{512} << 20, int repeats = 5);
 
+// A read-bandwidth probe that keeps its buffer (allocated and first touched once), so that one
+// pass can be timed between pieces of other work: e.g. between decode tokens, each token's floor
+// taken from the probes just before and after it, in the same state of a shared machine.
+class ReadProbe {
+ public:
+  ReadProbe(size_t n_threads, size_t bytes);  // n_threads 0 = hardware_concurrency
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+  double pass();  // reads the whole buffer once with n_threads threads; GB/s (1e9 bytes)
+  size_t bytes() const { return bytes_; }
+  size_t n_threads() const { return n_threads_; }
+
+ private:
+  size_t n_threads_ = 0, bytes_ = 0;
+  unsigned char* buf_ = nullptr;
+  unsigned long long sink_ = 0;
+};
+
 struct DotPeakProbe {
   double gmacs = 0;       // int8 multiply-accumulates per second / 1e9, all threads
   size_t lanes = 0;       // bytes per vpdpbusd: 64 (AVX-512 VNNI), 32 (AVX-VNNI/AVX512VL), 32 (AVX2 maddubs)
