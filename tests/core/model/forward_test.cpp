@@ -124,7 +124,12 @@ TEST_P(ForwardArch, MatchesNaiveDoubleForward) {
 }
 
 // k8 / k8v8: the fast path (int8 query × int8 keys) equals the reference's arithmetic; both stay
-// near the unquantised result.
+// near the unquantised result. "Equals" within 5e-4: the two paths' float values differ in the
+// last bits (summation orders: ~1e-6 in every variant here), and the K/V codes and the query's
+// int8 codes are rounded from them, so a value on a rounding boundary can take its neighbouring
+// code in one path; one such flip moves a logit by ~1e-4 at these tiny dims (the scalar variant
+// meets one in llama_gqa_4_to_1's k8v8: 2.5e-4, every other case ≤ 1.6e-5). A wrong kernel is
+// off by far more (and the naive bound below still holds).
 TEST_P(ForwardArch, PackedCachesMatchReference) {
   const test::TinyFile tf = test::make_tiny(GetParam().spec);
   const Model m = Model::from_file(tf.to_file());
@@ -134,7 +139,7 @@ TEST_P(ForwardArch, PackedCachesMatchReference) {
     const std::vector<float> batch = run_batch(m, mode, kPrompt, 2);
     const std::vector<float> step = run_stepwise(m, mode, kPrompt, 1);
     const std::vector<float> ref = run_reference(m, mode, kPrompt);
-    EXPECT_LT(max_abs_diff(batch, ref), 1e-4);
+    EXPECT_LT(max_abs_diff(batch, ref), 5e-4);
     EXPECT_LT(max_abs_diff(step, batch), 1e-5);
     EXPECT_LT(max_abs_diff(batch, naive), 0.05);
   }
