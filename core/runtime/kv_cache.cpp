@@ -1,6 +1,7 @@
 // KvCache: one zeroed allocation holding, per layer, the K payload, K scales, V payload and V
 // scales arrays of the normative layout (kv_cache.h), each 16-byte aligned.
 #include "core/runtime/kv_cache.h"
+#include "core/runtime/huge_pages.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +16,6 @@ namespace alap {
 namespace {
 
 constexpr size_t kArrayAlign = 16;  // the normative alignment of each array
-constexpr size_t kBaseAlign = 64;   // the allocation itself: one cache line
 
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -58,7 +58,8 @@ KvCache::KvCache(const KvCacheConfig& config) : cfg_(config) {
   off = align_up(off + L.v_scales_bytes, kArrayAlign);
   layer_stride_ = off;
   total_bytes_ = layer_stride_ * cfg_.n_layer;
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(kBaseAlign, align_up(total_bytes_, kBaseAlign)));
+  // Decode reads every layer's rows each token: the buffer asks for huge pages (huge_pages.h).
+  data_ = static_cast<uint8_t*>(alloc_streamed(total_bytes_));
   if (!data_) {
     throw KvCacheError("KV cache: cannot allocate " + std::to_string(total_bytes_) + " bytes for " +
                        std::to_string(cfg_.capacity) + " tokens");

@@ -1,0 +1,21 @@
+// Allocation of large, long-lived buffers that decode streams through every token (the packed
+// weights, the KV cache): 2 MiB-aligned and advised as transparent huge pages, so that Linux backs
+// them with 2 MiB pages where it can (THP "madvise" mode, the default of many desktops, gives huge
+// pages only to memory that asks). Not a pool or an arena: one call, one buffer, std::free'd.
+#pragma once
+
+#include <cstddef>
+
+namespace alap {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// bytes rounded up to a multiple of 2 MiB, aligned to 2 MiB, madvise(MADV_HUGEPAGE) when the buffer
+// is at least one huge page (a failed advice is ignored: the memory is then ordinary pages). Null
+// when the memory cannot be had. ALAP_HUGE_PAGES=0 skips the advice (for measuring).
+void* alloc_streamed(size_t bytes);
+
+// Whether alloc_streamed gives its advice in this process (ALAP_HUGE_PAGES, read once).
+bool huge_pages_enabled();
+
+}  // namespace alap
