@@ -6,8 +6,8 @@
 //     and loads their activations once for those rows (matvec_xr_kernel).
 //   prefill (n tokens): 64 rows × 16/64 tokens per block, K steps of 128 columns; the weight tile
 //     is unpacked once per step into shared memory (int8 + scales) and used by every token. CUDA
-//     sm_80+, n > 16: 128/64/32 rows × 64 tokens with the dots on int8 mma.sync m16n8k16
-//     (matmul_q8_mma_kernel; the same fp32 steps, bit-identical output).
+//     sm_80+, n > 16: 128/64/32 rows × 64 tokens with the dots on int8 mma.sync, one fp32 step a
+//     32-block (matmul_q8_mma_kernel; rounds differently from the dot4 kernel).
 // F32/F16/BF16 in fp32 FMA (coalesced 16-byte loads for decode, a tiled fp32 kernel for prefill).
 // Not vendor BLAS, not RDNA3 WMMA; not the CPU twin (kernels/cpu).
 #include <algorithm>
@@ -220,9 +220,9 @@ __global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t*
   if (lane == 0) y[row] = beta != 0.0f ? acc + beta * y[row] : acc;
 }
 
-// The prefill kernels' fp32 step for one (row, token, 16-half): acc + xd·(a·dot + b·s16). CUDA:
-// the FMAs spelled out, so that the dot4 and the mma kernel round alike (bit-identical results);
-// HIP (dot4 kernel only): a plain expression (no fmaf library call in -nogpulib device compiles).
+// The dot4 prefill kernel's fp32 step for one (row, token, 16-half): acc + xd·(a·dot + b·s16). CUDA:
+// the FMAs spelled out (as session 5 measured it); HIP: a plain expression (no fmaf library call
+// in -nogpulib device compiles).
 __device__ __forceinline__ float tile_step(float acc, float xd, float a, float dot, float b, float s16) {
 #if defined(ALAP_GPU_BACKEND_CUDA)
   return fmaf(xd, fmaf(a, dot, b * s16), acc);
@@ -321,16 +321,24 @@ __global__ void __launch_bounds__(kTileThreads) matmul_q8_tiled_kernel(const uin
   }
 }
 
-// Prefill on the int8 matrix units (CUDA sm_80+): the same shared-memory tile as
-// matmul_q8_tiled_kernel, MR rows (128, 64 or 32) × 64 tokens, K steps of 128 columns. The 8 warps
-// stand MR/32 along the rows × 8/(MR/32) along the tokens: warp (wm, wn) takes rows 32wm.. and
-// NT·8 tokens from NT·8·wn (NT = 4, 2, 1). Per 16-half h of the step it runs 2 × NT mma.m16n8k16
-// s8·s8 → s32 (A: 16 rows × 16 weights, B: 16 activations × 8 tokens, C from zero), then per
-// (row, token) of its fragments tile_step, the dot4 kernel's fp32 step (the dot converted exactly:
-// |dot| ≤ 16·127·127 < 2^22), so the output is bit-identical to matmul_q8_tiled_kernel's.
-// Fragments of lane (g, t) = (lane / 4, lane % 4) (PTX ISA, mma.m16n8k16 .s8): A words t of rows g
-// and g + 8, B word t of token g, C rows g and g + 8 × tokens 2t, 2t + 1. Word t of a row or token
-// is one 32-bit load from the 16-byte groups of w_sh / x_sh (rows 36 words apart: 32 lanes, 32 banks).
+// Prefill on the int8 matrix units (CUDA sm_80+), one fp32 step a 32-block: MR rows (128, 64 or
+// 32) × 64 tokens a block, K steps of 128 columns (4 blocks of 32) staged in shared memory, each
+// 32-block unpacked once (unpack_block_mma, matmul_kernel.h: offsets folded into int8 weights, a
+// and b per 32-block, or int8 scales per 16-half). The 8 warps stand MR/32 along the rows ×
+// 8/(MR/32) along the tokens: warp (wm, wn) takes rows 32wm.. and NT·8 tokens from NT·8·wn (NT =
+// 4, 2, 1). Per 32-block b and (m tile, n tile), for each (row, token) of the C fragments:
+//   a, b per 32-block: one mma.m16n8k32 (both halves), acc = fma(xd, a·I, acc) [+ fma(b, xd·Σq, acc)];
+//   Q6_K, Q3_K: two mma.m16n8k16, I = sc0·I0 + sc1·I1 in int32, acc = fma(xd, d·I, acc);
+//   Q2_K: one mma.m16n8k32 on w·sc, acc = fma(xd, d·I, acc) + b0·xd·Σq₀ + b1·xd·Σq₁.
+// I is converted exactly and in one FADD (its int32 sum starts at kI2fBias, |I| < 2^22: Q8_0 ≤
+// 32·128·127, Q5_K 32·31·127, Q3_K 2·32·16·4·127, Q2_K 32·45·127) except Q6_K's (|I| ≤
+// 2·128·16·32·127 < 2^24: I2F, also exact).
+// Not bit-identical to the dot4 kernel (different rounding; ops_gpu_test bounds it against the
+// double reference); every MR gives the same bits (the same steps in the same order).
+// Fragments of lane (g, t) = (lane / 4, lane % 4) (PTX ISA, mma .s8): m16n8k32 A words t and t + 4
+// (k 4t.., 16 + 4t..) of rows g and g + 8, B words t, t + 4 of token g; m16n8k16 the first half
+// of each; C rows g and g + 8 × tokens 2t, 2t + 1. A word is one 32-bit load from the 16-byte
+// groups of w_sh / x_sh (rows 36 words apart: 32 lanes, 32 banks).
 #if defined(ALAP_GPU_BACKEND_CUDA)
 constexpr int kMmaTok = 64;
 
@@ -347,19 +355,44 @@ __device__ __forceinline__ void mma_s8_16816(int (&c)[4], int a0, int a1, int b)
 #endif
 }
 
+// c = A·B + c0 (every element; c0 = kI2fBias makes c[e] the bits of 1.5·2^23 + dot).
+__device__ __forceinline__ void mma_s8_16832(int (&c)[4], const int (&a)[4], int b0, int b1, int c0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %10, %10, %10};\n"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c0));
+#else
+  (void)a, (void)b0, (void)b1, (void)c0;
+  c[0] = c[1] = c[2] = c[3] = 0;
+  __trap();
+#endif
+}
+
+// exact_i2f's bias: int32 sums started at it are the float bits of 1.5·2^23 + the sum (|sum| < 2^22),
+// so the conversion is one FADD (as the k8 attention's scores).
+constexpr int kI2fBias = 0x4B400000;
+__device__ __forceinline__ float biased_to_float(int v) { return __int_as_float(v) - 12582912.0f; }
+
 template <uint32_t T, int MR>
 __global__ void __launch_bounds__(kTileThreads, 2) matmul_q8_mma_kernel(const uint8_t* w, size_t row_bytes,
                                                                        int n_rows, int n_cols, const void* xq,
                                                                        int n_tokens, float* y, float beta) {
   static_assert(MR == 128 || MR == 64 || MR == 32);
   alap_pdl_begin();
-  constexpr int kH = kTileK / 16;         // 16-halves per K step
+  constexpr int kB = kTileK / 32;         // 32-blocks per K step
   constexpr int kWM = MR / 32;            // warps along the rows
-  constexpr int kNT = 8 / (8 / kWM);      // n tiles (8 tokens) a warp: 64 tokens over 8 / kWM warps
-  __shared__ int4 w_sh[MR][kH + 1];       // [row][h]: 16 weights (int8 lanes)
-  __shared__ float2 wab_sh[kH][MR];       // [h][row]: (a, b)
-  __shared__ int4 x_sh[kMmaTok][kH + 1];  // [token][h]: 16 activations
-  __shared__ float xd_sh[kH / 2][kMmaTok], xs_sh[kH][kMmaTok];  // block scale d, Σq of the half
+  constexpr int kNT = kWM;                // n tiles (8 tokens) a warp: 64 tokens over 8 / kWM warps
+  constexpr bool kMin = mma_has_min<T>(), kHalf = mma_half_scales<T>(), kQ2 = T == kQ2_K;
+  constexpr int kNB = kQ2 ? 2 * kB : kB;  // min terms per K step: per 16-half (Q2_K) or 32-block
+  __shared__ int4 w_sh[MR][2 * kB + 1];   // [row][16-half]: 16 weights (int8 lanes)
+  __shared__ float wa_sh[kB][MR];         // [block][row]: a (or d)
+  __shared__ float wb_sh[kMin ? kNB : 1][MR];      // the min b
+  __shared__ int2 wsc_sh[kHalf ? kB : 1][MR];      // Q6_K/Q3_K: (sc0, sc1)
+  __shared__ int4 x_sh[kMmaTok][2 * kB + 1];       // [token][16-half]: 16 activations
+  __shared__ __align__(16) float xd_sh[kB][kMmaTok];             // block scale d (read as float2)
+  __shared__ __align__(16) float xs_sh[kMin ? kNB : 1][kMmaTok];  // d·Σq of the block (Q2_K: of the half)
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int g = lane / 4, t = lane % 4, wm = warp % kWM, wn = warp / kWM;
   const int t0 = blockIdx.x * kMmaTok, r0 = blockIdx.y * MR;
@@ -367,71 +400,111 @@ __global__ void __launch_bounds__(kTileThreads, 2) matmul_q8_mma_kernel(const ui
   const int n_blk32 = n_cols / 32;
   float acc[2][kNT][4] = {};  // [m tile][n tile][fragment element]
 
-  for (int k0 = 0; k0 < n_blk32; k0 += kTileK / 32) {
+  for (int k0 = 0; k0 < n_blk32; k0 += kB) {
 #pragma unroll
-    for (int i = tid; i < MR * 4; i += kTileThreads) {  // weights: 32-block b of row r
-      const int r = i / 4, b = i % 4, row = r0 + r, blk = k0 + b;
-      wblock u;
+    for (int i = tid; i < MR * kB; i += kTileThreads) {  // weights: 32-block b of row r
+      const int r = i / kB, b = i % kB, row = r0 + r, blk = k0 + b;
+      mblock u;
       if (row < n_rows && blk < n_blk32) {
-        unpack_block<T>(w + size_t(row) * row_bytes, blk, u);
+        unpack_block_mma<T>(w + size_t(row) * row_bytes, blk, u);
       } else {
 #pragma unroll
         for (int k = 0; k < 8; ++k) u.w[k] = 0;
-        u.a0 = u.a1 = u.b0 = u.b1 = 0.0f;
+        u.a = u.b0 = u.b1 = 0.0f;
+        u.sc0 = u.sc1 = 0;
       }
       w_sh[r][2 * b] = make_int4(u.w[0], u.w[1], u.w[2], u.w[3]);
       w_sh[r][2 * b + 1] = make_int4(u.w[4], u.w[5], u.w[6], u.w[7]);
-      wab_sh[2 * b][r] = make_float2(u.a0, u.b0);
-      wab_sh[2 * b + 1][r] = make_float2(u.a1, u.b1);
+      wa_sh[b][r] = u.a;
+      if constexpr (kQ2) {
+        wb_sh[2 * b][r] = u.b0;
+        wb_sh[2 * b + 1][r] = u.b1;
+      } else if constexpr (kMin) {
+        wb_sh[b][r] = u.b0;
+      }
+      if constexpr (kHalf) wsc_sh[b][r] = make_int2(u.sc0, u.sc1);
     }
     {  // activations: one 32-block per thread
-      const int tk = tid / 4, b = tid % 4, tok = t0 + tk, blk = k0 + b;
+      const int tk = tid / kB, b = tid % kB, tok = t0 + tk, blk = k0 + b;
       const bool ok = tok < n_tokens && blk < n_blk32;
       const size_t xb = size_t(tok) * n_blk32 + blk;
       x_sh[tk][2 * b] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32) : make_int4(0, 0, 0, 0);
       x_sh[tk][2 * b + 1] = ok ? *reinterpret_cast<const int4*>(x.q + xb * 32 + 16) : make_int4(0, 0, 0, 0);
-      const int2 s = ok ? *reinterpret_cast<const int2*>(x.s16 + xb * 2) : make_int2(0, 0);
-      xd_sh[b][tk] = ok ? x.d[xb] : 0.0f;
-      xs_sh[2 * b][tk] = static_cast<float>(s.x);
-      xs_sh[2 * b + 1][tk] = static_cast<float>(s.y);
+      const float d = ok ? x.d[xb] : 0.0f;
+      xd_sh[b][tk] = d;
+      if constexpr (kMin) {
+        const int2 s = ok ? *reinterpret_cast<const int2*>(x.s16 + xb * 2) : make_int2(0, 0);
+        if constexpr (kQ2) {
+          xs_sh[2 * b][tk] = d * static_cast<float>(s.x);
+          xs_sh[2 * b + 1][tk] = d * static_cast<float>(s.y);
+        } else {
+          xs_sh[b][tk] = d * static_cast<float>(s.x + s.y);
+        }
+      }
     }
     __syncthreads();
-#pragma unroll 2
-    for (int h = 0; h < kH; ++h) {
-      int a[2][2], bq[kNT];
+#pragma unroll
+    for (int b = 0; b < kB; ++b) {
+      int a[2][4];
+      float ra[2][2], rb[2][2][2];
+      int2 rsc[2][2];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
         const int row = 32 * wm + 16 * mi + g;
-        a[mi][0] = reinterpret_cast<const int*>(&w_sh[row][h])[t];
-        a[mi][1] = reinterpret_cast<const int*>(&w_sh[row + 8][h])[t];
-      }
+        a[mi][0] = reinterpret_cast<const int*>(&w_sh[row][2 * b])[t];
+        a[mi][1] = reinterpret_cast<const int*>(&w_sh[row + 8][2 * b])[t];
+        a[mi][2] = reinterpret_cast<const int*>(&w_sh[row][2 * b + 1])[t];
+        a[mi][3] = reinterpret_cast<const int*>(&w_sh[row + 8][2 * b + 1])[t];
 #pragma unroll
-      for (int ni = 0; ni < kNT; ++ni)
-        bq[ni] = reinterpret_cast<const int*>(&x_sh[8 * (kNT * wn + ni) + g][h])[t];
-      int c[2][kNT][4];
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-#pragma unroll
-        for (int ni = 0; ni < kNT; ++ni) mma_s8_16816(c[mi][ni], a[mi][0], a[mi][1], bq[ni]);
-      }
-      float2 ab[2][2];
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-        ab[mi][0] = wab_sh[h][32 * wm + 16 * mi + g];
-        ab[mi][1] = wab_sh[h][32 * wm + 16 * mi + g + 8];
+        for (int h = 0; h < 2; ++h) {
+          ra[mi][h] = wa_sh[b][row + 8 * h];
+          if constexpr (kQ2) {
+            rb[mi][h][0] = wb_sh[2 * b][row + 8 * h];
+            rb[mi][h][1] = wb_sh[2 * b + 1][row + 8 * h];
+          } else if constexpr (kMin) {
+            rb[mi][h][0] = wb_sh[b][row + 8 * h];
+          }
+          if constexpr (kHalf) rsc[mi][h] = wsc_sh[b][row + 8 * h];
+        }
       }
 #pragma unroll
       for (int ni = 0; ni < kNT; ++ni) {
-        const int tk = 8 * (kNT * wn + ni) + 2 * t;
-        const float2 xd = *reinterpret_cast<const float2*>(&xd_sh[h / 2][tk]);
-        const float2 xs = *reinterpret_cast<const float2*>(&xs_sh[h][tk]);
+        const int n0 = 8 * (kNT * wn + ni);
+        const int b0 = reinterpret_cast<const int*>(&x_sh[n0 + g][2 * b])[t];
+        const int b1 = reinterpret_cast<const int*>(&x_sh[n0 + g][2 * b + 1])[t];
+        const float2 xd = *reinterpret_cast<const float2*>(&xd_sh[b][n0 + 2 * t]);
+        float2 xs[2] = {};
+        if constexpr (kQ2) {
+          xs[0] = *reinterpret_cast<const float2*>(&xs_sh[2 * b][n0 + 2 * t]);
+          xs[1] = *reinterpret_cast<const float2*>(&xs_sh[2 * b + 1][n0 + 2 * t]);
+        } else if constexpr (kMin) {
+          xs[0] = *reinterpret_cast<const float2*>(&xs_sh[b][n0 + 2 * t]);
+        }
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi) {
+          int c[4], c1[4];
+          if constexpr (kHalf) {
+            mma_s8_16816(c, a[mi][0], a[mi][1], b0);
+            mma_s8_16816(c1, a[mi][2], a[mi][3], b1);
+          } else {
+            mma_s8_16832(c, a[mi], b0, b1, kI2fBias);
+          }
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const float2 wab = ab[mi][e / 2];
-            const float xde = e % 2 ? xd.y : xd.x, xse = e % 2 ? xs.y : xs.x;
-            acc[mi][ni][e] = tile_step(acc[mi][ni][e], xde, wab.x, exact_i2f(c[mi][ni][e]), wab.y, xse);
+            const int h = e / 2;
+            const float xde = e % 2 ? xd.y : xd.x;
+            float f;
+            if constexpr (T == kQ6_K) {
+              f = static_cast<float>(rsc[mi][h].x * c[e] + rsc[mi][h].y * c1[e]);
+            } else if constexpr (kHalf) {
+              f = biased_to_float(rsc[mi][h].y * c1[e] + (rsc[mi][h].x * c[e] + kI2fBias));
+            } else {
+              f = biased_to_float(c[e]);
+            }
+            float v = fmaf(xde, ra[mi][h] * f, acc[mi][ni][e]);
+            if constexpr (kMin) v = fmaf(rb[mi][h][0], e % 2 ? xs[0].y : xs[0].x, v);
+            if constexpr (kQ2) v = fmaf(rb[mi][h][1], e % 2 ? xs[1].y : xs[1].x, v);
+            acc[mi][ni][e] = v;
           }
         }
       }
@@ -544,8 +617,9 @@ void launch_xr(const mm_args& a) {
 #if defined(ALAP_GPU_BACKEND_CUDA)
 // Prefill of quantised types (n tokens > 16) on the matrix units, on a device of compute capability
 // 8.0 or newer (the one current at the first call): the rows per block (128, 64 or 32), or 0 for
-// the dot4 kernel. Auto: the largest MR whose grid has at least 2 blocks per multiprocessor (else
-// 32). ALAP_GPU_PREFILL (read at every call; comparisons and tests): "dot4", or "mma128",
+// the dot4 kernel. Auto: the largest MR whose grid has at least one block per multiprocessor (else
+// 32): on the H200 it picks the fastest MR, or one within 6% of it, at every product shape of the
+// three benchmark models at 128- and 512-token chunks (docs/bench/gpu.md, session 6). ALAP_GPU_PREFILL (read at every call; comparisons and tests): "dot4", or "mma128",
 // "mma64", "mma32" for that MR.
 int mma_prefill_rows(int n_rows, int n_tokens) {
   static const int n_sm = [] {
@@ -570,7 +644,7 @@ int mma_prefill_rows(int n_rows, int n_tokens) {
   }
   const long long tok_tiles = (n_tokens + kMmaTok - 1) / kMmaTok;
   for (int mr : {128, 64}) {
-    if (tok_tiles * ((n_rows + mr - 1) / mr) >= 2LL * n_sm) return mr;
+    if (tok_tiles * ((n_rows + mr - 1) / mr) >= n_sm) return mr;
   }
   return 32;
 }

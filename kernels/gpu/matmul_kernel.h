@@ -244,6 +244,79 @@ __device__ __forceinline__ void unpack_block(const uint8_t* row, int blk, wblock
   }
 }
 
+// ---- Prefill on the int8 matrix units (matmul.hip's matmul_q8_mma_kernel) ----------------------
+// A 32-block as that kernel takes it, one fp32 step a block instead of one a 16-half:
+//   - offset types (Q4_0 −8, Q5_0 −16, Q3_K −4, Q6_K −32, whose b is −offset·a): w − offset as
+//     int8 (|w − o| ≤ 32), so the dot carries the offset and b drops out;
+//   - a and b per 32-block (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K): W = a·w + b, a = `a`,
+//     b = `b0` (0 without a min); the kernel sums both halves in one m16n8k32;
+//   - Q6_K, Q3_K: int8 scales per 16-half (sc0, sc1) and the super-block's d in `a`: the kernel
+//     weights the two halves' dots by sc in int32, then one conversion and d;
+//   - Q2_K: w·sc per half (≤ 3·15 = 45: the word times sc, no carries), d in `a`, the mins per
+//     half in b0, b1 (−dmin·m): one m16n8k32 for the scaled part, two fp32 terms for the mins.
+template <uint32_t T>
+__host__ __device__ constexpr int mma_offset_of() {
+  return T == kQ4_0 ? 8 : T == kQ5_0 ? 16 : T == kQ3_K ? 4 : T == kQ6_K ? 32 : 0;
+}
+template <uint32_t T>
+__host__ __device__ constexpr bool mma_has_min() {
+  return T == kQ4_1 || T == kQ5_1 || T == kQ4_K || T == kQ5_K || T == kQ2_K;
+}
+template <uint32_t T>
+__host__ __device__ constexpr bool mma_half_scales() {  // two m16n8k16 a 32-block, weighted by int8 scales
+  return T == kQ6_K || T == kQ3_K;
+}
+
+struct mblock {
+  int w[8];
+  float a, b0, b1;
+  int sc0, sc1;
+};
+
+template <uint32_t T>
+__device__ __forceinline__ void unpack_block_mma(const uint8_t* row, int blk, mblock& o) {
+  wblock u;
+  unpack_block<T>(row, blk, u);
+  constexpr uint32_t off = static_cast<uint32_t>(mma_offset_of<T>());
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    // Byte-wise w − off with no borrow between bytes: (128 + w − off) ^ 128 is w − off as int8.
+    o.w[k] = off == 0 ? u.w[k] : static_cast<int>(((uint32_t(u.w[k]) | 0x80808080u) - off * 0x01010101u) ^ 0x80808080u);
+  }
+  o.a = u.a0;
+  o.b0 = mma_has_min<T>() ? u.b0 : 0.0f;
+  o.b1 = mma_has_min<T>() ? u.b1 : 0.0f;
+  o.sc0 = o.sc1 = 0;
+  if constexpr (T == kQ6_K) {
+    const uint8_t* p = row + size_t(blk / 8) * 210;
+    const uint32_t sc = ld_u16(p + 192 + 2 * (blk % 8));
+    o.sc0 = static_cast<int8_t>(sc & 0xFF);
+    o.sc1 = static_cast<int8_t>(sc >> 8);
+    o.a = ld_half(p + 208);
+  } else if constexpr (T == kQ3_K) {
+    const uint8_t* p = row + size_t(blk / 8) * 110;
+    const uint8_t* s = p + 96;
+    const int j = blk % 8;
+    int sc[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {  // FORMATS.md §2.7.5, as unpack_block
+      const int k = 2 * j + i;
+      const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
+      const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
+      sc[i] = (low4 | (high2 << 4)) - 32;
+    }
+    o.sc0 = sc[0];
+    o.sc1 = sc[1];
+    o.a = ld_half(p + 108);
+  } else if constexpr (T == kQ2_K) {
+    const uint8_t* p = row + size_t(blk / 8) * 84;
+    const uint32_t sc = ld_u16(p + 2 * (blk % 8));
+#pragma unroll
+    for (int k = 0; k < 8; ++k) o.w[k] *= static_cast<int>(k < 4 ? sc & 0xF : (sc >> 8) & 0xF);
+    o.a = ld_half(p + 80);
+  }
+}
+
 // ---- Decode pieces (matvec_xr_kernel) ------------------------------------------------------------
 // A piece is NR runs of 16 values of one row (run i at value index A[i], a multiple of 16),
 // unpacked into small integers w with a scale a and an offset b per run: Σ over the piece =

@@ -5,12 +5,14 @@
 # shapes, and the benchmark (ops_gpu_test --bench). Logs go to $OUT (or ./h200-ops-out).
 # Usage from the repo root: bash tests/kernels/gpu/run_ops_h200.sh
 # Environment: ALAP_SKIP_SAN=1 skips the sanitizers (ALAP_SAN_VARIANTS=1 runs memcheck on the
-# variant builds too), ALAP_SKIP_BENCH=1 the benchmark;
+# variant builds too), ALAP_SKIP_BENCH=1 the benchmarks (--bench, then --bench-prefill: the prefill
+# kernels at the engine's products and chunks; ALAP_BENCH_PREFILL=engine|types narrows it);
 # ALAP_SAN_TOOLS the sanitizer tools (default "memcheck racecheck"), ALAP_BENCH_DECODE=1 runs only
 # the decode benchmark on the default build too (--bench-decode);
 # ALAP_SAN_TIMEOUT bounds each sanitizer run (seconds, default 150); ALAP_VARIANT="-Dflags;-Dflags..."
 # also builds matmul.hip with each set of flags and runs the test and the decode benchmark
-# (--bench-decode) on it (e.g. -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
+# (--bench-decode, or --bench-prefill with ALAP_VARIANT_BENCH=prefill) on it (e.g.
+# -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
 # with DIR's headers first (another version of the kernels, e.g. a copy of the last commit's, carried
 # in an ignored folder); ALAP_CPU_ROOT=DIR builds the CPU oracle from DIR/kernels/cpu (e.g. the last
 # commit's, while the working tree's is mid-edit). The last lines printed: graph-replayed % of copy
@@ -81,6 +83,10 @@ if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
   [ -z "${ALAP_BENCH_DECODE:-}" ] || bench_arg=--bench-decode
   echo "== ops_gpu_test $bench_arg (at $(( $(date +%s) - start )) s)"
   timeout 200 $b/ops_gpu_test $bench_arg 2>&1 | tee "$out/bench.log"
+  if [ -z "${ALAP_BENCH_DECODE:-}" ]; then
+    echo "== ops_gpu_test --bench-prefill (at $(( $(date +%s) - start )) s)"
+    timeout 200 $b/ops_gpu_test --bench-prefill 2>&1 | tee "$out/bench_prefill.log"
+  fi
 fi
 
 for i in "${!variants[@]}"; do
@@ -89,7 +95,11 @@ for i in "${!variants[@]}"; do
     { echo "variant build failed"; continue; }
   $b/test_var$i > $b/test_var.log 2>&1; echo "test rc=$? $(grep -E 'PASS|FAIL' $b/test_var.log | head -3 | tr '\n' ' ')" | tee -a "$out/bench_variants.log"
   grep "matmul: max" $b/test_var.log | tee -a "$out/bench_variants.log"
-  [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench-decode 2>&1 | grep -E "^\|" | tee $b/bench_var$i.log >> "$out/bench_variants.log"
+  if [ "${ALAP_VARIANT_BENCH:-}" = prefill ]; then
+    [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench-prefill 2>&1 | grep -E "^\|" >> "$out/bench_variants.log"
+  else
+    [ -n "${ALAP_SKIP_BENCH:-}" ] || timeout 200 $b/test_var$i --bench-decode 2>&1 | grep -E "^\|" | tee $b/bench_var$i.log >> "$out/bench_variants.log"
+  fi
   if [ -z "${ALAP_SKIP_SAN:-}" ] && [ -n "${ALAP_SAN_VARIANTS:-}" ]; then
     timeout ${ALAP_SAN_TIMEOUT:-150} compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
       $b/test_var$i --small > $b/san.log 2>&1
