@@ -77,13 +77,15 @@ class Model {
   uint64_t n_params() const { return n_params_; }            // elements of all tensors used
 
   // Copies the matrices the CPU runs (layers [first_layer, n_layer), and the output head when
-  // `output`) into the CPU kernels' packed layout where this CPU has one (kernels::packed_bytes),
-  // sets each view's `packed`, and releases the file pages they came from. `data` stays valid (the
-  // GPU upload and the embedding lookup read it). Matrices already packed are skipped. Returns the
-  // bytes packed by this call (0, changing nothing, when the memory for the copies cannot be had:
-  // the products then read the file's layout). ALAP_CPU_PACK=0 turns packing off (to compare).
+  // `output`) into memory of the model's own that asks for huge pages, and releases the file pages
+  // they came from: into the CPU kernels' packed layout where this CPU has one
+  // (kernels::packed_bytes; the view's `packed` is set and `data` stays the file's, which the GPU
+  // upload and the embedding lookup read), otherwise byte for byte (`data` then points at the
+  // copy). Matrices already copied are skipped. Returns the bytes copied by this call (0, changing
+  // nothing, when the memory cannot be had: the products then read the file's mapping).
+  // ALAP_CPU_PACK=0 turns this off (to compare).
   uint64_t pack_for_cpu(size_t first_layer, bool output);
-  uint64_t packed_bytes() const { return packed_bytes_; }  // bytes held in the packed layout
+  uint64_t packed_bytes() const { return packed_bytes_; }  // bytes held in the CPU's own copies
 
  private:
   Model() = default;
@@ -96,6 +98,7 @@ class Model {
     void operator()(void* p) const;
   };
   std::vector<std::unique_ptr<uint8_t, FreeDeleter>> packed_;  // heap-held: views stay valid on move
+  std::vector<uint64_t> own_bytes_;                             // bytes used of each packed_ buffer
   uint64_t packed_bytes_ = 0;
 };
 

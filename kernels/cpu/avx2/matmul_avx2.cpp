@@ -257,6 +257,41 @@ float dot_f16_f32(const uint8_t* w, const float* x, size_t n) {
   return s;
 }
 
+// dot_f16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
+// there (bit for bit): x is loaded once per 16 columns for the four, and the 8 chains are
+// independent, so the loop runs at the FMA throughput where one row waits on its FMA latency
+// (one row: ~8 bytes a cycle, ~30 GB/s, under what one core streams).
+constexpr size_t kF16Ahead = 8192;
+void dot_f16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n, float* out) {
+  __m256 a[4][2];
+  for (auto& r : a) r[0] = r[1] = _mm256_setzero_ps();
+  auto h8 = [&](int r, size_t at) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * row_bytes + 2 * at)));
+  };
+  size_t c = 0;
+  // The four rows are four interleaved streams inside a few KiB, which the hardware prefetchers
+  // follow poorly; the loop reads 128 bytes of the group per pass, so it asks for the group's bytes
+  // kF16Ahead further on in address order at that rate (the same bytes, one stream).
+  const char* ahead = reinterpret_cast<const char*>(w) + kF16Ahead;
+  for (; c + 16 <= n; c += 16, ahead += 128) {
+    _mm_prefetch(ahead, _MM_HINT_T0);
+    _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+    for (int r = 0; r < 4; ++r) {
+      a[r][0] = _mm256_fmadd_ps(h8(r, c), x0, a[r][0]);
+      a[r][1] = _mm256_fmadd_ps(h8(r, c + 8), x1, a[r][1]);
+    }
+  }
+  for (; c + 8 <= n; c += 8) {
+    for (int r = 0; r < 4; ++r) a[r][0] = _mm256_fmadd_ps(h8(r, c), _mm256_loadu_ps(x + c), a[r][0]);
+  }
+  for (int r = 0; r < 4; ++r) {
+    float s = hsum_ps(_mm256_add_ps(a[r][0], a[r][1]));
+    for (size_t k = c; k < n; ++k) s += f16_at(w + r * row_bytes + 2 * k) * x[k];
+    out[r] = s;
+  }
+}
+
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
   size_t c = 0;
   if (t == DType::f16) {
@@ -280,12 +315,14 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
   const auto* base = static_cast<const uint8_t*>(w.data);
   thread_local std::vector<float> row;
   if (w.type != DType::f32) row.resize(n);
-  for (size_t r = row_begin; r < row_end; ++r) {
+  size_t r = row_begin;
+  if (w.type == DType::f16 && n_tok == 1) {  // decode: convert on the fly, four rows at a time
+    for (; r + 4 <= row_end; r += 4) dot_f16_f32_x4(base + r * row_bytes, row_bytes, x, n, y + r);
+    for (; r < row_end; ++r) y[r] = dot_f16_f32(base + r * row_bytes, x, n);
+    return;
+  }
+  for (; r < row_end; ++r) {
     const uint8_t* src = base + r * row_bytes;
-    if (w.type == DType::f16 && n_tok == 1) {  // decode: convert on the fly
-      y[r] = dot_f16_f32(src, x, n);
-      continue;
-    }
     const float* wr = reinterpret_cast<const float*>(src);
     if (w.type != DType::f32) {
       row_to_f32(w.type, src, row.data(), n);  // once per row, reused by every token

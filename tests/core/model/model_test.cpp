@@ -1,6 +1,8 @@
 // Model::load / read_hparams: what a tiny file maps to, and every refusal with its message.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -73,9 +75,19 @@ TEST(Model, LoadsLlamaHParamsAndWeights) {
 TEST(Model, TiedOutputUsesTokenEmbedding) {
   TinySpec s;
   s.tied = true;
+  ModelOptions off;
+  off.pack_cpu = false;
+  const Model plain = Model::from_file(test::make_tiny(s).to_file(), off);
+  EXPECT_TRUE(plain.weights().tied_output);
+  EXPECT_EQ(plain.weights().output.data, plain.weights().token_embd.data);  // one tensor serves both
+  // Loaded for the CPU, the head gets the CPU's own copy (packed, or the same bytes on huge pages).
   const Model m = Model::from_file(test::make_tiny(s).to_file());
   EXPECT_TRUE(m.weights().tied_output);
-  EXPECT_EQ(m.weights().output.data, m.weights().token_embd.data);
+  const kernels::WeightView& o = m.weights().output;
+  if (o.packed == nullptr) {
+    EXPECT_NE(o.data, m.weights().token_embd.data);
+    EXPECT_EQ(std::memcmp(o.data, m.weights().token_embd.data, kernels::matrix_bytes(o)), 0);
+  }
 }
 
 TEST(Model, Qwen2AndQwen3) {
@@ -264,6 +276,32 @@ TEST(ModelPack, PacksEveryCpuMatrixAndKeepsTheLogits) {
   EXPECT_LE(diff, 1e-3f * scale) << "packed products drift from the file's layout";
   // The packed path gives the same bits whatever the thread count.
   EXPECT_EQ(batch_logits(packed, ids, 1), b);
+}
+
+// Matrices with no packed layout (here f16) are copied as they are into the model's own memory
+// (which asks for huge pages): the same bytes, so the same logits bit for bit, and a second call
+// finds nothing left to copy.
+TEST(ModelPack, CopiesUnpackableMatricesAsTheyAre) {
+  TinySpec s;
+  s.wtype = kernels::DType::f16;
+  s.V = 48;
+  const TinyFile tf = test::make_tiny(s);
+  ModelOptions off;
+  off.pack_cpu = false;
+  const Model plain = Model::from_file(tf.to_file(), off);
+  Model copied = Model::from_file(tf.to_file());
+  EXPECT_EQ(plain.packed_bytes(), 0u);
+  EXPECT_GT(copied.packed_bytes(), 0u);
+  for (size_t l = 0; l < copied.weights().layers.size(); ++l) {
+    const kernels::WeightView& a = plain.weights().layers[l].w_up;
+    const kernels::WeightView& b = copied.weights().layers[l].w_up;
+    EXPECT_EQ(b.packed, nullptr);
+    EXPECT_NE(a.data, b.data);
+    EXPECT_EQ(std::memcmp(a.data, b.data, kernels::matrix_bytes(a)), 0);
+  }
+  EXPECT_EQ(copied.pack_for_cpu(0, true), 0u);  // nothing left to copy
+  const std::vector<int32_t> ids = {3, 17, 0, 42, 9, 33};
+  EXPECT_EQ(batch_logits(plain, ids, 2), batch_logits(copied, ids, 2));
 }
 
 TEST(ModelPack, PacksOnlyTheLayersAskedForAndCanBeTurnedOff) {
