@@ -98,8 +98,17 @@ bool pack_skipped(DType t) {
 }
 }  // namespace
 
+namespace {
+// Whether variant v multiplies type t's packed layout: every variant with a packed form has the
+// first six types of packed_layout.h; Q3_K only AVX-512 VNNI (elsewhere a copy would go unread).
+bool variant_packs(const CpuVariant& v, DType t) { return t != DType::q3_k || &v == &avx512vnni::kVariant; }
+}  // namespace
+
 size_t packed_bytes(const WeightView& w) {
-  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0 || pack_skipped(w.type)) return 0;
+  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0 || pack_skipped(w.type) ||
+      !variant_packs(active(), w.type)) {
+    return 0;
+  }
   return w.n_rows / packed::kRows * packed::group_bytes(w.type, w.n_cols);
 }
 

@@ -122,6 +122,35 @@ void pack_q6_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
   }
 }
 
+void pack_q3_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
+  for (size_t u = 0; u < nu; ++u) {
+    uint8_t* o = g + 1760 * u;
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 110 * u;
+      uint8_t v[256];  // the unsigned 3-bit codes, FORMATS.md §2.7.5 (q = v - 4)
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t gq = 0; gq < 4; ++gq) {
+          for (size_t l = 0; l < 32; ++l) {
+            const int q2 = (blk[32 + 32 * h + l] >> (2 * gq)) & 3, hb = (blk[l] >> (4 * h + gq)) & 1;
+            v[128 * h + 32 * gq + l] = static_cast<uint8_t>(q2 | (hb << 2));
+          }
+        }
+      }
+      for (size_t j = 0; j < 8; ++j) {
+        uint8_t* c = o + 192 * j;
+        for (size_t i = 0; i < 4; ++i) {
+          auto q = [&](size_t k) { return static_cast<unsigned>(v[32 * j + 4 * k + i]); };
+          lane_byte(c, r, i) = static_cast<uint8_t>(q(0) | (q(1) << 3) | ((q(6) & 3) << 6));
+          lane_byte(c + 64, r, i) = static_cast<uint8_t>(q(2) | (q(3) << 3) | ((q(7) & 3) << 6));
+          lane_byte(c + 128, r, i) = static_cast<uint8_t>(q(4) | (q(5) << 3) | ((q(6) >> 2) << 6) | ((q(7) >> 2) << 7));
+        }
+      }
+      for (size_t p = 0; p < 12; ++p) o[1536 + 16 * p + r] = blk[96 + p];
+      std::memcpy(o + 1728 + 2 * r, blk + 108, 2);
+    }
+  }
+}
+
 }  // namespace
 
 bool layout_has(DType t) {
@@ -132,6 +161,7 @@ bool layout_has(DType t) {
     case DType::q4_k:
     case DType::q5_k:
     case DType::q6_k:
+    case DType::q3_k:
       return true;
     default:
       return false;
@@ -177,6 +207,9 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         break;
       case DType::q6_k:
         pack_q6_k(rows, nu, o);
+        break;
+      case DType::q3_k:
+        pack_q3_k(rows, nu, o);
         break;
       default:
         throw_unsupported("pack_weights", t);

@@ -28,6 +28,11 @@
 //          32j+16+4z+i] then [2 vectors of top bits: vector y, lane r, byte i, bits 2k..2k+1 (k =
 //          2(z-2y)+h) = top 2 bits of value 32j+16h+4z+i]; after the 8 blocks [16 × 16 int8
 //          scales: scale n of row r at 16n+r] [16 fp16 d]
+//   Q3_K (per super-block, 1760 bytes, the file's own size): for each block j of 32 values, 3
+//          vectors of 3-bit codes u = q + 4 (0..7), lane r, byte i, c_k = u of value 32j+4k+i:
+//          [c_0 | c_1<<3 | (c_6&3)<<6] [c_2 | c_3<<3 | (c_7&3)<<6] [c_4 | c_5<<3 | (c_6>>2)<<6 |
+//          (c_7>>2)<<7]; after the 8 blocks [12 × 16 bytes: byte p of the rows' 12-byte packed
+//          6-bit scales, row r at 16p+r] [16 fp16 d]
 #pragma once
 
 #include <cstddef>

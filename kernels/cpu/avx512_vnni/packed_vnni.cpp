@@ -1,7 +1,7 @@
 // AVX-512 VNNI products on row-interleaved weights (packed_layout.h): one weight zmm holds the
 // same quad of 16 rows; vpdpbusd takes the token's 4 activation bytes broadcast from memory, so
 // 16 rows × 1 token per instruction, then one conversion + scale + FMA per (16 rows, token, block)
-// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K and Q6_K: the
+// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K: the
 // group's codes unpacked to bytes once per column pass, not once per tile). Not the unpacked paths
 // (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
 // and the int32 sums are exact whatever their order, so all batch sizes give the same bits.
@@ -124,13 +124,13 @@ inline const int8_t* quad(const TileActs& a, size_t b, size_t j) {
   return a.x + 4 * ((8 * b + j) * T);
 }
 
-// Prefill of Q5_K and Q6_K on a group's blocks unpacked once per column pass (the types'
+// Prefill of Q5_K, Q6_K and Q3_K on a group's blocks unpacked once per column pass (the types'
 // unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
 // quad k of the activations) and its f32 scale vectors, so a tile's inner loop is loads and
 // vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a weight vector in
 // every tile). The per-(token, block) f32 steps are those of the types' run(), in the same order,
 // on the same f32 scale values, so the bits match the one-token path.
-enum Form { kMins, kHalves };  // Q5_K: d·scale, dmin·min; Q6_K: d·scale of each half block
+enum Form { kMins, kHalves };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half block
 template <Form F>
 struct Unpacked {
   static constexpr size_t kBytes = 512 + 128;
@@ -333,6 +333,7 @@ struct Q6_K {
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
   static constexpr int kOfsShift = 0;
+  static constexpr int32_t kHalfOfs = 32;
   // The 6-bit codes of vector z of half h of the block whose nibble vectors are at nib.
   static __m512i code(const uint8_t* nib, int h, int z) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
@@ -389,6 +390,82 @@ struct Q6_K {
   }
 };
 
+// Q3_K on Q6_K's plan: 16 values per scale, codes u = q + 4 (0..7) read as unsigned, ofs per half
+// block −4 · Σ of its 16 values; the rows' 6-bit scales unpacked to int8 once a super-block.
+struct Q3_K {
+  static constexpr bool kDirect = false;
+  static constexpr Form kForm = kHalves;
+  static constexpr int kOfs = 2;
+  static constexpr int kOfsShift = 0;
+  static constexpr int32_t kHalfOfs = 4;
+  // The 3-bit codes of quad k (0..7) of the block whose 3 code vectors are at c: 1 or 2 ops a
+  // quad (c_0..c_5 whole in a byte), 4 for c_6 and c_7 (low 2 bits and top bit in two vectors).
+  static __m512i code(const uint8_t* c, int k) {
+    const __m512i m7 = _mm512_set1_epi8(7), m3 = _mm512_set1_epi8(3);
+    if (k < 6) {
+      const __m512i v = load64(c + 64 * (k / 2));
+      return _mm512_and_si512(k % 2 ? _mm512_srli_epi16(v, 3) : v, m7);
+    }
+    const __m512i top = _mm512_and_si512(load64(c + 128), _mm512_set1_epi8(static_cast<char>(k == 6 ? 0x40 : 0x80)));
+    const __m512i hb = k == 6 ? _mm512_srli_epi16(top, 4) : _mm512_srli_epi16(top, 5);  // bit 2, the rest 0
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi16(load64(c + 64 * (k - 6)), 6), hb, m3, 0xE4);  // m3 ? lo : hb
+  }
+  // sc[16n + r] = scale n (−32..31) of row r, for the super-block at o.
+  static void scales(const uint8_t* o, int8_t* sc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m6 = _mm512_set1_epi8(0x3F), k32 = _mm512_set1_epi8(32);
+    const __m512i z0 = load64(o + 1536), z1 = load64(o + 1600), z2 = load64(o + 1664);  // bytes 0-3, 4-7, 8-11
+    const __m512i lo[4] = {z0, z1, _mm512_srli_epi16(z0, 4), _mm512_srli_epi16(z1, 4)};
+    const __m512i hi[4] = {_mm512_slli_epi16(z2, 4), _mm512_slli_epi16(z2, 2), z2, _mm512_srli_epi16(z2, 2)};
+    for (int q = 0; q < 4; ++q) {  // scales 4q..4q+3: low 4 bits from lo, bits 4-5 from hi
+      const __m512i v = _mm512_and_si512(_mm512_ternarylogic_epi32(lo[q], hi[q], m4, 0xE4), m6);
+      _mm512_storeu_si512(sc + 64 * q, _mm512_sub_epi8(v, k32));
+    }
+  }
+  static __m512 scale(const int8_t* sc, __m512 dd, int n) {  // d · scale n of the 16 rows
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 16 * n));
+    return _mm512_mul_ps(dd, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc8)));
+  }
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    alignas(64) int8_t sc[256];
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o = g + 1760 * u;
+      const __m512 dd = f16x16(o + 1728);
+      scales(o, sc);
+#pragma GCC unroll 1
+      for (int j = 0; j < 8; ++j) {
+        prefetch_part<T, 28, 8>(o, j);
+        const uint8_t* c = o + 192 * j;
+        const size_t b = 8 * u + static_cast<size_t>(j);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          __m512i p[T], p2[T];
+          start<T>(p, p2, a.ofs + (2 * b + h) * T);
+#pragma GCC unroll 4
+          for (int z = 0; z < 4; ++z) {
+            const int k = 4 * h + z;
+            dot_step<T>(p, p2, z & 1, code(c, k), quad<T>(a, b, static_cast<size_t>(k)));
+          }
+          join<T>(p, p2);
+          scale_step<T>(acc, p, scale(sc, dd, 2 * j + h), a.dx + b * T);
+        }
+      }
+    }
+  }
+  static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
+    alignas(64) int8_t sc[256];
+    for (size_t u = b0 / 8; u < b1 / 8; ++u) {
+      const uint8_t* o = g + 1760 * u;
+      const __m512 dd = f16x16(o + 1728);
+      scales(o, sc);
+      for (int j = 0; j < 8; ++j, s += Unpacked<kHalves>::kBytes) {
+        for (int k = 0; k < 8; ++k) _mm512_storeu_si512(s + 64 * k, code(o + 192 * j, k));
+        for (int h = 0; h < 2; ++h) _mm512_storeu_ps(s + 512 + 64 * h, scale(sc, dd, 2 * j + h));
+      }
+    }
+  }
+};
+
 // Inlined into matmul_k: a tile GCC keeps out of line stores its accumulators to the stack after
 // every block (measured 15% slower on Q5_0).
 #define ALAP_INLINE __attribute__((always_inline)) inline
@@ -440,7 +517,7 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
     } else if constexpr (K::kOfs == 2) {
       for (size_t h = 0; h < 2; ++h) {
         const int32_t* s4 = a.s4 + 8 * i + 4 * h;
-        ofs[2 * b + h] = -32 * (s4[0] + s4[1] + s4[2] + s4[3]);
+        ofs[2 * b + h] = -K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
       }
     } else {
       xs[b] = a.d[i] * static_cast<float>(a.s[i]);
@@ -564,6 +641,9 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     case DType::q6_k:
       matmul_k<Q6_K>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q3_k:
+      matmul_k<Q3_K>(w, x, y, ldy, row_begin, row_end);
       return true;
     default:
       return false;

@@ -22,7 +22,7 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -33,6 +33,18 @@ std::vector<const char*> packed_variants() {
     if (set_cpu_variant(v)) out.push_back(v);
   }
   set_cpu_variant("best");
+  return out;
+}
+
+// Whether variant v has a packed form of t (Q3_K: AVX-512 VNNI only).
+bool has_packed(const char* v, DType t) { return t != DType::q3_k || std::string(v) == "avx512vnni"; }
+
+// The variants of `all` that have a packed form of t.
+std::vector<const char*> variants_for(const std::vector<const char*>& all, DType t) {
+  std::vector<const char*> out;
+  for (const char* v : all) {
+    if (has_packed(v, t)) out.push_back(v);
+  }
   return out;
 }
 
@@ -73,6 +85,9 @@ Matrix random_matrix(DType t, size_t n_rows, size_t n_cols, uint32_t seed) {
         break;
       case DType::q6_k:
         set_f16(p + 208);
+        break;
+      case DType::q3_k:
+        set_f16(p + 108);
         break;
       default:
         set_f16(p);
@@ -149,7 +164,11 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 48}), 0u)
         << v << ": columns not a multiple of the block";
     EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
-    EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 0u) << v;
+    EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), has_packed(v, DType::q3_k) ? 32u * 110u : 0u)
+        << v << ": Q3_K is packed only where the variant multiplies it";
+    if (!has_packed(v, DType::q3_k)) {
+      EXPECT_THROW(pack_weights(WeightView{DType::q3_k, w.data(), 32, 256}, dst.data()), std::invalid_argument) << v;
+    }
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
     EXPECT_THROW(pack_weights(WeightView{DType::q4_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
@@ -164,11 +183,13 @@ TEST(Packed, MatchesScalarOracle) {
   const size_t n_rows = 48;
   const std::vector<std::pair<size_t, size_t>> ranges = {{0, 48}, {5, 37}, {17, 18}, {16, 32}};
   for (DType t : kPacked) {
+    const auto vs = variants_for(variants, t);
+    if (vs.empty()) continue;
     const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
     for (size_t n_blocks : {size_t{1}, size_t{3}, block == 256 ? size_t{9} : size_t{37}}) {
       const size_t n_cols = block * n_blocks;
       Matrix m = random_matrix(t, n_rows, n_cols, 40 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_blocks));
-      set_cpu_variant(variants[0]);
+      set_cpu_variant(vs[0]);
       ASSERT_TRUE(pack(m)) << name_of(t);
       for (size_t n_tok : {size_t{1}, size_t{3}, size_t{4}, size_t{8}, size_t{13}}) {
         const std::vector<float> x = random_x(n_tok * n_cols, 7 + static_cast<uint32_t>(n_tok));
@@ -176,7 +197,7 @@ TEST(Packed, MatchesScalarOracle) {
         std::vector<float> want(n_tok * ldy);
         force_scalar_kernels(true);
         matmul(m.plain(), x.data(), n_tok, want.data(), ldy, 0, n_rows);
-        for (const char* v : variants) {
+        for (const char* v : vs) {
           set_cpu_variant(v);
           for (const auto& [rb, re] : ranges) {
             std::vector<float> got(n_tok * ldy, -777.0f);
@@ -210,6 +231,7 @@ TEST(Packed, GroupLanesAreRows) {
   for (const char* v : variants) {
     set_cpu_variant(v);
     for (DType t : kPacked) {
+      if (!has_packed(v, t)) continue;
       const size_t n_cols = dtype_info(static_cast<uint32_t>(t))->block_elems * 2;
       Matrix m = random_matrix(t, 16, n_cols, 90 + static_cast<uint32_t>(t));
       ASSERT_TRUE(pack(m));
@@ -242,6 +264,7 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   for (const char* v : variants) {
     set_cpu_variant(v);
     for (DType t : kPacked) {
+      if (!has_packed(v, t)) continue;
       const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
       for (size_t n_cols : {block, block * (block == 256 ? 7 : 75)}) {
         Matrix m = random_matrix(t, n_rows, n_cols, 200 + static_cast<uint32_t>(t));
@@ -275,15 +298,17 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
   if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
   const size_t n_rows = 32, n_cols = 8192, n_tok = 70;
   for (DType t : kPacked) {
+    const auto vs = variants_for(variants, t);
+    if (vs.empty()) continue;
     Matrix m = random_matrix(t, n_rows, n_cols, 500 + static_cast<uint32_t>(t));
-    set_cpu_variant(variants[0]);
+    set_cpu_variant(vs[0]);
     ASSERT_TRUE(pack(m)) << name_of(t);
     const std::vector<float> x = random_x(n_tok * n_cols, 33);
     const Acts a = quantise(x, n_tok, n_cols);
     std::vector<float> want(n_tok * n_rows);
     force_scalar_kernels(true);
     matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
-    for (const char* v : variants) {
+    for (const char* v : vs) {
       set_cpu_variant(v);
       std::vector<float> batch(n_tok * n_rows), one(n_tok * n_rows);
       matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), batch.data(), n_rows, 3, n_rows);
@@ -329,6 +354,8 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
   if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
   const size_t n_rows = 16;
   for (DType t : kPacked) {
+    const auto vs = variants_for(variants, t);
+    if (vs.empty()) continue;
     const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
     const size_t n_cols = info.block_elems * 2;
     Matrix m = random_matrix(t, n_rows, n_cols, 300 + static_cast<uint32_t>(t));
@@ -355,13 +382,16 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
           case DType::q6_k:
             std::memset(p, 0xFF, 128 + 64);
             break;
+          case DType::q3_k:  // rows 0..7: codes 7 (q = 3), scales 31; rows 8..15: codes 0 (q = −4), scales −32
+            std::memset(p, r < 8 ? 0xFF : 0x00, 96 + 12);
+            break;
           default:
             break;
         }
       }
       dequantize_row(t, m.w.data() + r * m.row_bytes, m.wf.data() + r * n_cols, n_cols);
     }
-    set_cpu_variant(variants[0]);
+    set_cpu_variant(vs[0]);
     ASSERT_TRUE(pack(m)) << name_of(t);
     for (size_t n_tok : {size_t{1}, size_t{5}}) {
       std::vector<float> x(n_tok * n_cols);
@@ -369,7 +399,7 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
       std::vector<float> want(n_tok * n_rows);
       force_scalar_kernels(true);
       matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
-      for (const char* v : variants) {
+      for (const char* v : vs) {
         set_cpu_variant(v);
         std::vector<float> got(n_tok * n_rows);
         matmul(m.packed(), x.data(), n_tok, got.data(), n_rows, 0, n_rows);
