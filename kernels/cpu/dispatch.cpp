@@ -99,9 +99,10 @@ bool pack_skipped(DType t) {
 }  // namespace
 
 namespace {
-// Whether variant v multiplies type t's packed layout: every variant with a packed form has the
-// first six types of packed_layout.h; Q3_K only AVX-512 VNNI (elsewhere a copy would go unread).
-bool variant_packs(const CpuVariant& v, DType t) { return t != DType::q3_k || &v == &avx512vnni::kVariant; }
+// Whether variant v multiplies type t's packed layout: every variant with a packed form (AVX2,
+// AVX-VNNI, AVX-512 VNNI; not scalar) has every type of packed_layout.h, Q3_K included since
+// session 6 (a type a variant could not read would be a copy gone unread).
+bool variant_packs(const CpuVariant& v, DType t) { return v.matmul_packed != nullptr && packed::layout_has(t); }
 }  // namespace
 
 size_t packed_bytes(const WeightView& w) {

@@ -36,8 +36,12 @@ std::vector<const char*> packed_variants() {
   return out;
 }
 
-// Whether variant v has a packed form of t (Q3_K: AVX-512 VNNI only).
-bool has_packed(const char* v, DType t) { return t != DType::q3_k || std::string(v) == "avx512vnni"; }
+// Whether variant v has a packed form of t: every type of kPacked on the three packed variants
+// (Q3_K on avx2 and avxvnni too since session 6), none on scalar.
+bool has_packed(const char* v, DType) {
+  const std::string s(v);
+  return s == "avx512vnni" || s == "avxvnni" || s == "avx2";
+}
 
 // The variants of `all` that have a packed form of t.
 std::vector<const char*> variants_for(const std::vector<const char*>& all, DType t) {
@@ -153,6 +157,7 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
   EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 64}), 0u) << "the scalar oracle has no packed form";
   std::vector<uint8_t> w(32 * 68), dst(32 * 68);
   EXPECT_THROW(pack_weights(WeightView{DType::q8_0, w.data(), 32, 64}, dst.data()), std::invalid_argument);
+  EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 0u) << "nor of Q3_K";
   force_scalar_kernels(false);
   const auto variants = packed_variants();
   if (variants.empty()) GTEST_SKIP() << "this CPU has no AVX2 (no packed form at all)";
@@ -164,11 +169,8 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 48}), 0u)
         << v << ": columns not a multiple of the block";
     EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
-    EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), has_packed(v, DType::q3_k) ? 32u * 110u : 0u)
-        << v << ": Q3_K is packed only where the variant multiplies it";
-    if (!has_packed(v, DType::q3_k)) {
-      EXPECT_THROW(pack_weights(WeightView{DType::q3_k, w.data(), 32, 256}, dst.data()), std::invalid_argument) << v;
-    }
+    EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 32u * 110u)
+        << v << ": every packed variant multiplies Q3_K's layout (avx2 and avxvnni since session 6)";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
     EXPECT_THROW(pack_weights(WeightView{DType::q4_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
