@@ -151,6 +151,33 @@ void pack_q3_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
   }
 }
 
+void pack_q2_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
+  for (size_t u = 0; u < nu; ++u) {
+    uint8_t* o = g + 1344 * u;
+    for (size_t r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + 84 * u;
+      uint8_t v[256];  // the 2-bit codes, FORMATS.md §2.7.4
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t gq = 0; gq < 4; ++gq) {
+          for (size_t l = 0; l < 32; ++l) v[128 * h + 32 * gq + l] = (blk[16 + 32 * h + l] >> (2 * gq)) & 3;
+        }
+      }
+      for (size_t j = 0; j < 8; ++j) {
+        for (size_t y = 0; y < 2; ++y) {
+          for (size_t i = 0; i < 4; ++i) {
+            unsigned bits = 0;
+            for (size_t z = 0; z < 4; ++z) bits |= static_cast<unsigned>(v[32 * j + 16 * y + 4 * z + i]) << (2 * z);
+            lane_byte(o + 128 * j + 64 * y, r, i) = static_cast<uint8_t>(bits);
+          }
+        }
+      }
+      for (size_t n = 0; n < 16; ++n) o[1024 + 16 * n + r] = blk[n];
+      std::memcpy(o + 1280 + 2 * r, blk + 80, 2);
+      std::memcpy(o + 1312 + 2 * r, blk + 82, 2);
+    }
+  }
+}
+
 }  // namespace
 
 bool layout_has(DType t) {
@@ -162,6 +189,7 @@ bool layout_has(DType t) {
     case DType::q5_k:
     case DType::q6_k:
     case DType::q3_k:
+    case DType::q2_k:
       return true;
     default:
       return false;
@@ -210,6 +238,9 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         break;
       case DType::q3_k:
         pack_q3_k(rows, nu, o);
+        break;
+      case DType::q2_k:
+        pack_q2_k(rows, nu, o);
         break;
       default:
         throw_unsupported("pack_weights", t);

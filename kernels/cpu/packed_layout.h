@@ -33,6 +33,11 @@
 //          [c_0 | c_1<<3 | (c_6&3)<<6] [c_2 | c_3<<3 | (c_7&3)<<6] [c_4 | c_5<<3 | (c_6>>2)<<6 |
 //          (c_7>>2)<<7]; after the 8 blocks [12 × 16 bytes: byte p of the rows' 12-byte packed
 //          6-bit scales, row r at 16p+r] [16 fp16 d]
+//   Q2_K (per super-block, 1344 bytes, the file's own size 16 × 84): for each block j of 32
+//          values, 2 vectors of 2-bit codes (0..3): vector y, lane r, byte i, bits 2z..2z+1 = code
+//          of value 32j+16y+4z+i (quad 4y+z; vector y is half block 2j+y); after the 8 blocks
+//          [16 × 16 bytes: the file's scale byte n (low nibble scale, high nibble min) of row r at
+//          16n+r] [16 fp16 d] [16 fp16 dmin]
 #pragma once
 
 #include <cstddef>

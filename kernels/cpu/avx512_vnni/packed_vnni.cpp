@@ -1,7 +1,7 @@
 // AVX-512 VNNI products on row-interleaved weights (packed_layout.h): one weight zmm holds the
 // same quad of 16 rows; vpdpbusd takes the token's 4 activation bytes broadcast from memory, so
 // 16 rows × 1 token per instruction, then one conversion + scale + FMA per (16 rows, token, block)
-// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K: the
+// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K, Q2_K: the
 // group's codes unpacked to bytes once per column pass, not once per tile). Not the unpacked paths
 // (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
 // and the int32 sums are exact whatever their order, so all batch sizes give the same bits.
@@ -64,7 +64,8 @@ inline void prefetch_part(const uint8_t* p, int part) {
 // The activations of one tile of T tokens, interleaved so that one pointer walks them all:
 // x: block b, quad j, token t at int32 index (8b + j)·T + t; dx, ofs (the int32 that cancels the
 // weights' unsigned offset) and xs (dx·s, for the Q4_K mins): block b, token t at b·T + t (Q6_K's
-// ofs: half block n = 2b + h at n·T + t). One token is the caller's own arrays.
+// ofs: half block n = 2b + h at n·T + t; Q2_K's ofs: the block's two half-block sums as s16, at
+// b·T + t). One token is the caller's own arrays.
 struct TileActs {
   const int8_t* x;
   const float* dx;
@@ -124,16 +125,29 @@ inline const int8_t* quad(const TileActs& a, size_t b, size_t j) {
   return a.x + 4 * ((8 * b + j) * T);
 }
 
-// Prefill of Q5_K, Q6_K and Q3_K on a group's blocks unpacked once per column pass (the types'
+// Q2_K's mins of one block: acc[t] −= float(m0·S0 + m1·S1) · (dmin · dx[t]), one vpmaddwd a token:
+// mp holds each row's two 4-bit mins as s16 (half 0 low), sp[t] the token's half-block sums S0, S1
+// of its int8 activations as s16 (|S| <= 16·128 = 2048; the int32 sum is exact).
+template <int T>
+inline void min_step(__m512 (&acc)[T], __m512i mp, __m512 dm, const int32_t* sp, const float* dx) {
+  for (int t = 0; t < T; ++t) {
+    const __m512 ms = _mm512_cvtepi32_ps(_mm512_madd_epi16(mp, _mm512_set1_epi32(sp[t])));
+    acc[t] = _mm512_fnmadd_ps(ms, _mm512_mul_ps(dm, _mm512_set1_ps(dx[t])), acc[t]);
+  }
+}
+
+// Prefill of Q5_K, Q6_K, Q3_K and Q2_K on a group's blocks unpacked once per column pass (the types'
 // unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
 // quad k of the activations) and its f32 scale vectors, so a tile's inner loop is loads and
 // vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a weight vector in
 // every tile). The per-(token, block) f32 steps are those of the types' run(), in the same order,
 // on the same f32 scale values, so the bits match the one-token path.
-enum Form { kMins, kHalves };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half block
+// Q2_K (kHalfMins): d·scale of each half block, then the rows' (min of half 0 | min of half 1 << 16)
+// pairs and dmin, for the block's min step (min_step).
+enum Form { kMins, kHalves, kHalfMins };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half
 template <Form F>
 struct Unpacked {
-  static constexpr size_t kBytes = 512 + 128;
+  static constexpr size_t kBytes = F == kHalfMins ? 512 + 256 : 512 + 128;
   template <int T>
   static void run(const uint8_t* s, const TileActs& a, __m512 (&acc)[T]) {
     for (size_t b = 0; b < a.nb; ++b, s += kBytes) {
@@ -147,9 +161,12 @@ struct Unpacked {
         join<T>(p, p2);
         scale_step<T>(acc, p, _mm512_loadu_ps(s + 512), a.dx + b * T);
       } else {
+        if constexpr (F == kHalfMins) {
+          min_step<T>(acc, load64(s + 640), _mm512_loadu_ps(s + 704), a.ofs + b * T, a.dx + b * T);
+        }
         for (int h = 0; h < 2; ++h) {
           __m512i p[T], p2[T];
-          start<T>(p, p2, a.ofs + (2 * b + h) * T);
+          start<T>(p, p2, F == kHalfMins ? nullptr : a.ofs + (2 * b + h) * T);
 #pragma GCC unroll 4
           for (int z = 0; z < 4; ++z) {
             dot_step<T>(p, p2, z & 1, load64(s + 64 * (4 * h + z)), quad<T>(a, b, 4 * static_cast<size_t>(h) + z));
@@ -466,6 +483,68 @@ struct Q3_K {
   }
 };
 
+// Q2_K on Q3_K's plan (16 values a scale, codes 0..3 unsigned, no offset) plus a min a half block:
+// y += d·sc·Σq·x − dmin·m·Σx. The code sums of each half block get their f32 scale step as Q3_K;
+// the mins one step a block (min_step), from each token's half-block sums (ofs, as s16 pairs).
+struct Q2_K {
+  static constexpr bool kDirect = false;
+  static constexpr Form kForm = kHalfMins;
+  static constexpr int kOfs = 3;  // ofs per block: S0 & 0xFFFF | S1 << 16
+  static constexpr int kOfsShift = 0;
+  // The 2-bit codes of quad z of the half block whose code vector is at c.
+  static __m512i code(const uint8_t* c, int z) {
+    const __m512i v = load64(c);
+    return _mm512_and_si512(z ? _mm512_srli_epi16(v, 2 * z) : v, _mm512_set1_epi8(3));
+  }
+  static __m512 scale(const uint8_t* o, __m512 dd, int n) {  // d · scale n (low nibble) of the 16 rows
+    const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 1024 + 16 * n)));
+    return _mm512_mul_ps(dd, _mm512_cvtepi32_ps(_mm512_and_si512(s, _mm512_set1_epi32(15))));
+  }
+  static __m512i mins(const uint8_t* o, int j) {  // the rows' mins of half blocks 2j, 2j+1 as s16 pairs
+    const __m512i m0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 1024 + 32 * j)));
+    const __m512i m1 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 1040 + 32 * j)));
+    return _mm512_or_si512(_mm512_srli_epi32(m0, 4), _mm512_slli_epi32(_mm512_srli_epi32(m1, 4), 16));
+  }
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o = g + 1344 * u;
+      const __m512 dd = f16x16(o + 1280), dm = f16x16(o + 1312);
+#pragma GCC unroll 1
+      for (int j = 0; j < 8; ++j) {
+        prefetch_part<T, 21, 8>(o, j);
+        const uint8_t* c = o + 128 * j;
+        const size_t b = 8 * u + static_cast<size_t>(j);
+        min_step<T>(acc, mins(o, j), dm, a.ofs + b * T, a.dx + b * T);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          __m512i p[T], p2[T];
+          start<T>(p, p2, nullptr);
+#pragma GCC unroll 4
+          for (int z = 0; z < 4; ++z) {
+            const int k = 4 * h + z;
+            dot_step<T>(p, p2, z & 1, code(c + 64 * h, z), quad<T>(a, b, static_cast<size_t>(k)));
+          }
+          join<T>(p, p2);
+          scale_step<T>(acc, p, scale(o, dd, 2 * j + h), a.dx + b * T);
+        }
+      }
+    }
+  }
+  static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
+    for (size_t u = b0 / 8; u < b1 / 8; ++u) {
+      const uint8_t* o = g + 1344 * u;
+      const __m512 dd = f16x16(o + 1280), dm = f16x16(o + 1312);
+      for (int j = 0; j < 8; ++j, s += Unpacked<kHalfMins>::kBytes) {
+        for (int k = 0; k < 8; ++k) _mm512_storeu_si512(s + 64 * k, code(o + 128 * j + 64 * (k / 4), k % 4));
+        for (int h = 0; h < 2; ++h) _mm512_storeu_ps(s + 512 + 64 * h, scale(o, dd, 2 * j + h));
+        _mm512_storeu_si512(s + 640, mins(o, j));
+        _mm512_storeu_ps(s + 704, dm);
+      }
+    }
+  }
+};
+
 // Inlined into matmul_k: a tile GCC keeps out of line stores its accumulators to the stack after
 // every block (measured 15% slower on Q5_0).
 #define ALAP_INLINE __attribute__((always_inline)) inline
@@ -507,6 +586,13 @@ ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y,
   tile_t_impl<K>(std::make_integer_sequence<int, kTMax>{}, T, g, a, y, ldy, r0, mask);
 }
 
+// A block's two half-block sums of int8 activations (s4: its 8 quad sums) as s16 pairs, half 0 low.
+inline int32_t half_sums(const int32_t* s4) {
+  const uint32_t s0 = static_cast<uint32_t>(s4[0] + s4[1] + s4[2] + s4[3]) & 0xFFFFu;
+  const uint32_t s1 = static_cast<uint32_t>(s4[4] + s4[5] + s4[6] + s4[7]) & 0xFFFFu;
+  return static_cast<int32_t>(s0 | (s1 << 16));
+}
+
 // ofs / xs of token t, block b (or half block) as the type wants them.
 template <class K>
 void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, float* xs) {
@@ -519,6 +605,8 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
         const int32_t* s4 = a.s4 + 8 * i + 4 * h;
         ofs[2 * b + h] = -K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
       }
+    } else if constexpr (K::kOfs == 3) {
+      ofs[b] = half_sums(a.s4 + 8 * i);
     } else {
       xs[b] = a.d[i] * static_cast<float>(a.s[i]);
     }
@@ -537,7 +625,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   };
   thread_local std::vector<int32_t> xi, ofs, tmp_ofs;
   thread_local std::vector<float> dxi, xs, tmp_xs;
-  thread_local std::vector<uint8_t> scratch;  // one column pass of a group, unpacked (Q5_K, Q6_K prefill)
+  thread_local std::vector<uint8_t> scratch;  // one column pass of a group, unpacked (!kDirect prefill)
   ofs.resize(n_tok * n_ofs);
   xs.resize(n_tok * nb);
   if (n_tok == 1) {  // one token's interleaved layout is its own: only ofs / xs are made
@@ -644,6 +732,9 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     case DType::q3_k:
       matmul_k<Q3_K>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q2_k:
+      matmul_k<Q2_K>(w, x, y, ldy, row_begin, row_end);
       return true;
     default:
       return false;

@@ -22,7 +22,8 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k,
+                          DType::q2_k};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -37,7 +38,7 @@ std::vector<const char*> packed_variants() {
 }
 
 // Whether variant v has a packed form of t: every type of kPacked on the three packed variants
-// (Q3_K on avx2 and avxvnni too since session 6), none on scalar.
+// (Q3_K on avx2 and avxvnni too since session 6; Q2_K on all three since session 6), none on scalar.
 bool has_packed(const char* v, DType) {
   const std::string s(v);
   return s == "avx512vnni" || s == "avxvnni" || s == "avx2";
@@ -92,6 +93,9 @@ Matrix random_matrix(DType t, size_t n_rows, size_t n_cols, uint32_t seed) {
         break;
       case DType::q3_k:
         set_f16(p + 108);
+        break;
+      case DType::q2_k:
+        set_f16(p + 80), set_f16(p + 82);
         break;
       default:
         set_f16(p);
@@ -158,6 +162,7 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
   std::vector<uint8_t> w(32 * 68), dst(32 * 68);
   EXPECT_THROW(pack_weights(WeightView{DType::q8_0, w.data(), 32, 64}, dst.data()), std::invalid_argument);
   EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 0u) << "nor of Q3_K";
+  EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 0u) << "nor of Q2_K";
   force_scalar_kernels(false);
   const auto variants = packed_variants();
   if (variants.empty()) GTEST_SKIP() << "this CPU has no AVX2 (no packed form at all)";
@@ -171,6 +176,9 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
     EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 32u * 110u)
         << v << ": every packed variant multiplies Q3_K's layout (avx2 and avxvnni since session 6)";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 2u * 2u * 16u * 84u)
+        << v << ": Q2_K packs to 16 x 84 bytes a super-block per 16 rows (session 6)";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 40, 256}), 0u) << v << ": Q2_K rows not a multiple of 16";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
     EXPECT_THROW(pack_weights(WeightView{DType::q4_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
@@ -387,6 +395,10 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
           case DType::q3_k:  // rows 0..7: codes 7 (q = 3), scales 31; rows 8..15: codes 0 (q = −4), scales −32
             std::memset(p, r < 8 ? 0xFF : 0x00, 96 + 12);
             break;
+          case DType::q2_k:  // scales 15, mins 15; rows 0..7: codes 3, rows 8..15: codes 0 (only the min)
+            std::memset(p, 0xFF, 16);
+            std::memset(p + 16, r < 8 ? 0xFF : 0x00, 64);
+            break;
           default:
             break;
         }
@@ -398,6 +410,9 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
     for (size_t n_tok : {size_t{1}, size_t{5}}) {
       std::vector<float> x(n_tok * n_cols);
       for (size_t i = 0; i < x.size(); ++i) x[i] = (t == DType::q8_0 && (i / 64) % 2 == 1) ? -1.0f : 1.0f;
+      if (t == DType::q2_k) {  // tokens 1 and 3 all negative: Σx of a half block at −16·127 too
+        for (size_t i = 0; i < x.size(); ++i) x[i] = (i / n_cols) % 2 == 1 ? -1.0f : 1.0f;
+      }
       std::vector<float> want(n_tok * n_rows);
       force_scalar_kernels(true);
       matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
