@@ -136,6 +136,22 @@ inline void min_step(__m512 (&acc)[T], __m512i mp, __m512 dm, const int32_t* sp,
   }
 }
 
+// One half block (16 values, 4 quads) of the types with a scale per 16 values (Q6_K, Q3_K,
+// Q2_K, and their unpacked prefill form): the dot steps of its 4 code vectors (code(z): quad z's)
+// from the start ofs (null: none), then its f32 scale step (scale(): d·scale of the 16 rows).
+template <int T, class Code, class Scale>
+__attribute__((always_inline)) inline void half_block(__m512 (&acc)[T], const TileActs& a, size_t b, int h,
+                                                      const int32_t* ofs, Code code, Scale scale) {
+  __m512i p[T], p2[T];
+  start<T>(p, p2, ofs);
+#pragma GCC unroll 4
+  for (int z = 0; z < 4; ++z) {
+    dot_step<T>(p, p2, z & 1, code(z), quad<T>(a, b, 4 * static_cast<size_t>(h) + static_cast<size_t>(z)));
+  }
+  join<T>(p, p2);
+  scale_step<T>(acc, p, scale(), a.dx + b * T);
+}
+
 // Prefill of Q5_K, Q6_K, Q3_K and Q2_K on a group's blocks unpacked once per column pass (the types'
 // unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
 // quad k of the activations) and its f32 scale vectors, so a tile's inner loop is loads and
@@ -165,14 +181,9 @@ struct Unpacked {
           min_step<T>(acc, load64(s + 640), _mm512_loadu_ps(s + 704), a.ofs + b * T, a.dx + b * T);
         }
         for (int h = 0; h < 2; ++h) {
-          __m512i p[T], p2[T];
-          start<T>(p, p2, F == kHalfMins ? nullptr : a.ofs + (2 * b + h) * T);
-#pragma GCC unroll 4
-          for (int z = 0; z < 4; ++z) {
-            dot_step<T>(p, p2, z & 1, load64(s + 64 * (4 * h + z)), quad<T>(a, b, 4 * static_cast<size_t>(h) + z));
-          }
-          join<T>(p, p2);
-          scale_step<T>(acc, p, _mm512_loadu_ps(s + 512 + 64 * h), a.dx + b * T);
+          half_block<T>(
+              acc, a, b, h, F == kHalfMins ? nullptr : a.ofs + (2 * b + h) * T,
+              [&](int z) { return load64(s + 64 * (4 * h + z)); }, [&] { return _mm512_loadu_ps(s + 512 + 64 * h); });
         }
       }
     }
@@ -380,15 +391,9 @@ struct Q6_K {
         const size_t b = 8 * u + static_cast<size_t>(j);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-          __m512i p[T], p2[T];
-          start<T>(p, p2, a.ofs + (2 * b + h) * T);
-#pragma GCC unroll 4
-          for (int z = 0; z < 4; ++z) {
-            const size_t k = 4 * static_cast<size_t>(h) + static_cast<size_t>(z);
-            dot_step<T>(p, p2, z & 1, code(nib, h, z), quad<T>(a, b, k));
-          }
-          join<T>(p, p2);
-          scale_step<T>(acc, p, scale(o, dd, 2 * j + h), a.dx + b * T);
+          half_block<T>(
+              acc, a, b, h, a.ofs + (2 * b + h) * T, [&](int z) { return code(nib, h, z); },
+              [&] { return scale(o, dd, 2 * j + h); });
         }
       }
     }
@@ -456,15 +461,9 @@ struct Q3_K {
         const size_t b = 8 * u + static_cast<size_t>(j);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-          __m512i p[T], p2[T];
-          start<T>(p, p2, a.ofs + (2 * b + h) * T);
-#pragma GCC unroll 4
-          for (int z = 0; z < 4; ++z) {
-            const int k = 4 * h + z;
-            dot_step<T>(p, p2, z & 1, code(c, k), quad<T>(a, b, static_cast<size_t>(k)));
-          }
-          join<T>(p, p2);
-          scale_step<T>(acc, p, scale(sc, dd, 2 * j + h), a.dx + b * T);
+          half_block<T>(
+              acc, a, b, h, a.ofs + (2 * b + h) * T, [&](int z) { return code(c, 4 * h + z); },
+              [&] { return scale(sc, dd, 2 * j + h); });
         }
       }
     }
@@ -518,15 +517,9 @@ struct Q2_K {
         min_step<T>(acc, mins(o, j), dm, a.ofs + b * T, a.dx + b * T);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-          __m512i p[T], p2[T];
-          start<T>(p, p2, nullptr);
-#pragma GCC unroll 4
-          for (int z = 0; z < 4; ++z) {
-            const int k = 4 * h + z;
-            dot_step<T>(p, p2, z & 1, code(c + 64 * h, z), quad<T>(a, b, static_cast<size_t>(k)));
-          }
-          join<T>(p, p2);
-          scale_step<T>(acc, p, scale(o, dd, 2 * j + h), a.dx + b * T);
+          half_block<T>(
+              acc, a, b, h, nullptr, [&](int z) { return code(c + 64 * h, z); },
+              [&] { return scale(o, dd, 2 * j + h); });
         }
       }
     }
