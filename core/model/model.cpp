@@ -2,7 +2,6 @@
 // type) before anything large is allocated, then maps matrices in place and copies the small
 // vectors (norms, biases, rope_freqs) to f32.
 #include "core/model/model.h"
-#include "core/runtime/huge_pages.h"
 
 #include <algorithm>
 #include <array>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "alap/kernels/dtype.h"
+#include "alap/kernels/huge_pages.h"
 
 namespace alap {
 
@@ -220,7 +220,7 @@ uint64_t Model::pack_for_cpu(size_t first_layer, bool output) {
     offsets.push_back(total);
     total += ((packs[i] ? kernels::packed_bytes(*todo[i]) : kernels::matrix_bytes(*todo[i])) + 63) / 64 * 64;
   }
-  std::unique_ptr<uint8_t, FreeDeleter> buf(static_cast<uint8_t*>(alloc_streamed(total)));
+  std::unique_ptr<uint8_t, FreeDeleter> buf(static_cast<uint8_t*>(kernels::alloc_streamed(total)));
   if (!buf) return 0;
   std::vector<uint8_t*> bufs;
   for (uint64_t off : offsets) bufs.push_back(buf.get() + off);

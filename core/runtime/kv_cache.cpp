@@ -1,7 +1,6 @@
 // KvCache: one zeroed allocation holding, per layer, the K payload, K scales, V payload and V
 // scales arrays of the normative layout (kv_cache.h), each 16-byte aligned.
 #include "core/runtime/kv_cache.h"
-#include "core/runtime/huge_pages.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +8,7 @@
 #include <utility>
 
 #include "alap/kernels/fp16.h"
+#include "alap/kernels/huge_pages.h"
 #include "alap/kernels/kv_k8.h"
 
 namespace alap {
@@ -58,8 +58,8 @@ KvCache::KvCache(const KvCacheConfig& config) : cfg_(config) {
   off = align_up(off + L.v_scales_bytes, kArrayAlign);
   layer_stride_ = off;
   total_bytes_ = layer_stride_ * cfg_.n_layer;
-  // Decode reads every layer's rows each token: the buffer asks for huge pages (huge_pages.h).
-  data_ = static_cast<uint8_t*>(alloc_streamed(total_bytes_));
+  // Decode reads every layer's rows each token: the buffer asks for huge pages (kernels/huge_pages.h).
+  data_ = static_cast<uint8_t*>(kernels::alloc_streamed(total_bytes_));
   if (!data_) {
     throw KvCacheError("KV cache: cannot allocate " + std::to_string(total_bytes_) + " bytes for " +
                        std::to_string(cfg_.capacity) + " tokens");

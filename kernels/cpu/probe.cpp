@@ -1,11 +1,11 @@
 // Memory read-bandwidth and int8 dot-peak probes (alap/kernels/probe.h). The vector loops carry
 // target attributes and run only after cpuid says the CPU has them. Measurement code, not kernels.
 #include "alap/kernels/probe.h"
+#include "alap/kernels/huge_pages.h"
 
 #include "cpu_features.h"
 
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -160,14 +160,10 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
 
 ReadProbe::ReadProbe(size_t n_threads, size_t bytes) : n_threads_(threads_or_all(n_threads)) {
   bytes_ = std::max<size_t>(bytes / (128 * n_threads_) * (128 * n_threads_), 128 * n_threads_);
-  // 2 MiB-aligned and advised as transparent huge pages: the probe reads at the best rate this
-  // machine gives a stream, as the engine's packed weights and KV cache (core/runtime/huge_pages.h) do.
-  constexpr size_t kHuge = size_t{2} << 20;
-  buf_ = static_cast<uint8_t*>(std::aligned_alloc(kHuge, (bytes_ + kHuge - 1) / kHuge * kHuge));
+  // On huge pages always: the probe reads at the best rate this machine gives a stream, as the
+  // engine's packed weights and KV cache do (alap/kernels/huge_pages.h).
+  buf_ = static_cast<uint8_t*>(alloc_streamed(bytes_, true));
   if (buf_ == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  (void)madvise(buf_, (bytes_ + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
-#endif
   const size_t slice = bytes_ / n_threads_;
   // First touch by the thread that reads the slice (NUMA-friendly), with non-zero bytes.
   run_threads(n_threads_, [&](size_t t) { std::memset(buf_ + t * slice, static_cast<int>(t + 1), slice); });

@@ -1,4 +1,4 @@
-// alloc_streamed (core/runtime/huge_pages.h): 2 MiB alignment, the whole rounded size usable, a
+// alloc_streamed (alap/kernels/huge_pages.h): 2 MiB alignment, the whole rounded size usable, a
 // valid pointer for 0 bytes, the MADV_HUGEPAGE advice on the buffer's mapping, and, where Linux has
 // a free huge page, huge pages under a touched buffer (both read from /proc/self/smaps).
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "core/runtime/huge_pages.h"
+#include "alap/kernels/huge_pages.h"
 
-namespace alap {
+namespace alap::kernels {
 namespace {
 
 // What /proc/self/smaps says of the mapping that holds address p: its AnonHugePages (kB; -1 if
@@ -82,4 +82,4 @@ TEST(HugePages, TouchedBufferIsBackedByHugePagesWhereLinuxAllows) {
 }
 
 }  // namespace
-}  // namespace alap
+}  // namespace alap::kernels

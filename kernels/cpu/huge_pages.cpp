@@ -1,12 +1,12 @@
 // alloc_streamed (huge_pages.h): aligned_alloc + madvise(MADV_HUGEPAGE).
-#include "core/runtime/huge_pages.h"
+#include "alap/kernels/huge_pages.h"
 
 #include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
 
-namespace alap {
+namespace alap::kernels {
 
 bool huge_pages_enabled() {
   static const bool on = [] {
@@ -16,14 +16,14 @@ bool huge_pages_enabled() {
   return on;
 }
 
-void* alloc_streamed(size_t bytes) {
+void* alloc_streamed(size_t bytes, bool advise) {
   if (bytes == 0) return std::aligned_alloc(64, 64);  // a valid, distinct pointer
   const size_t n = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, n);
 #ifdef MADV_HUGEPAGE
-  if (p != nullptr && huge_pages_enabled()) (void)madvise(p, n, MADV_HUGEPAGE);
+  if (p != nullptr && advise) (void)madvise(p, n, MADV_HUGEPAGE);
 #endif
   return p;
 }
 
-}  // namespace alap
+}  // namespace alap::kernels
