@@ -33,6 +33,8 @@ struct CpuVariant {
   // none for w (the caller then runs matmul on w.data). Null: no packed form at all.
   bool (*matmul_packed)(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                         size_t row_end) = nullptr;
+  // activation.h; null: the scalar twin.
+  void (*silu_mul)(float* gate, const float* up, size_t n) = nullptr;
 };
 
 namespace scalar {
@@ -49,6 +51,7 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
+void silu_mul(float* gate, const float* up, size_t n);
 }  // namespace scalar
 
 namespace avx2 {
@@ -65,6 +68,7 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
+void silu_mul(float* gate, const float* up, size_t n);  // avx2/activation_avx2.cpp
 }  // namespace avx2
 
 namespace avxvnni {

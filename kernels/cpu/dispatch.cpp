@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "alap/kernels/activation.h"
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
@@ -178,6 +179,11 @@ void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, f
 }
 
 void softmax(float* x, size_t n) { active().softmax(x, n); }
+
+void silu_mul(float* gate, const float* up, size_t n) {
+  auto* f = active().silu_mul;
+  (f != nullptr ? f : scalar::silu_mul)(gate, up, n);
+}
 
 void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
                 float* out) {

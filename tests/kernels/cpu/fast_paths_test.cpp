@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "alap/kernels/activation.h"
 #include "alap/kernels/attn.h"
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/kv_k8.h"
@@ -272,4 +273,34 @@ TEST(FastPaths, ProbesMeasureSomething) {
   if (dp.lanes == 0) GTEST_SKIP() << "no SIMD int8 dot on this CPU";
   EXPECT_GT(dp.gmacs, 1.0);
   EXPECT_LT(dp.gmacs, 1e5);
+}
+
+// SwiGLU's gate: every variant within a few ulp of the scalar twin (std::exp), over the range a
+// gate takes and past both ends of exp's float range, on lengths that leave a tail.
+TEST(FastPaths, SiluMulMatchesTheScalarTwin) {
+  std::vector<float> g = random_x(1027, 11), u = random_x(1027, 12);
+  for (size_t i = 0; i < g.size(); ++i) g[i] *= 6.0f;
+  const float edges[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 80.0f, -80.0f, 87.0f, -87.0f, 88.5f, -88.5f,
+                         89.0f, -89.0f, 104.0f, -104.0f, 1e30f, -1e30f, 0.6931472f, -0.3465736f};
+  for (size_t i = 0; i < std::size(edges); ++i) g[3 * i + 1] = edges[i];
+  force_scalar_kernels(true);
+  std::vector<float> want = g;
+  silu_mul(want.data(), u.data(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {  // the twin is the formula
+    ASSERT_EQ(want[i], g[i] / (1.0f + std::exp(-g[i])) * u[i]) << i;
+  }
+  for (const char* v : kVariants) {
+    if (!set_cpu_variant(v)) continue;
+    for (size_t n : {size_t{1027}, size_t{8}, size_t{5}}) {
+      std::vector<float> got(g.begin(), g.begin() + n);
+      silu_mul(got.data(), u.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        // 2 ulp of exp, 1 of the add, division and product each; at exp's overflow edge a
+        // value of a float's smallest normal's size may be −0 in one and not the other.
+        const float tol = 6e-7f * std::fabs(want[i]) + 1e-36f;
+        ASSERT_NEAR(got[i], want[i], tol) << v << " n=" << n << " i=" << i << " g=" << g[i];
+      }
+    }
+  }
+  set_cpu_variant("best");
 }
