@@ -15,6 +15,21 @@ namespace {
 // Byte i of lane r of the 64-byte vector at v.
 inline uint8_t& lane_byte(uint8_t* v, size_t r, size_t i) { return v[4 * r + i]; }
 
+// Row r's n bytes at src, one into each 16-byte group of dst (dst[16·i + r] = src[i]): the
+// K-quants' per-row scale bytes, side by side for the 16 rows.
+inline void spread_rows(uint8_t* dst, size_t r, const uint8_t* src, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[16 * i + r] = src[i];
+}
+
+// fn(o, blk, r) for every super-block u of a 16-row group, o its kOut packed bytes, and every row r,
+// blk that row's kIn-byte block u (the K-quants: 256 values a block).
+template <size_t kIn, size_t kOut, class Fn>
+void each_block_row(const uint8_t* const* rows, size_t nu, uint8_t* g, Fn&& fn) {
+  for (size_t u = 0; u < nu; ++u) {
+    for (size_t r = 0; r < kRows; ++r) fn(g + kOut * u, rows[r] + kIn * u, r);
+  }
+}
+
 void pack_q8_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
   for (size_t b = 0; b < nb; ++b) {
     const BlockAt at = block_at(b, nb, 0, 512);
@@ -63,119 +78,103 @@ template <bool kFive>
 void pack_q45_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
   constexpr size_t kIn = kFive ? 176 : 144, kOut = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;
   constexpr size_t kQs = kFive ? 48 : 16;
-  for (size_t u = 0; u < nu; ++u) {
-    uint8_t* o = g + kOut * u;
-    for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + kIn * u;
-      std::memcpy(o + kHead + 2 * r, blk, 2);
-      std::memcpy(o + kHead + 32 + 2 * r, blk + 2, 2);
-      for (size_t p = 0; p < 12; ++p) o[kHead + 64 + 16 * p + r] = blk[4 + p];
-      for (size_t c = 0; c < 4; ++c) {
-        for (size_t k = 0; k < 8; ++k) std::memcpy(o + 512 * c + 64 * k + 4 * r, blk + kQs + 32 * c + 4 * k, 4);
-      }
-      if (kFive) {
-        for (size_t k = 0; k < 8; ++k) std::memcpy(o + 2048 + 64 * k + 4 * r, blk + 16 + 4 * k, 4);
-      }
+  each_block_row<kIn, kOut>(rows, nu, g, [](uint8_t* o, const uint8_t* blk, size_t r) {
+    std::memcpy(o + kHead + 2 * r, blk, 2);
+    std::memcpy(o + kHead + 32 + 2 * r, blk + 2, 2);
+    spread_rows(o + kHead + 64, r, blk + 4, 12);
+    for (size_t c = 0; c < 4; ++c) {
+      for (size_t k = 0; k < 8; ++k) std::memcpy(o + 512 * c + 64 * k + 4 * r, blk + kQs + 32 * c + 4 * k, 4);
     }
-  }
+    if (kFive) {
+      for (size_t k = 0; k < 8; ++k) std::memcpy(o + 2048 + 64 * k + 4 * r, blk + 16 + 4 * k, 4);
+    }
+  });
 }
 
 void pack_q6_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
-  for (size_t u = 0; u < nu; ++u) {
-    uint8_t* o = g + 3360 * u;
-    for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + 210 * u;
-      uint8_t v[256];  // the unsigned 6-bit codes, FORMATS.md §2 (q = v - 32)
-      for (size_t h = 0; h < 2; ++h) {
-        for (size_t gq = 0; gq < 4; ++gq) {
-          const uint8_t* ql = blk + 64 * h + 32 * (gq % 2);
-          const uint8_t* qh = blk + 128 + 32 * h;
-          uint8_t* dst = v + 128 * h + 32 * gq;
-          for (size_t l = 0; l < 32; ++l) {
-            const int lo = gq < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
-            dst[l] = static_cast<uint8_t>(lo | (((qh[l] >> (2 * gq)) & 3) << 4));
-          }
+  each_block_row<210, 3360>(rows, nu, g, [](uint8_t* o, const uint8_t* blk, size_t r) {
+    uint8_t v[256];  // the unsigned 6-bit codes, FORMATS.md §2 (q = v - 32)
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t gq = 0; gq < 4; ++gq) {
+        const uint8_t* ql = blk + 64 * h + 32 * (gq % 2);
+        const uint8_t* qh = blk + 128 + 32 * h;
+        uint8_t* dst = v + 128 * h + 32 * gq;
+        for (size_t l = 0; l < 32; ++l) {
+          const int lo = gq < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
+          dst[l] = static_cast<uint8_t>(lo | (((qh[l] >> (2 * gq)) & 3) << 4));
         }
       }
-      for (size_t j = 0; j < 8; ++j) {
-        uint8_t* nib = o + 384 * j;
-        uint8_t* top = nib + 256;
-        const uint8_t* a = v + 32 * j;  // values 0..15 of the block; b = a + 16: values 16..31
-        for (size_t y = 0; y < 2; ++y) {
-          for (size_t i = 0; i < 4; ++i) {
-            const size_t z0 = 2 * y, z1 = 2 * y + 1;  // top fields k = 0, 1 (vector z0), 2, 3 (z1)
-            lane_byte(top + 64 * y, r, i) =
-                static_cast<uint8_t>((a[4 * z0 + i] >> 4) | ((a[16 + 4 * z0 + i] >> 4) << 2) |
-                                     ((a[4 * z1 + i] >> 4) << 4) | ((a[16 + 4 * z1 + i] >> 4) << 6));
-          }
-        }
-        for (size_t z = 0; z < 4; ++z) {
-          for (size_t i = 0; i < 4; ++i) {
-            lane_byte(nib + 64 * z, r, i) =
-                static_cast<uint8_t>((a[4 * z + i] & 0xF) | ((a[16 + 4 * z + i] & 0xF) << 4));
-          }
-        }
-      }
-      for (size_t n = 0; n < 16; ++n) o[3072 + 16 * n + r] = blk[192 + n];
-      std::memcpy(o + 3328 + 2 * r, blk + 208, 2);
     }
-  }
+    for (size_t j = 0; j < 8; ++j) {
+      uint8_t* nib = o + 384 * j;
+      uint8_t* top = nib + 256;
+      const uint8_t* a = v + 32 * j;  // values 0..15 of the block; b = a + 16: values 16..31
+      for (size_t y = 0; y < 2; ++y) {
+        for (size_t i = 0; i < 4; ++i) {
+          const size_t z0 = 2 * y, z1 = 2 * y + 1;  // top fields k = 0, 1 (vector z0), 2, 3 (z1)
+          lane_byte(top + 64 * y, r, i) =
+              static_cast<uint8_t>((a[4 * z0 + i] >> 4) | ((a[16 + 4 * z0 + i] >> 4) << 2) |
+                                   ((a[4 * z1 + i] >> 4) << 4) | ((a[16 + 4 * z1 + i] >> 4) << 6));
+        }
+      }
+      for (size_t z = 0; z < 4; ++z) {
+        for (size_t i = 0; i < 4; ++i) {
+          lane_byte(nib + 64 * z, r, i) =
+              static_cast<uint8_t>((a[4 * z + i] & 0xF) | ((a[16 + 4 * z + i] & 0xF) << 4));
+        }
+      }
+    }
+    spread_rows(o + 3072, r, blk + 192, 16);
+    std::memcpy(o + 3328 + 2 * r, blk + 208, 2);
+  });
 }
 
 void pack_q3_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
-  for (size_t u = 0; u < nu; ++u) {
-    uint8_t* o = g + 1760 * u;
-    for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + 110 * u;
-      uint8_t v[256];  // the unsigned 3-bit codes, FORMATS.md §2.7.5 (q = v - 4)
-      for (size_t h = 0; h < 2; ++h) {
-        for (size_t gq = 0; gq < 4; ++gq) {
-          for (size_t l = 0; l < 32; ++l) {
-            const int q2 = (blk[32 + 32 * h + l] >> (2 * gq)) & 3, hb = (blk[l] >> (4 * h + gq)) & 1;
-            v[128 * h + 32 * gq + l] = static_cast<uint8_t>(q2 | (hb << 2));
-          }
+  each_block_row<110, 1760>(rows, nu, g, [](uint8_t* o, const uint8_t* blk, size_t r) {
+    uint8_t v[256];  // the unsigned 3-bit codes, FORMATS.md §2.7.5 (q = v - 4)
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t gq = 0; gq < 4; ++gq) {
+        for (size_t l = 0; l < 32; ++l) {
+          const int q2 = (blk[32 + 32 * h + l] >> (2 * gq)) & 3, hb = (blk[l] >> (4 * h + gq)) & 1;
+          v[128 * h + 32 * gq + l] = static_cast<uint8_t>(q2 | (hb << 2));
         }
       }
-      for (size_t j = 0; j < 8; ++j) {
-        uint8_t* c = o + 192 * j;
-        for (size_t i = 0; i < 4; ++i) {
-          auto q = [&](size_t k) { return static_cast<unsigned>(v[32 * j + 4 * k + i]); };
-          lane_byte(c, r, i) = static_cast<uint8_t>(q(0) | (q(1) << 3) | ((q(6) & 3) << 6));
-          lane_byte(c + 64, r, i) = static_cast<uint8_t>(q(2) | (q(3) << 3) | ((q(7) & 3) << 6));
-          lane_byte(c + 128, r, i) = static_cast<uint8_t>(q(4) | (q(5) << 3) | ((q(6) >> 2) << 6) | ((q(7) >> 2) << 7));
-        }
-      }
-      for (size_t p = 0; p < 12; ++p) o[1536 + 16 * p + r] = blk[96 + p];
-      std::memcpy(o + 1728 + 2 * r, blk + 108, 2);
     }
-  }
+    for (size_t j = 0; j < 8; ++j) {
+      uint8_t* c = o + 192 * j;
+      for (size_t i = 0; i < 4; ++i) {
+        auto q = [&](size_t k) { return static_cast<unsigned>(v[32 * j + 4 * k + i]); };
+        lane_byte(c, r, i) = static_cast<uint8_t>(q(0) | (q(1) << 3) | ((q(6) & 3) << 6));
+        lane_byte(c + 64, r, i) = static_cast<uint8_t>(q(2) | (q(3) << 3) | ((q(7) & 3) << 6));
+        lane_byte(c + 128, r, i) = static_cast<uint8_t>(q(4) | (q(5) << 3) | ((q(6) >> 2) << 6) | ((q(7) >> 2) << 7));
+      }
+    }
+    spread_rows(o + 1536, r, blk + 96, 12);
+    std::memcpy(o + 1728 + 2 * r, blk + 108, 2);
+  });
 }
 
 void pack_q2_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
-  for (size_t u = 0; u < nu; ++u) {
-    uint8_t* o = g + 1344 * u;
-    for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + 84 * u;
-      uint8_t v[256];  // the 2-bit codes, FORMATS.md §2.7.4
-      for (size_t h = 0; h < 2; ++h) {
-        for (size_t gq = 0; gq < 4; ++gq) {
-          for (size_t l = 0; l < 32; ++l) v[128 * h + 32 * gq + l] = (blk[16 + 32 * h + l] >> (2 * gq)) & 3;
-        }
+  each_block_row<84, 1344>(rows, nu, g, [](uint8_t* o, const uint8_t* blk, size_t r) {
+    uint8_t v[256];  // the 2-bit codes, FORMATS.md §2.7.4
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t gq = 0; gq < 4; ++gq) {
+        for (size_t l = 0; l < 32; ++l) v[128 * h + 32 * gq + l] = (blk[16 + 32 * h + l] >> (2 * gq)) & 3;
       }
-      for (size_t j = 0; j < 8; ++j) {
-        for (size_t y = 0; y < 2; ++y) {
-          for (size_t i = 0; i < 4; ++i) {
-            unsigned bits = 0;
-            for (size_t z = 0; z < 4; ++z) bits |= static_cast<unsigned>(v[32 * j + 16 * y + 4 * z + i]) << (2 * z);
-            lane_byte(o + 128 * j + 64 * y, r, i) = static_cast<uint8_t>(bits);
-          }
-        }
-      }
-      for (size_t n = 0; n < 16; ++n) o[1024 + 16 * n + r] = blk[n];
-      std::memcpy(o + 1280 + 2 * r, blk + 80, 2);
-      std::memcpy(o + 1312 + 2 * r, blk + 82, 2);
     }
-  }
+    for (size_t j = 0; j < 8; ++j) {
+      for (size_t y = 0; y < 2; ++y) {
+        for (size_t i = 0; i < 4; ++i) {
+          unsigned bits = 0;
+          for (size_t z = 0; z < 4; ++z) bits |= static_cast<unsigned>(v[32 * j + 16 * y + 4 * z + i]) << (2 * z);
+          lane_byte(o + 128 * j + 64 * y, r, i) = static_cast<uint8_t>(bits);
+        }
+      }
+    }
+    spread_rows(o + 1024, r, blk, 16);
+    std::memcpy(o + 1280 + 2 * r, blk + 80, 2);
+    std::memcpy(o + 1312 + 2 * r, blk + 82, 2);
+  });
 }
 
 }  // namespace
