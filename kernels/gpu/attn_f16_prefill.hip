@@ -1,7 +1,8 @@
 // Prefill attention on an fp16 K/V cache (f16 mode), the twin of attn_k8_prefill.hip: tiles of 16
 // query rows of one head against tiles of 32 cache rows, fp32 scores (q fp32 · K fp16), causal
-// mask, online softmax in fp32, V fp16 read from global memory and accumulated in fp32. A block runs
-// S groups of 128 threads over alternate KV tiles, merged at the end (as attn_k8_prefill.hip).
+// mask, online softmax in fp32, V fp16 read from global memory (each element converted once for 4
+// query rows) and accumulated in fp32. A block runs S groups of 128 threads over alternate KV tiles,
+// merged at the end (as attn_k8_prefill.hip).
 // Not the packed-K kernel (attn_k8_prefill.hip).
 #include <cstdlib>
 #include <cstring>
@@ -20,9 +21,16 @@ constexpr int kF16Threads = 128;
 constexpr int kF16Q = 16;   // query rows per block
 constexpr int kF16KV = 32;  // cache rows per tile
 static_assert(kF16Threads == kF16KV * (kF16Q / 4), "score phase: one cache row × 4 query rows per thread");
-static_assert(kF16Threads == kF16Q * 8, "V phase: 8 threads per query row");
+constexpr int kF16VRows = 4;  // V phase: query rows a thread (a warp per 4 rows, HDB/32 dims a lane)
+static_assert(kF16Threads == (kF16Q / kF16VRows) * 32, "V phase: one warp per kF16VRows query rows");
 // KV groups a block: as many as 48 KB of static shared memory holds (attn_k8_prefill.hip's rule).
 constexpr int f16_prefill_groups(int hdb) { return hdb <= 64 ? 4 : hdb <= 128 ? 2 : 1; }
+
+// A lane's kVd fp16 V elements as one 4-, 8- or 16-byte load.
+template <int W>
+struct alignas(4 * W) f16_words {
+  uint32_t w[W];
+};
 
 }  // namespace
 
@@ -32,7 +40,7 @@ constexpr int f16_prefill_groups(int hdb) { return hdb <= 64 ? 4 : hdb <= 128 ? 
 template <int HDB, int S>
 __global__ void __launch_bounds__(kF16Threads * S) attn_f16_prefill_kernel(attn_f16_prefill_params p) {
   constexpr int kChunks = HDB / 8;  // 16-byte chunks of an fp16 row
-  constexpr int kDims = HDB / 8;    // V elements per thread
+  constexpr int kVd = HDB / 32;     // V dims per thread (in each of its kF16VRows query rows)
   __shared__ int4 k_sh_[S][kF16KV][kChunks + 1];  // +1: rows start 16 bytes apart in banks
   __shared__ __align__(16) float q_sh[kF16Q][HDB];
   __shared__ float s_sh_[S][kF16Q][kF16KV];
@@ -59,11 +67,14 @@ __global__ void __launch_bounds__(kF16Threads * S) attn_f16_prefill_kernel(attn_
     m_sh[tid] = -INFINITY;
     l_sh[tid] = 0.0f;
   }
-  const int vq = tid / 8, vc = tid % 8;
-  const bool v_active = vc * kDims < hd;
-  float acc[kDims];
+  // V-phase role: query rows vq0 .. vq0 + 3 (one warp), elements vl·kVd .. (one lane).
+  const int vq0 = tid / 32 * kF16VRows, vl = tid % 32;
+  const bool v_active = vl * kVd < hd;
+  float acc[kF16VRows][kVd];
 #pragma unroll
-  for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
+  for (int r = 0; r < kF16VRows; ++r)
+#pragma unroll
+    for (int e = 0; e < kVd; ++e) acc[r][e] = 0.0f;
   __syncthreads();
 
   const int n_rounds = (kv_end + S * kF16KV - 1) / (S * kF16KV);
@@ -130,23 +141,27 @@ __global__ void __launch_bounds__(kF16Threads * S) attn_f16_prefill_kernel(attn_
     }
     __syncthreads();
 
-    if (v_active) {  // acc = acc·alpha + Σ_j p_j·V[j][vc·kDims ...]
-      const float al = alpha_sh[vq];
+    if (v_active) {  // acc[r] = acc[r]·alpha + Σ_j p_j·V[j][vl·kVd ...], each element converted once for 4 rows
 #pragma unroll
-      for (int e = 0; e < kDims; ++e) acc[e] *= al;
+      for (int r = 0; r < kF16VRows; ++r) {
+        const float al = alpha_sh[vq0 + r];
+#pragma unroll
+        for (int e = 0; e < kVd; ++e) acc[r][e] *= al;
+      }
       const int j_end = min(kF16KV, kv_end - tile);
       for (int j = 0; j < j_end; ++j) {
-        const float pj = s_sh[vq][j];
-        const int4* src = reinterpret_cast<const int4*>(p.v + (kv_row0 + tile + j) * hd + vc * kDims);
+        const auto vw = reinterpret_cast<const f16_words<kVd / 2>*>(p.v + (kv_row0 + tile + j) * hd)[vl];
+        float vf[kVd];
 #pragma unroll
-        for (int c = 0; c < kDims / 8; ++c) {
-          const int4 vw = src[c];
-          const uint32_t words[4] = {uint32_t(vw.x), uint32_t(vw.y), uint32_t(vw.z), uint32_t(vw.w)};
+        for (int w = 0; w < kVd / 2; ++w) {
+          vf[2 * w] = alap_half_to_float(static_cast<uint16_t>(vw.w[w] & 0xFFFFu));
+          vf[2 * w + 1] = alap_half_to_float(static_cast<uint16_t>(vw.w[w] >> 16));
+        }
 #pragma unroll
-          for (int w = 0; w < 4; ++w) {
-            acc[8 * c + 2 * w] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(words[w] & 0xFFFFu)), acc[8 * c + 2 * w]);
-            acc[8 * c + 2 * w + 1] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(words[w] >> 16)), acc[8 * c + 2 * w + 1]);
-          }
+        for (int r = 0; r < kF16VRows; ++r) {
+          const float pj = s_sh[vq0 + r][j];
+#pragma unroll
+          for (int e = 0; e < kVd; ++e) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
         }
       }
     }
@@ -157,38 +172,54 @@ __global__ void __launch_bounds__(kF16Threads * S) attn_f16_prefill_kernel(attn_
     // Merge: every group rescales to the block's max (group 0 saw row 0, so it is finite), groups
     // S-1 .. 1 add into o_sh in turn, group 0 adds the total and writes.
     __shared__ float o_sh[kF16Q][HDB];
-    float m_all = m_sh_[0][vq], l_all = 0.0f;
+    float l_all[kF16VRows], f[kF16VRows];
 #pragma unroll
-    for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][vq]);
+    for (int r = 0; r < kF16VRows; ++r) {
+      const int qi = vq0 + r;
+      float m_all = m_sh_[0][qi];
 #pragma unroll
-    for (int g = 0; g < S; ++g) l_all += m_sh_[g][vq] == -INFINITY ? 0.0f : l_sh_[g][vq] * expf(m_sh_[g][vq] - m_all);
-    const float f = m_sh[vq] == -INFINITY ? 0.0f : expf(m_sh[vq] - m_all);
+      for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][qi]);
+      l_all[r] = 0.0f;
+#pragma unroll
+      for (int g = 0; g < S; ++g) l_all[r] += m_sh_[g][qi] == -INFINITY ? 0.0f : l_sh_[g][qi] * expf(m_sh_[g][qi] - m_all);
+      f[r] = m_sh[qi] == -INFINITY ? 0.0f : expf(m_sh[qi] - m_all);
+    }
     for (int g = S - 1; g >= 0; --g) {
       if (grp == g && v_active) {
 #pragma unroll
-        for (int e = 0; e < kDims; ++e) {
-          float* o = &o_sh[vq][vc * kDims + e];
-          const float mine = acc[e] * f;
-          if (g == S - 1) *o = mine;
-          else if (g > 0) *o += mine;
-          else acc[e] = *o + mine;
-        }
+        for (int r = 0; r < kF16VRows; ++r)
+#pragma unroll
+          for (int e = 0; e < kVd; ++e) {
+            float* o = &o_sh[vq0 + r][vl * kVd + e];
+            const float mine = acc[r][e] * f[r];
+            if (g == S - 1) *o = mine;
+            else if (g > 0) *o += mine;
+            else acc[r][e] = *o + mine;
+          }
       }
       if (g > 0) __syncthreads();
     }
-    if (grp == 0 && v_active && q0 + vq < p.n_q) {
-      const float inv = 1.0f / l_all;
-      float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+    if (grp == 0 && v_active) {
 #pragma unroll
-      for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+      for (int r = 0; r < kF16VRows; ++r) {
+        if (q0 + vq0 + r >= p.n_q) continue;
+        const float inv = 1.0f / l_all[r];
+        float* dst = p.out + (size_t(q0 + vq0 + r) * p.n_head + h) * hd + vl * kVd;
+#pragma unroll
+        for (int e = 0; e < kVd; ++e) dst[e] = acc[r][e] * inv;
+      }
     }
     return;
   }
-  if (v_active && q0 + vq < p.n_q) {
-    const float inv = 1.0f / l_sh[vq];
-    float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+  if (v_active) {
 #pragma unroll
-    for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+    for (int r = 0; r < kF16VRows; ++r) {
+      if (q0 + vq0 + r >= p.n_q) continue;
+      const float inv = 1.0f / l_sh[vq0 + r];
+      float* dst = p.out + (size_t(q0 + vq0 + r) * p.n_head + h) * hd + vl * kVd;
+#pragma unroll
+      for (int e = 0; e < kVd; ++e) dst[e] = acc[r][e] * inv;
+    }
   }
 }
 

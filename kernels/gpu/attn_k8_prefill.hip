@@ -1,7 +1,8 @@
 // Prefill attention directly on the packed k8 cache: tiles of query rows of one head against tiles
 // of int8 K rows (dot4 on the payload, d_q·d_k per 32-block), causal mask, online softmax in fp32,
-// V fp16 (k8) or int8 + scale (k8v8) accumulated in fp32. No f16 copy of K is ever made. A block
-// runs S groups of 128 threads over alternate KV tiles, merged at the end. Not decode (attn_k8.hip).
+// V fp16 (k8) or int8 + scale (k8v8, staged as exact fp16 once a tile) accumulated in fp32. No f16
+// copy of K is ever made. A block runs S groups of 128 threads over alternate KV tiles, merged at
+// the end. Not decode (attn_k8.hip).
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -19,13 +20,42 @@ constexpr int kPrefillQ = 16;   // query rows per block
 constexpr int kPrefillKV = 32;  // cache rows per tile
 constexpr int kPrefillBlock = 32;
 static_assert(kPrefillThreads == kPrefillKV * (kPrefillQ / 4), "score phase: one cache row × 4 query rows per thread");
-static_assert(kPrefillThreads == kPrefillQ * 8, "V phase: 8 threads per query row");
+constexpr int kVRows = 4;       // V phase: query rows a thread (a warp per kVRows rows, HDB/32 dims a lane)
+static_assert(kPrefillThreads == (kPrefillQ / kVRows) * 32, "V phase: one warp per kVRows query rows");
 static_assert(kPrefillKV == 32, "softmax phase: one lane per cache row of the tile");
 
 // KV groups a block (S): more warps on the multiprocessors for the short grids of a prefill chunk
 // (⌈n_q/16⌉ × n_head blocks; 8 × 32 for 128 tokens of Llama-3-8B); as many as 48 KB of static
 // shared memory holds (head_dim ≤ 64: 4, ≤ 128: 2, 256: 1).
 constexpr int prefill_groups(int hdb) { return hdb <= 64 ? 4 : hdb <= 128 ? 2 : 1; }
+
+// Four int8 (lane 0 in the low byte) -> four fp16 bits, exactly (|q| ≤ 128 < 2048): .x lanes 0-1,
+// .y lanes 2-3, the low lane in the low half. Once per V element a tile (the staging), not per query.
+__device__ __forceinline__ uint2 int8x4_to_half4(uint32_t w) {
+#if defined(ALAP_GPU_BACKEND_CUDA)
+  // 0x64 above a byte u is the fp16 1024 + u (exact); u = q + 128 (sign bit flipped): minus 1152 is q.
+  const uint32_t x = w ^ 0x80808080u;
+  const uint32_t lo = __byte_perm(x, 0x64646464u, 0x5140), hi = __byte_perm(x, 0x64646464u, 0x7362);
+  // Plain PTX, not __hsub2: cuda_fp16.h's braces would end the kernel body for the compile check's
+  // awk (tests/kernels/gpu/gpu_compile_check.sh) before the dp4a it looks for.
+  uint2 r;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r.x) : "r"(lo), "r"(0x64806480u));  // 1152 in both halves
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r.y) : "r"(hi), "r"(0x64806480u));
+  return r;
+#else
+  uint32_t h[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    h[i] = __builtin_bit_cast(uint16_t, static_cast<_Float16>(static_cast<int8_t>(w >> (8 * i))));
+  return make_uint2(h[0] | (h[1] << 16), h[2] | (h[3] << 16));
+#endif
+}
+
+// kVd fp16 lanes of a shared V row as one 4-, 8- or 16-byte load.
+template <int W>
+struct alignas(4 * W) half_words {
+  uint32_t w[W];
+};
 
 }  // namespace
 
@@ -36,15 +66,15 @@ template <bool VPacked, int HDB, int S>
 __global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(attn_prefill_params p) {
   constexpr int kChunks = HDB / 16;       // 16-byte chunks of an int8 row
   constexpr int kBlocks = HDB / kPrefillBlock;
-  constexpr int kDims = HDB / 8;          // V elements per thread
-  static_assert(kDims % 8 == 0);
+  constexpr int kVd = HDB / 32;           // V dims per thread (in each of its kVRows query rows)
+  static_assert(kVd % 2 == 0 && kPrefillBlock % kVd == 0);
   __shared__ int4 kq_sh_[S][kPrefillKV][kChunks + 1];     // +1: rows start 16 bytes apart in banks
   __shared__ float kd_sh_[S][kPrefillKV][kBlocks];
   __shared__ int4 q_sh[kPrefillQ][kChunks];
   __shared__ float dq_sh[kPrefillQ][kBlocks];
-  __shared__ int4 v_sh_[S][kPrefillKV][VPacked ? kChunks : 2 * kChunks];
+  __shared__ int4 v_sh_[S][kPrefillKV][2 * kChunks];  // fp16 in both modes (k8v8: the int8 values, exact)
   __shared__ float vd_sh_[S][kPrefillKV][VPacked ? kBlocks : 1];
-  __shared__ float s_sh_[S][kPrefillQ][kPrefillKV];
+  __shared__ __align__(16) float s_sh_[S][kPrefillQ][kPrefillKV];
   __shared__ float m_sh_[S][kPrefillQ], l_sh_[S][kPrefillQ], alpha_sh_[S][kPrefillQ];
 
   const int grp = threadIdx.x / kPrefillThreads, tid = threadIdx.x % kPrefillThreads;
@@ -82,12 +112,14 @@ __global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(at
     m_sh[tid] = -INFINITY;
     l_sh[tid] = 0.0f;
   }
-  // V-phase role: query row vq, elements vc·kDims ...
-  const int vq = tid / 8, vc = tid % 8;
-  const bool v_active = vc * kDims < hd;
-  float acc[kDims];
+  // V-phase role: query rows vq0 .. vq0 + kVRows - 1 (one warp), elements vl·kVd .. (one lane).
+  const int vq0 = tid / 32 * kVRows, vl = tid % 32;
+  const bool v_active = vl * kVd < hd;
+  float acc[kVRows][kVd];
 #pragma unroll
-  for (int e = 0; e < kDims; ++e) acc[e] = 0.0f;
+  for (int r = 0; r < kVRows; ++r)
+#pragma unroll
+    for (int e = 0; e < kVd; ++e) acc[r][e] = 0.0f;
   __syncthreads();
 
   const int n_rounds = (kv_end + S * kPrefillKV - 1) / (S * kPrefillKV);
@@ -99,8 +131,12 @@ __global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(at
       kq_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.k_q + (kv_row0 + row) * hd + c * 16)
                                  : make_int4(0, 0, 0, 0);
       if constexpr (VPacked) {
-        v_sh[j][c] = row < kv_end ? *reinterpret_cast<const int4*>(p.v_q + (kv_row0 + row) * hd + c * 16)
-                                  : make_int4(0, 0, 0, 0);
+        const int4 w = row < kv_end ? *reinterpret_cast<const int4*>(p.v_q + (kv_row0 + row) * hd + c * 16)
+                                    : make_int4(0, 0, 0, 0);
+        const uint2 h0 = int8x4_to_half4(uint32_t(w.x)), h1 = int8x4_to_half4(uint32_t(w.y));
+        const uint2 h2 = int8x4_to_half4(uint32_t(w.z)), h3 = int8x4_to_half4(uint32_t(w.w));
+        v_sh[j][2 * c] = make_int4(int(h0.x), int(h0.y), int(h1.x), int(h1.y));
+        v_sh[j][2 * c + 1] = make_int4(int(h2.x), int(h2.y), int(h3.x), int(h3.y));
       } else {
 #pragma unroll
         for (int k = 0; k < 2; ++k)
@@ -170,30 +206,44 @@ __global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(at
     }
     __syncthreads();
 
-    // V: acc = acc·alpha + Σ_j p_j·V[j][vc·kDims ...].
+    // V: acc[r] = acc[r]·alpha + Σ_j p_j·V[j][vl·kVd ...] for the warp's kVRows query rows. Every
+    // lane converts its kVd fp16 elements of a row once for the kVRows rows (k8v8: the int8 values
+    // are exact in fp16; their 32-block scale goes on p_j or on the values, below).
     if (v_active) {
-      const float al = alpha_sh[vq];
 #pragma unroll
-      for (int e = 0; e < kDims; ++e) acc[e] *= al;
-      for (int j = 0; j < kPrefillKV; ++j) {
-        float pj = s_sh[vq][j];
-        if constexpr (VPacked) {
-          pj *= vd_sh[j][vc * kDims / kPrefillBlock];
-          const int* vw = reinterpret_cast<const int*>(&v_sh[j][0]) + vc * kDims / 4;
+      for (int r = 0; r < kVRows; ++r) {
+        const float al = alpha_sh[vq0 + r];
 #pragma unroll
-          for (int w = 0; w < kDims / 4; ++w) {
-            const uint32_t word = static_cast<uint32_t>(vw[w]);
+        for (int e = 0; e < kVd; ++e) acc[r][e] *= al;
+      }
+      for (int j0 = 0; j0 < kPrefillKV; j0 += 4) {
+        float4 p4[kVRows];
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
-              acc[4 * w + i] = fmaf(pj, static_cast<float>(static_cast<int8_t>(word >> (8 * i))), acc[4 * w + i]);
+        for (int r = 0; r < kVRows; ++r) p4[r] = *reinterpret_cast<const float4*>(&s_sh[vq0 + r][j0]);
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          const int j = j0 + jj;
+          const auto vw = reinterpret_cast<const half_words<kVd / 2>*>(&v_sh[j][0])[vl];
+          float vf[kVd];
+#pragma unroll
+          for (int w = 0; w < kVd / 2; ++w) {
+            vf[2 * w] = alap_half_to_float(static_cast<uint16_t>(vw.w[w] & 0xffffu));
+            vf[2 * w + 1] = alap_half_to_float(static_cast<uint16_t>(vw.w[w] >> 16));
           }
-        } else {
-          const uint32_t* vw = reinterpret_cast<const uint32_t*>(&v_sh[j][0]) + vc * kDims / 2;
+          // k8v8's scale: on the kVd values where they are fewer than the rows (head_dim ≤ 64), else on p_j.
+          constexpr bool kScaleV = VPacked && kVd < kVRows;
+          float vd = 1.0f;
+          if constexpr (VPacked) vd = vd_sh[j][vl * kVd / kPrefillBlock];
+          if constexpr (kScaleV) {
 #pragma unroll
-          for (int w = 0; w < kDims / 2; ++w) {
-            const uint32_t word = vw[w];
-            acc[2 * w] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(word & 0xffffu)), acc[2 * w]);
-            acc[2 * w + 1] = fmaf(pj, alap_half_to_float(static_cast<uint16_t>(word >> 16)), acc[2 * w + 1]);
+            for (int e = 0; e < kVd; ++e) vf[e] *= vd;
+          }
+#pragma unroll
+          for (int r = 0; r < kVRows; ++r) {
+            float pj = jj == 0 ? p4[r].x : jj == 1 ? p4[r].y : jj == 2 ? p4[r].z : p4[r].w;
+            if constexpr (VPacked && !kScaleV) pj *= vd;
+#pragma unroll
+            for (int e = 0; e < kVd; ++e) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
           }
         }
       }
@@ -205,38 +255,54 @@ __global__ void __launch_bounds__(kPrefillThreads * S) attn_k8_prefill_kernel(at
     // Merge: every group rescales to the block's max (group 0 saw row 0, so it is finite), groups
     // S-1 .. 1 add into o_sh in turn, group 0 adds the total and writes.
     __shared__ float o_sh[kPrefillQ][HDB];
-    float m_all = m_sh_[0][vq], l_all = 0.0f;
+    float l_all[kVRows], f[kVRows];
 #pragma unroll
-    for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][vq]);
+    for (int r = 0; r < kVRows; ++r) {
+      const int qi = vq0 + r;
+      float m_all = m_sh_[0][qi];
 #pragma unroll
-    for (int g = 0; g < S; ++g) l_all += m_sh_[g][vq] == -INFINITY ? 0.0f : l_sh_[g][vq] * expf(m_sh_[g][vq] - m_all);
-    const float f = m_sh[vq] == -INFINITY ? 0.0f : expf(m_sh[vq] - m_all);
+      for (int g = 1; g < S; ++g) m_all = fmaxf(m_all, m_sh_[g][qi]);
+      l_all[r] = 0.0f;
+#pragma unroll
+      for (int g = 0; g < S; ++g) l_all[r] += m_sh_[g][qi] == -INFINITY ? 0.0f : l_sh_[g][qi] * expf(m_sh_[g][qi] - m_all);
+      f[r] = m_sh[qi] == -INFINITY ? 0.0f : expf(m_sh[qi] - m_all);
+    }
     for (int g = S - 1; g >= 0; --g) {
       if (grp == g && v_active) {
 #pragma unroll
-        for (int e = 0; e < kDims; ++e) {
-          float* o = &o_sh[vq][vc * kDims + e];
-          const float mine = acc[e] * f;
-          if (g == S - 1) *o = mine;
-          else if (g > 0) *o += mine;
-          else acc[e] = *o + mine;
-        }
+        for (int r = 0; r < kVRows; ++r)
+#pragma unroll
+          for (int e = 0; e < kVd; ++e) {
+            float* o = &o_sh[vq0 + r][vl * kVd + e];
+            const float mine = acc[r][e] * f[r];
+            if (g == S - 1) *o = mine;
+            else if (g > 0) *o += mine;
+            else acc[r][e] = *o + mine;
+          }
       }
       if (g > 0) __syncthreads();
     }
-    if (grp == 0 && v_active && q0 + vq < p.n_q) {
-      const float inv = 1.0f / l_all;
-      float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+    if (grp == 0 && v_active) {
 #pragma unroll
-      for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+      for (int r = 0; r < kVRows; ++r) {
+        if (q0 + vq0 + r >= p.n_q) continue;
+        const float inv = 1.0f / l_all[r];
+        float* dst = p.out + (size_t(q0 + vq0 + r) * p.n_head + h) * hd + vl * kVd;
+#pragma unroll
+        for (int e = 0; e < kVd; ++e) dst[e] = acc[r][e] * inv;
+      }
     }
     return;
   }
-  if (v_active && q0 + vq < p.n_q) {
-    const float inv = 1.0f / l_sh[vq];
-    float* dst = p.out + (size_t(q0 + vq) * p.n_head + h) * hd + vc * kDims;
+  if (v_active) {
 #pragma unroll
-    for (int e = 0; e < kDims; ++e) dst[e] = acc[e] * inv;
+    for (int r = 0; r < kVRows; ++r) {
+      if (q0 + vq0 + r >= p.n_q) continue;
+      const float inv = 1.0f / l_sh[vq0 + r];
+      float* dst = p.out + (size_t(q0 + vq0 + r) * p.n_head + h) * hd + vl * kVd;
+#pragma unroll
+      for (int e = 0; e < kVd; ++e) dst[e] = acc[r][e] * inv;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 //   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] [--no-step]
 //                  [--no-copy] [--stamps]   (stamps: with a library built with -DALAP_ATTN_DIAG=4, per-block phase times)
 //   --sweep: forced split counts 8..32 at each --ctx (graph times)
+//   --prefill-only: no decode timings; the prefill attention (k8, k8v8) in three model geometries only
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -345,20 +346,30 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
   return r;
 }
 
-// Prefill of n_q tokens at pos0 = 0 (k8, V fp16), for orientation: effective TFLOP/s of the
-// causal QK and PV products (2·2·n_head·head_dim·n_q²/2 operations).
-void bench_prefill(int n_q, int reps, alap_gpu_stream_t stream) {
-  const size_t vals = size_t(kKvHeads) * n_q * kHeadDim;
+// Prefill attention of n_q tokens after pos0 cached rows (k8: V fp16; k8v8: V int8 + scales), in a
+// model's geometry; effective TFLOP/s of the causal QK and PV products (2·2·n_head·head_dim·n_q·
+// (pos0 + (n_q + 1)/2) operations). Random cache contents (timing only).
+struct prefill_geometry {
+  const char* name;
+  int heads, kv_heads, head_dim;
+};
+
+void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, bool packed_v, int reps, alap_gpu_stream_t stream) {
+  const int capacity = pos0 + n_q;
+  const size_t vals = size_t(geo.kv_heads) * capacity * geo.head_dim;
   std::vector<uint16_t> h_half(vals), h_scales(vals / 32, uint16_t(8u << 10));
-  std::vector<int8_t> h_bytes(vals);
+  std::vector<int8_t> h_bytes(vals), h_vbytes(vals);
   fill_halves(h_half, 5);
   fill_bytes(h_bytes, 6);
-  std::vector<float> h_q(size_t(n_q) * kHeads * kHeadDim);
+  fill_bytes(h_vbytes, 7);
+  std::vector<float> h_q(size_t(n_q) * geo.heads * geo.head_dim);
   rng64 g{43};
   for (auto& x : h_q) x = float(int(g.next() % 2001) - 1000) / 500.0f;
   int8_t* kq = to_device(h_bytes);
+  int8_t* vq = packed_v ? to_device(h_vbytes) : nullptr;
   uint16_t* kd = to_device(h_scales);
-  uint16_t* v = to_device(h_half);
+  uint16_t* vd = packed_v ? to_device(h_scales) : nullptr;
+  uint16_t* v = packed_v ? nullptr : to_device(h_half);
   float* q = to_device(h_q);
   float* out = nullptr;
   ALAP_GPU_CHECK(alap_gpu_malloc(&out, h_q.size() * sizeof(float)));
@@ -367,27 +378,29 @@ void bench_prefill(int n_q, int reps, alap_gpu_stream_t stream) {
   p.k_q = kq;
   p.k_d = kd;
   p.v = v;
+  p.v_q = vq;
+  p.v_d = vd;
   p.out = out;
   p.n_q = n_q;
-  p.n_head = kHeads;
-  p.n_kv_head = kKvHeads;
-  p.head_dim = kHeadDim;
-  p.capacity = n_q;
-  p.pos0 = 0;
-  p.scale = 1.0f / std::sqrt(float(kHeadDim));
+  p.n_head = geo.heads;
+  p.n_kv_head = geo.kv_heads;
+  p.head_dim = geo.head_dim;
+  p.capacity = capacity;
+  p.pos0 = pos0;
+  p.scale = 1.0f / std::sqrt(float(geo.head_dim));
   const double ms = time_ms(stream, 1, reps, false, [&](int) {
     if (alap::gpu::attn_k8_prefill_run(&p, stream) != 0) {
       std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
       std::exit(1);
     }
   });
-  const double flops = 2.0 * 2.0 * kHeads * kHeadDim * double(n_q) * n_q / 2.0;
-  std::printf("prefill k8 n_q=%d: %.3f ms, %.1f TFLOP/s effective (causal)\n", n_q, ms, flops / (ms * 1e9));
-  ALAP_GPU_CHECK(alap_gpu_free(kq));
-  ALAP_GPU_CHECK(alap_gpu_free(kd));
-  ALAP_GPU_CHECK(alap_gpu_free(v));
-  ALAP_GPU_CHECK(alap_gpu_free(q));
-  ALAP_GPU_CHECK(alap_gpu_free(out));
+  const double flops = 2.0 * 2.0 * geo.heads * geo.head_dim * double(n_q) * (pos0 + (n_q + 1) / 2.0);
+  std::printf("prefill %-4s %-10s n_q=%5d pos0=%6d: %9.1f us, %5.1f TFLOP/s effective (causal)\n",
+              packed_v ? "k8v8" : "k8", geo.name, n_q, pos0, ms * 1e3, flops / (ms * 1e9));
+  std::fflush(stdout);
+  for (void* ptr : {static_cast<void*>(kq), static_cast<void*>(vq), static_cast<void*>(kd), static_cast<void*>(vd),
+                    static_cast<void*>(v), static_cast<void*>(q), static_cast<void*>(out)})
+    if (ptr != nullptr) ALAP_GPU_CHECK(alap_gpu_free(ptr));
 }
 
 }  // namespace
@@ -412,6 +425,8 @@ int main(int argc, char** argv) {
       sweep = true;
     } else if (a == "--no-prefill") {
       prefill = false;
+    } else if (a == "--prefill-only") {
+      ctxs.clear();
     } else if (a == "--no-step") {
       step = false;
     } else if (a == "--no-copy") {
@@ -424,7 +439,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] "
-                   "[--no-step] [--no-copy] [--stamps]\n");
+                   "[--prefill-only] [--no-step] [--no-copy] [--stamps]\n");
       return 2;
     }
   }
@@ -485,8 +500,16 @@ int main(int argc, char** argv) {
           }
     }
     if (prefill) {
-      bench_prefill(512, 10, stream);
-      bench_prefill(4096, 5, stream);
+      // Llama-3-8B from position 0; the engine's 128-token chunk at the end of a 4k and a 32k prefill
+      // in Llama-3.2-1B (32 / 8 heads) and Qwen2.5-0.5B (14 / 2) geometry, head_dim 64.
+      const prefill_geometry l8{"llama3-8b", kHeads, kKvHeads, kHeadDim}, l1{"llama3.2-1b", 32, 8, 64},
+          q05{"qwen2.5-0.5b", 14, 2, 64};
+      for (bool packed_v : {false, true}) {
+        bench_prefill(l8, 512, 0, packed_v, 10, stream);
+        bench_prefill(l8, 4096, 0, packed_v, 5, stream);
+        for (const prefill_geometry& geo : {l1, q05})
+          for (int end : {4096, 32768}) bench_prefill(geo, 128, end - 128, packed_v, 20, stream);
+      }
     }
     ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
   } catch (const std::exception& e) {

@@ -330,7 +330,8 @@ void run_case(const attn_case& c, std::mt19937& rng) {
 
 // Prefill: n_q tokens at positions pos0.. over a cache of pos0 + n_q rows, causal, K packed, V fp16
 // or int8, against a double-precision reference of the same quantised arithmetic.
-void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt19937& rng) {
+// extreme_v: V codes -128 and 127 every few bytes (the ends of the int8 -> fp16 staging of k8v8).
+void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt19937& rng, bool extreme_v = false) {
   const int n_head = n_kv * group, nb = hd / 32, n_rows = pos0 + n_q, capacity = n_rows + 3;
   const float scale = 1.0f / std::sqrt(float(hd));
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -348,6 +349,8 @@ void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt199
       quantize_block(xk, kq.data() + row * hd + b * 32, kd.data() + row * nb + b);
       quantize_block(xv, vq.data() + row * hd + b * 32, vd.data() + row * nb + b);
     }
+  if (extreme_v)
+    for (size_t i = 0; i < vq.size(); ++i) vq[i] = i % 5 == 0 ? int8_t(-128) : i % 7 == 0 ? int8_t(127) : vq[i];
   std::vector<float> q(size_t(n_q) * n_head * hd);
   for (float& x : q) x = 1.5f * normal(rng);
   std::vector<int8_t> qq(q.size());
@@ -405,7 +408,8 @@ void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt199
   p.pos0 = pos0;
   p.scale = scale;
   const std::string tag = "prefill hd=" + std::to_string(hd) + " kv=" + std::to_string(n_kv) + " G=" +
-                          std::to_string(group) + " pos0=" + std::to_string(pos0) + " n_q=" + std::to_string(n_q);
+                          std::to_string(group) + " pos0=" + std::to_string(pos0) + " n_q=" + std::to_string(n_q) +
+                          (extreme_v ? " v=±end" : "");
   for (int packed = 0; packed < 2; ++packed) {
     p.v = packed ? nullptr : d_v.ptr;
     p.v_q = packed ? d_vq.ptr : nullptr;
@@ -622,6 +626,7 @@ int main(int argc, char** argv) {
       run_prefill_case(128, 1, 4, 5, 20, rng);
       run_prefill_case(64, 1, 2, 0, 9, rng);    // head_dim 64: 4 KV groups a block, 3 of them with no row
       run_prefill_case(128, 2, 4, 300, 64, rng);  // 2 KV groups over 12 tiles, merged
+      run_prefill_case(256, 1, 2, 40, 7, rng, true);  // head_dim 256 (8 dims a lane), V codes -128 / 127
       std::printf("%s: %d failure(s)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
       return g_failures == 0 ? 0 : 1;
     }
@@ -660,6 +665,8 @@ int main(int argc, char** argv) {
     run_prefill_case(128, 2, 4, 100, 33, rng);   // a chunk after cached rows
     run_prefill_case(64, 1, 2, 1000, 17, rng);
     run_prefill_case(96, 2, 3, 7, 1, rng);       // one token: the decode case through prefill
+    // V codes at the int8 ends (-128, 127) through k8v8's fp16 staging, every head_dim bucket.
+    for (int hd : {32, 96, 256}) run_prefill_case(hd, 1, 3, 61, 23, rng, true);
     // A 128-token chunk (Qwen2.5 and Llama-3 geometry) with the block's KV groups (4 and 2) and with
     // one group (ALAP_GPU_PREFILL_ATTN=1, the kernel before the groups).
     for (const char* one : {"0", "1"}) {
