@@ -24,7 +24,9 @@ kernel_body() {
   if [ "$mode" = hip ]; then
     awk -v k="$kernel" '$0 ~ "^_Z.*" k ".*:" {on = 1} on {print} on && /^\.Lfunc_end/ {exit}' "$1"
   else
-    awk -v k="$kernel" '$0 ~ "\\.entry .*" k {on = 1} on {print} on && /^}/ {exit}' "$1"
+    # To the next function, not to the first line starting with '}': inline PTX (cuda_fp16.h's half2
+    # intrinsics) puts such lines inside a body.
+    awk -v k="$kernel" 'on && /^([ \t]*\/\/ \.globl|.*\.entry |.*\.func )/ {exit} $0 ~ "\\.entry .*" k {on = 1} on {print}' "$1"
   fi
 }
 
