@@ -1,11 +1,11 @@
 // AVX2 elementwise activations (activation.h), 8 lanes at a time and a scalar tail through the
 // twin: SiLU(g)·u = g / (1 + exp(−g)) · u, the same operations in the same order as the twin, with
-// exp(x) = 2^k · e^r (k = round(x / ln 2), r = x − k·ln 2 in two steps, e^r by a degree-6
-// polynomial: within 2 ulp of std::exp). Past ln(FLT_MAX) exp is inf, as std::exp's, so SiLU of a
-// gate below −88.72 is −0 as the twin's; below −87.3 x is clamped (2^k stays a normal float), which
-// leaves 1 + exp(−g) = 1 as the twin's tiny exp does.
+// exp(x) = 2^k · e^r (exp_avx2.h: within 2 ulp of std::exp). Past ln(FLT_MAX) exp is inf, as
+// std::exp's, so SiLU of a gate below −88.72 is −0 as the twin's; below −87.3 x is clamped (2^k
+// stays a normal float), which leaves 1 + exp(−g) = 1 as the twin's tiny exp does.
 #include <immintrin.h>
 
+#include "avx2/exp_avx2.h"
 #include "cpu_variants.h"
 
 namespace alap::kernels::avx2 {
@@ -14,18 +14,8 @@ namespace {
 
 inline __m256 exp8(__m256 x) {
   const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(88.72283f), _CMP_GT_OQ);  // past ln(FLT_MAX): inf
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.72283f));
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);  // ln 2 = 0.693359375 − 2.12194440e−4
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256 k;
+  __m256 p = exp_reduced(_mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.72283f)), k);
   // 2^k by the exponent field: k in [−126, 128); 2^128 is split as 2^127 · 2 so it stays finite.
   const __m256i ki = _mm256_cvtps_epi32(k);
   const __m256i big = _mm256_cmpgt_epi32(ki, _mm256_set1_epi32(127));
