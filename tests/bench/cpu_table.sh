@@ -1,8 +1,9 @@
 #!/bin/bash
 # The forward-pass table of docs/bench/cpu.md: cpu_bench (--json) for each model, depth, cache mode
 # and thread count, then one markdown table per model. "paired % of floor": each decode token timed
-# between two read probes with the decode's thread count, its floor at the better of them; median. A measurement script, not a test; run it on a
-# quiet machine (nothing else building).
+# between two read probes with the decode's thread count, its floor at the better of them; median
+# over the tokens no thread of which the OS preempted ("88 (3)": 3 tokens preempted, left out). A
+# measurement script, not a test; run it on a quiet machine (nothing else building).
 #
 #   tests/bench/cpu_table.sh BUILD_DIR OUT.md MODEL.gguf...
 #
@@ -28,6 +29,9 @@ done
 python3 - "$raw" > "$out" <<'EOF'
 import json, sys, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def pre(r):  # tokens the OS preempted (left out of the paired median unless more than half were)
+    n = r.get('paired_preempted', 0)
+    return f" ({n})" if n else ""
 models = []
 for r in rows:
     if r["model"] not in models: models.append(r["model"])
@@ -44,7 +48,7 @@ for m in models:
         print(f"| {r['depth']} | {r['cache']} | {r['threads']} | {r['prefill_tps']:.1f} | {r['prefill_gmacs']:.1f} "
               f"| {p256:.0f} / {p512:.0f} | {r['decode_tps']:.1f} | {r['decode_ms_per_token']:.2f} ({r['decode_best_ms']:.2f}) "
               f"| {r['floor_ms_per_token']:.2f} | {pct:.0f} | {r['bandwidth_gbps']:.1f} / {r['bandwidth_gbps_threads']:.1f} "
-              f"| {r.get('paired_floor_pct', 0):.0f} | {r.get('paired_gbps', 0):.1f} |")
+              f"| {r.get('paired_floor_pct', 0):.0f}{pre(r)} | {r.get('paired_gbps', 0):.1f} |")
     print()
 EOF
 echo "wrote $out ($(wc -l < "$raw") runs)"
