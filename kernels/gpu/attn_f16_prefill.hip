@@ -3,12 +3,14 @@
 // mask, online softmax in fp32, V fp16 read from global memory (each element converted once for 4
 // query rows) and accumulated in fp32. A block runs S groups of 128 threads over alternate KV tiles,
 // merged at the end (as attn_k8_prefill.hip).
-// Not the packed-K kernel (attn_k8_prefill.hip).
+// CUDA at head_dim 64/128 runs attn_prefill_mma.h's matrix-unit kernel instead. Not the packed-K
+// kernel (attn_k8_prefill.hip).
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/attn_prefill_mma.h"
 #include "kernels/gpu/gpu_api_util.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/ops.h"
@@ -245,6 +247,15 @@ extern "C" int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* stre
   return gpu_api_call("attn_f16_prefill_run", [&] {
     if (const char* why = attn_f16_prefill_check(p)) throw std::invalid_argument(why);
     const auto s = static_cast<alap_gpu_stream_t>(stream);
+#if defined(ALAP_PREFILL_MMA)
+    // CUDA, head_dim 64 and 128: the matrix-unit kernel (attn_prefill_mma.h); else the scalar one.
+    if (prefill_mma::usable(p->head_dim, nullptr, nullptr)) {
+      const prefill_mma::args a{p->q,   nullptr,   nullptr,     p->k_f16,      p->v,        nullptr, nullptr,
+                                p->out, p->n_q,    p->n_head,   p->n_kv_head,  p->capacity, p->pos0, p->scale};
+      prefill_mma::launch<false, false>(a, p->head_dim, s);
+      return;
+    }
+#endif
     const dim3 grid((p->n_q + kF16Q - 1) / kF16Q, p->n_head);
     // ALAP_GPU_PREFILL_ATTN=1: one KV group a block (the kernel before the groups; benches, tests).
     const char* env = std::getenv("ALAP_GPU_PREFILL_ATTN");

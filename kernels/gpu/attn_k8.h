@@ -97,8 +97,9 @@ int attn_k8v8_decode_run(const attn_decode_params* p, void* stream);  // K int8,
 int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, void* stream);
 
 // Prefill: n_q new query tokens at positions pos0..pos0+n_q-1, whose K/V rows are already in the
-// cache; token i attends cache rows 0..pos0+i (causal). K is read packed (dot4 on the int8 payload,
-// no f16 copy); V is fp16 (v) or int8 (v_q/v_d, k8v8). Needs no scratch.
+// cache; token i attends cache rows 0..pos0+i (causal). K is read packed, never copied to f16: on
+// CUDA at head_dim 64/128 by int8 mma on the matrix units (attn_prefill_mma.h), else by dot4 on the
+// int8 payload; V is fp16 (v) or int8 (v_q/v_d, k8v8). Needs no scratch.
 //   q    [n_q][n_head][head_dim] fp32 (token-major, as the projection writes it)
 //   out  [n_q][n_head][head_dim] fp32
 struct attn_prefill_params {

@@ -1,4 +1,5 @@
-// Prefill attention directly on the packed k8 cache: tiles of query rows of one head against tiles
+// Prefill attention directly on the packed k8 cache (CUDA at head_dim 64/128: attn_prefill_mma.h's
+// matrix-unit kernel; otherwise the scalar kernel here): tiles of query rows of one head against tiles
 // of int8 K rows (dot4 on the payload, d_q·d_k per 32-block), causal mask, online softmax in fp32,
 // V fp16 (k8) or int8 + scale (k8v8, staged as exact fp16 once a tile) accumulated in fp32. No f16
 // copy of K is ever made. A block runs S groups of 128 threads over alternate KV tiles, merged at
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include "kernels/gpu/attn_k8.h"
+#include "kernels/gpu/attn_prefill_mma.h"
 #include "kernels/gpu/gpu_api_util.h"
 #include "kernels/gpu/gpu_port.h"
 
@@ -310,6 +312,15 @@ namespace {
 
 template <bool VPacked>
 void launch_prefill(const attn_prefill_params& p, alap_gpu_stream_t stream) {
+#if defined(ALAP_PREFILL_MMA)
+  // CUDA, head_dim 64 and 128: the matrix-unit kernel (attn_prefill_mma.h); else the scalar one below.
+  if (prefill_mma::usable(p.head_dim, p.k_d, p.v_d)) {
+    const prefill_mma::args a{p.q,   p.k_q,      p.k_d,       nullptr,    p.v,    p.v_q, p.v_d,
+                              p.out, p.n_q,      p.n_head,    p.n_kv_head, p.capacity, p.pos0, p.scale};
+    prefill_mma::launch<true, VPacked>(a, p.head_dim, stream);
+    return;
+  }
+#endif
   const dim3 grid((p.n_q + kPrefillQ - 1) / kPrefillQ, p.n_head);
   // ALAP_GPU_PREFILL_ATTN=1: one KV group a block (the kernel before the groups; benches, tests).
   const char* env = std::getenv("ALAP_GPU_PREFILL_ATTN");

@@ -11,7 +11,8 @@
 //   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] [--no-step]
 //                  [--no-copy] [--stamps]   (stamps: with a library built with -DALAP_ATTN_DIAG=4, per-block phase times)
 //   --sweep: forced split counts 8..32 at each --ctx (graph times)
-//   --prefill-only: no decode timings; the prefill attention (k8, k8v8) in three model geometries only
+//   --prefill-only: no decode timings; the prefill attention (k8, k8v8, f16) in three model geometries
+//                   only, scalar kernels against the default (matrix-unit) dispatch
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +24,7 @@
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_port.h"
+#include "kernels/gpu/ops.h"
 
 namespace {
 
@@ -346,16 +348,20 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
   return r;
 }
 
-// Prefill attention of n_q tokens after pos0 cached rows (k8: V fp16; k8v8: V int8 + scales), in a
-// model's geometry; effective TFLOP/s of the causal QK and PV products (2·2·n_head·head_dim·n_q·
-// (pos0 + (n_q + 1)/2) operations). Random cache contents (timing only).
+// Prefill attention of n_q tokens after pos0 cached rows (f16: K and V fp16; k8: V fp16; k8v8: V
+// int8 + scales), in a model's geometry; effective TFLOP/s of the causal QK and PV products
+// (2·2·n_head·head_dim·n_q·(pos0 + (n_q + 1)/2) operations). Random cache contents (timing only). Each
+// case is timed twice each way, alternating: the scalar kernels (ALAP_GPU_PREFILL_MMA=0) and the
+// default dispatch (matrix units on CUDA at head_dim 64/128; ALAP_GPU_PREFILL_MMA as the bench was
+// started with, e.g. 1/2/4 forcing the rows a block).
 struct prefill_geometry {
   const char* name;
   int heads, kv_heads, head_dim;
 };
 
-void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, bool packed_v, int reps, alap_gpu_stream_t stream) {
+void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, int mode, int reps, alap_gpu_stream_t stream) {
   const int capacity = pos0 + n_q;
+  const bool packed_v = mode == 2;
   const size_t vals = size_t(geo.kv_heads) * capacity * geo.head_dim;
   std::vector<uint16_t> h_half(vals), h_scales(vals / 32, uint16_t(8u << 10));
   std::vector<int8_t> h_bytes(vals), h_vbytes(vals);
@@ -365,11 +371,12 @@ void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, bool packed_v
   std::vector<float> h_q(size_t(n_q) * geo.heads * geo.head_dim);
   rng64 g{43};
   for (auto& x : h_q) x = float(int(g.next() % 2001) - 1000) / 500.0f;
-  int8_t* kq = to_device(h_bytes);
+  int8_t* kq = mode != 0 ? to_device(h_bytes) : nullptr;
   int8_t* vq = packed_v ? to_device(h_vbytes) : nullptr;
-  uint16_t* kd = to_device(h_scales);
+  uint16_t* kd = mode != 0 ? to_device(h_scales) : nullptr;
   uint16_t* vd = packed_v ? to_device(h_scales) : nullptr;
   uint16_t* v = packed_v ? nullptr : to_device(h_half);
+  uint16_t* kf = mode == 0 ? to_device(h_half) : nullptr;
   float* q = to_device(h_q);
   float* out = nullptr;
   ALAP_GPU_CHECK(alap_gpu_malloc(&out, h_q.size() * sizeof(float)));
@@ -388,18 +395,34 @@ void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, bool packed_v
   p.capacity = capacity;
   p.pos0 = pos0;
   p.scale = 1.0f / std::sqrt(float(geo.head_dim));
-  const double ms = time_ms(stream, 1, reps, false, [&](int) {
-    if (alap::gpu::attn_k8_prefill_run(&p, stream) != 0) {
-      std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
-      std::exit(1);
-    }
-  });
+  alap::gpu::attn_f16_prefill_params pf{q, kf, v, out, n_q, geo.heads, geo.kv_heads, geo.head_dim, capacity, pos0, p.scale};
   const double flops = 2.0 * 2.0 * geo.heads * geo.head_dim * double(n_q) * (pos0 + (n_q + 1) / 2.0);
-  std::printf("prefill %-4s %-10s n_q=%5d pos0=%6d: %9.1f us, %5.1f TFLOP/s effective (causal)\n",
-              packed_v ? "k8v8" : "k8", geo.name, n_q, pos0, ms * 1e3, flops / (ms * 1e9));
+  const char* env = std::getenv("ALAP_GPU_PREFILL_MMA");
+  const std::string chosen = env != nullptr ? env : "";
+  double best[2] = {1e30, 1e30};
+  std::printf("prefill %-4s %-12s n_q=%5d pos0=%6d:", mode == 0 ? "f16" : packed_v ? "k8v8" : "k8", geo.name, n_q, pos0);
+  for (int run = 0; run < 4; ++run) {
+    const int k = run % 2;  // 0 scalar, 1 default
+    if (k == 0) setenv("ALAP_GPU_PREFILL_MMA", "0", 1);
+    else if (chosen.empty()) unsetenv("ALAP_GPU_PREFILL_MMA");
+    else setenv("ALAP_GPU_PREFILL_MMA", chosen.c_str(), 1);
+    const double ms = time_ms(stream, 1, reps, false, [&](int) {
+      const int rc = mode == 0 ? alap::gpu::attn_f16_prefill_run(&pf, stream) : alap::gpu::attn_k8_prefill_run(&p, stream);
+      if (rc != 0) {
+        std::fprintf(stderr, "error: %s\n", alap::gpu::gpu_error_message());
+        std::exit(1);
+      }
+    });
+    best[k] = std::min(best[k], ms);
+    std::printf(" %s %.1f", k == 0 ? "scalar" : "new", ms * 1e3);
+  }
+  std::printf(" us | best scalar %.1f new %.1f us (%.2fx), new %.1f TFLOP/s effective (causal)\n", best[0] * 1e3,
+              best[1] * 1e3, best[0] / best[1], flops / (best[1] * 1e9));
   std::fflush(stdout);
+  if (chosen.empty()) unsetenv("ALAP_GPU_PREFILL_MMA");
+  else setenv("ALAP_GPU_PREFILL_MMA", chosen.c_str(), 1);
   for (void* ptr : {static_cast<void*>(kq), static_cast<void*>(vq), static_cast<void*>(kd), static_cast<void*>(vd),
-                    static_cast<void*>(v), static_cast<void*>(q), static_cast<void*>(out)})
+                    static_cast<void*>(v), static_cast<void*>(kf), static_cast<void*>(q), static_cast<void*>(out)})
     if (ptr != nullptr) ALAP_GPU_CHECK(alap_gpu_free(ptr));
 }
 
@@ -504,11 +527,11 @@ int main(int argc, char** argv) {
       // in Llama-3.2-1B (32 / 8 heads) and Qwen2.5-0.5B (14 / 2) geometry, head_dim 64.
       const prefill_geometry l8{"llama3-8b", kHeads, kKvHeads, kHeadDim}, l1{"llama3.2-1b", 32, 8, 64},
           q05{"qwen2.5-0.5b", 14, 2, 64};
-      for (bool packed_v : {false, true}) {
-        bench_prefill(l8, 512, 0, packed_v, 10, stream);
-        bench_prefill(l8, 4096, 0, packed_v, 5, stream);
+      for (int mode : {1, 2, 0}) {
+        bench_prefill(l8, 512, 0, mode, 10, stream);
+        bench_prefill(l8, 4096, 0, mode, 5, stream);
         for (const prefill_geometry& geo : {l1, q05})
-          for (int end : {4096, 32768}) bench_prefill(geo, 128, end - 128, packed_v, 20, stream);
+          for (int end : {4096, 32768}) bench_prefill(geo, 128, end - 128, mode, 20, stream);
       }
     }
     ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));

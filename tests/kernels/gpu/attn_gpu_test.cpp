@@ -329,7 +329,8 @@ void run_case(const attn_case& c, std::mt19937& rng) {
 }
 
 // Prefill: n_q tokens at positions pos0.. over a cache of pos0 + n_q rows, causal, K packed, V fp16
-// or int8, against a double-precision reference of the same quantised arithmetic.
+// or int8, against a double-precision reference of the same quantised arithmetic (on CUDA at
+// head_dim 64/128 through the matrix-unit kernel unless ALAP_GPU_PREFILL_MMA=0).
 // extreme_v: V codes -128 and 127 every few bytes (the ends of the int8 -> fp16 staging of k8v8).
 void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt19937& rng, bool extreme_v = false) {
   const int n_head = n_kv * group, nb = hd / 32, n_rows = pos0 + n_q, capacity = n_rows + 3;
@@ -627,6 +628,7 @@ int main(int argc, char** argv) {
       run_prefill_case(64, 1, 2, 0, 9, rng);    // head_dim 64: 4 KV groups a block, 3 of them with no row
       run_prefill_case(128, 2, 4, 300, 64, rng);  // 2 KV groups over 12 tiles, merged
       run_prefill_case(256, 1, 2, 40, 7, rng, true);  // head_dim 256 (8 dims a lane), V codes -128 / 127
+      run_prefill_case(64, 2, 4, 90, 24, rng, true);  // CUDA: the matrix-unit kernel, V codes -128 / 127
       std::printf("%s: %d failure(s)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
       return g_failures == 0 ? 0 : 1;
     }
@@ -675,6 +677,20 @@ int main(int argc, char** argv) {
       run_prefill_case(128, 2, 4, 1000, 128, rng);
     }
     unsetenv("ALAP_GPU_PREFILL_ATTN");
+    // The matrix-unit prefill (CUDA, head_dim 64/128) with each row count a block forced (16, 32, 64
+    // rows: 1, 2, 4 warps, ALAP_GPU_PREFILL_MMA) and the scalar kernel (0) on the same shapes: G 7
+    // (rows of a block spanning tokens), MHA, a chunk past many tiles with every KV group working, an
+    // odd token count, one token.
+    for (const char* wm : {"0", "1", "2", "4"}) {
+      setenv("ALAP_GPU_PREFILL_MMA", wm, 1);
+      std::printf("ALAP_GPU_PREFILL_MMA=%s\n", wm);
+      run_prefill_case(64, 2, 7, 300, 50, rng);
+      run_prefill_case(128, 2, 4, 700, 37, rng);
+      run_prefill_case(128, 1, 1, 0, 70, rng);
+      run_prefill_case(64, 4, 4, 1500, 128, rng);
+      run_prefill_case(64, 1, 3, 33, 1, rng);
+    }
+    unsetenv("ALAP_GPU_PREFILL_MMA");
   } catch (const std::exception& e) {
     std::printf("FAIL: %s\n", e.what());
     return 1;

@@ -4,8 +4,8 @@
 #       attention kernels (k8/k8v8 decode, k8 prefill) must use v_dot4_i32_iu8 (gfx11 sudot4) and
 #       v_dot4c_i32_i8 (gfx10.3 sdot4).
 #   gpu_compile_check.sh cuda NVCC  REPO OUTDIR SRC...  sm_90 PTX and objects; the scalar packed-K kernels
-#       (head_dim other than 64/128, prefill) must use dp4a, the matrix-unit decode kernels (head_dim 64
-#       and 128 on CUDA) the int8 mma m16n8k32 s8×s8→s32 for the scores (docs/kernels/gpu.md).
+#       (head_dim other than 64/128) must use dp4a, the matrix-unit decode and prefill kernels (head_dim
+#       64 and 128 on CUDA) the int8 mma m16n8k32 s8×s8→s32 for the scores (docs/kernels/gpu.md).
 # Not a run-time test: nothing here is linked or executed on a device.
 set -u
 mode=$1 compiler=$2 repo=$3 out=$4
@@ -80,6 +80,10 @@ for src in "$@"; do
       for kernel in attn_k8_decode_mma_kernel attn_k8v8_decode_mma_kernel; do
         require "$ptx" "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" "sm_90 (int8 mma)"
       done
+    fi
+    if [ "$name" = attn_k8_prefill ]; then  # head_dim 64/128 prefill on the matrix units (attn_prefill_mma.h)
+      kernel=attn_prefill_mma_kernel
+      require "$ptx" "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" "sm_90 (int8 mma, prefill)"
     fi
   fi
 done
