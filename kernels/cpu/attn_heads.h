@@ -11,15 +11,19 @@
 namespace alap::kernels {
 
 // Memory reads ahead, shared by the grouped kernels of every SIMD variant: while a kernel works on
-// rows [0, n) of a KV head's arrays it asks for rows [n, 2n) (prefetcht1: into L2). The forward
-// pass walks a KV head's keys block after block, so that is the next block, fetched while this one
-// computes (without it the blocks' bursts of loads leave DRAM idle between them). Prefetches never
-// fault, past the cache's end too. Always inlined: GCC 12 finds an out-of-line helper whose only
+// rows [0, n) of a KV head's arrays it asks for rows [n, 2n). The forward pass walks a KV head's
+// keys block after block, so that is the next block, fetched while this one computes (without it
+// the blocks' bursts of loads leave DRAM idle between them). Prefetches never fault, past the
+// cache's end too. prefetcht0 (into L1 and L2): on the Zen 5 machine of docs/bench/cpu.md
+// "Decode attention at depth, one thread (session 7)" prefetcht1 left one thread's cold decode
+// attention (k8, f16) at 17-20 GB/s and prefetcht0 reaches 27-28 (the next block, 16-32 KB a
+// stream, fits beside the current one in a 48 KB L1; nearer or farther distances, or t1 far with
+// t0 near, measured no better). Always inlined: GCC 12 finds an out-of-line helper whose only
 // effect is prefetches free of side effects and deletes the calls (measured: 31 prefetch sites of
 // the AVX2 kernels became 1).
-__attribute__((always_inline)) inline void prefetch_l2(const void* first, size_t bytes) {
+__attribute__((always_inline)) inline void prefetch_ahead(const void* first, size_t bytes) {
   const char* p = static_cast<const char*>(first);
-  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
+  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
 
 // What a V sum reads ahead as it goes: row j + n of `rows` with row j (null: nothing), and the
@@ -33,8 +37,8 @@ struct AttnReadAhead {
 
 // The reads of AttnReadAhead for key j of a call over n keys.
 __attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, size_t n, size_t j) {
-  prefetch_l2(a.rows + (n + j) * a.row_bytes, a.row_bytes);
-  if (a.scales != nullptr && j % 16 == 0) prefetch_l2(a.scales + (n + j) * a.scale_bytes, 16 * a.scale_bytes);
+  prefetch_ahead(a.rows + (n + j) * a.row_bytes, a.row_bytes);
+  if (a.scales != nullptr && j % 16 == 0) prefetch_ahead(a.scales + (n + j) * a.scale_bytes, 16 * a.scale_bytes);
 }
 
 struct AttnHeadsVariant {

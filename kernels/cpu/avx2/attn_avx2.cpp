@@ -4,12 +4,13 @@
 // at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
 // converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
 // the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read the next key block
-// ahead (attn_heads.h prefetch_l2).
+// ahead (attn_heads.h prefetch_ahead).
 #include <algorithm>
 
 #include "alap/kernels/kv_k8.h"
 #include "attn_heads.h"
 #include "avx2/avx2_common.h"
+#include "avx2/exp_avx2.h"
 
 namespace alap::kernels::avx2 {
 
@@ -115,23 +116,12 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
   for (size_t i = 0; i < nv; ++i) _mm256_storeu_ps(out + 8 * i, o[i]);
 }
 
-// exp(x) for x <= 0 (softmax arguments): 2^k · p(r), x = k·ln2 + r, |r| <= ln2/2, p a degree-6
-// polynomial (Taylor, error < 2 ulp on [-ln2/2, ln2/2]); below −87 the result is 0.
+// exp(x) for x <= 0 (softmax arguments): 2^k · e^r (exp_avx2.h, < 2 ulp); below −87 the result is 0.
 inline __m256 exp_neg(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.0f);
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, lo);
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), x);  // ln2 split in two for accuracy
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.428606765330187045e-06f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256 k;
+  const __m256 p = exp_reduced(_mm256_max_ps(x, lo), k);
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
   return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
@@ -230,7 +220,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   for (size_t j = 0; j < n4; j += 4) {
     size_t h = 0;
     const uint16_t* kj = k + j * head_dim;
-    prefetch_l2(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows
+    prefetch_ahead(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows
     for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
     if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
   }
@@ -249,21 +239,11 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
 }
 
 namespace {
-// Lanes [i, i + 8) of V rows j: fp16, or int8 times the row's block scale (k8_dequantize's value).
+// Lanes [i, i + 8) of fp16 V rows j.
 struct F16Column {
   const uint16_t* v = nullptr;  // row 0 at lane i
   size_t head_dim = 0;
   __m256 operator()(size_t j) const { return h8(v + j * head_dim); }
-};
-struct K8Column {
-  const int8_t* q = nullptr;  // row 0 at lane i
-  const float* d = nullptr;   // row 0's scale of lane i's block, as a float
-  size_t head_dim = 0, nb = 0;
-  __m256 operator()(size_t j) const {
-    const __m256 x =
-        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim))));
-    return _mm256_mul_ps(_mm256_set1_ps(d[j * nb]), x);
-  }
 };
 
 // V sums for NH heads over lanes [i0, i0 + 16): each key's row converted once, then one fused
@@ -331,30 +311,98 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
       p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, ahead);
 }
 
+namespace {
+constexpr size_t kPdRun = 256;  // keys per pass of the packed V sum: the stride of its p·d rows
+
+// Packed V sums for NH heads over lanes [i0, i0 + 16) (one scale block: block is a multiple of
+// 16): row h of pd holds p·d of head h, key j at j. Each key's codes converted once, then one FMA
+// per head and 8 lanes, keys in order (the scalar twin's std::fma chain, bit for bit).
+template <int NH>
+void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
+             const AttnReadAhead& ahead) {
+  __m256 o[NH][2];
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < 2; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
+  }
+  const int8_t* qi = q + i0;
+  for (size_t j = 0; j < n; ++j) {
+    if (ahead.rows != nullptr) read_ahead(ahead, n, j);
+    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qi + j * head_dim));
+    const __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
+    const __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(codes, codes)));
+    for (int h = 0; h < NH; ++h) {
+      const __m256 pb = _mm256_broadcast_ss(pd + h * kPdRun + j);
+      o[h][0] = _mm256_fmadd_ps(pb, x0, o[h][0]);
+      o[h][1] = _mm256_fmadd_ps(pb, x1, o[h][1]);
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < 2; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
+  }
+}
+}  // namespace
+
+// The block scale on p (attn.h): the keys' scales converted once per call to ds [block][key], p·d
+// rows made once per 4 heads and block, then the block's 16-lane passes with the codes as floats in
+// the FMA; the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead).
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
-  constexpr size_t kScales = 2048;  // f32 scales converted per call (keys in runs that fit)
   const size_t nb = head_dim / block;
-  if (head_dim % 16 != 0 || block % 8 != 0 || nb > kScales) {
+  if (head_dim % 16 != 0 || block % 16 != 0 || nb > 16) {
     return scalar::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
   }
-  const size_t run = kScales / nb;
-  if (n > run) {  // keys in runs: each FMA chain continues through out, so the sums are the same
-    for (size_t j0 = 0; j0 < n; j0 += run) {
-      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block, std::min(run, n - j0),
-                       out);
+  if (n > kPdRun) {  // keys in runs: each FMA chain continues through out, so the sums are the same
+    for (size_t j0 = 0; j0 < n; j0 += kPdRun) {
+      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
+                       std::min(kPdRun, n - j0), out);
     }
     return;
   }
-  alignas(32) float ds[kScales];  // the keys' scales as floats, converted once (not per head group)
-  size_t e = 0;
-  for (; e + 8 <= n * nb; e += 8) _mm256_store_ps(ds + e, h8(d + e));
-  for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
-  const float* dsp = ds;
+  alignas(32) float ds[16 * kPdRun];  // [block][key]
+  size_t j = 0;
+  if (nb == 1) {
+    for (; j + 8 <= n; j += 8) _mm256_store_ps(ds + j, h8(d + j));
+  } else if (nb == 2) {  // 8 keys' scale pairs: evens to block 0, odds to block 1
+    for (; j + 8 <= n; j += 8) {
+      const __m256 a = h8(d + 2 * j), b = h8(d + 2 * j + 8);
+      // shuffle_ps picks evens (odds) within 128-bit lanes; permute4x64 0xD8 puts the keys in order.
+      const __m256d even = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88));
+      const __m256d odd = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD));
+      _mm256_store_ps(ds + j, _mm256_castpd_ps(_mm256_permute4x64_pd(even, 0xD8)));
+      _mm256_store_ps(ds + kPdRun + j, _mm256_castpd_ps(_mm256_permute4x64_pd(odd, 0xD8)));
+    }
+  }
+  for (; j < n; ++j) {
+    for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
+  }
   const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
-  accum_heads(
-      p, ldp, n_heads, head_dim, n, out,
-      [q, dsp, head_dim, block, nb](size_t i) { return K8Column{q + i, dsp + i / block, head_dim, nb}; }, ahead);
+  const AttnReadAhead none{};
+  alignas(32) float pd[4 * kPdRun];
+  for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
+    const size_t nh = std::min<size_t>(4, n_heads - h0);
+    float* oh = out + h0 * head_dim;
+    for (size_t b = 0; b < nb; ++b) {  // p·d rows once per block, then its 16-lane passes
+      const float* db = ds + b * kPdRun;
+      for (size_t h = 0; h < nh; ++h) {
+        const float* ph = p + (h0 + h) * ldp;
+        float* row = pd + h * kPdRun;
+        size_t k = 0;
+        for (; k + 8 <= n; k += 8) {
+          _mm256_store_ps(row + k, _mm256_mul_ps(_mm256_loadu_ps(ph + k), _mm256_load_ps(db + k)));
+        }
+        for (; k < n; ++k) row[k] = ph[k] * db[k];
+      }
+      for (size_t i0 = b * block; i0 < (b + 1) * block; i0 += 16) {
+        const AttnReadAhead& a = h0 == 0 && i0 == 0 ? ahead : none;
+        switch (nh) {
+          case 4: k8_tile<4>(pd, q, head_dim, n, oh, i0, a); break;
+          case 3: k8_tile<3>(pd, q, head_dim, n, oh, i0, a); break;
+          case 2: k8_tile<2>(pd, q, head_dim, n, oh, i0, a); break;
+          default: k8_tile<1>(pd, q, head_dim, n, oh, i0, a); break;
+        }
+      }
+    }
+  }
 }
 
 const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,

@@ -3,9 +3,9 @@
 // unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
 // block (bit for bit scalar::k8_scores). fp16 K: rows converted once and half transposed, one
 // FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. V: each row converted once
-// (int8: with the block scales converted once per call), one FMA per head and 16 lanes, 8 heads ×
-// 32 lanes or 4 heads × 64 lanes per pass. A head's results never depend on the heads or keys
-// beside it in a call (CPU prefill tiles rely on it; attn_heads_test checks it).
+// (int8: the codes as floats, the block scale on p through a p·d table per pass), one FMA per head
+// and 16 lanes, 8 heads × 32 lanes or 4 heads × 64 lanes per pass. A head's results never depend
+// on the heads or keys beside it in a call (CPU prefill tiles rely on it; attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
 // -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -94,24 +94,31 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   alignas(64) float acc[kMaxHeads][16];
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_l2(k + (n + j) * head_dim, 16 * head_dim);  // the following block's keys (attn_heads.h)
-    prefetch_l2(dk + (n + j) * nb, 16 * 2 * nb);
+    prefetch_ahead(k + (n + j) * head_dim, 16 * head_dim);  // the following block's keys (attn_heads.h)
+    prefetch_ahead(dk + (n + j) * nb, 16 * 2 * nb);
     for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
       const size_t nbc = std::min<size_t>(2, nb - c0);
-      const __mmask64 bytes = nbc == 2 ? ~__mmask64{0} : __mmask64{0xFFFFFFFFu};
+      const bool last = c0 + nbc == nb;
+      const int8_t* kr = k + j * head_dim + 32 * c0;
       __m512i t[16];
-      for (size_t i = 0; i < 16; ++i) {
-        t[i] = i < r ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(bytes, k + (j + i) * head_dim + 32 * c0), flip)
-                     : _mm512_setzero_si512();
+      if (r == 16 && nbc == 2) {  // whole rows: straight loads (no per-row test)
+        for (size_t i = 0; i < 16; ++i) t[i] = _mm512_xor_si512(_mm512_loadu_si512(kr + i * head_dim), flip);
+      } else {
+        const __mmask64 bytes = nbc == 2 ? ~__mmask64{0} : __mmask64{0xFFFFFFFFu};
+        for (size_t i = 0; i < 16; ++i) {
+          t[i] = i < r ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(bytes, kr + i * head_dim), flip)
+                       : _mm512_setzero_si512();
+        }
       }
       transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key j+i, as k + 128
       __m512 fk[2];
       for (size_t b = 0; b < nbc; ++b) fk[b] = key_scales(dk, nb, j, r, c0 + b);
       for (size_t h = 0; h < n_heads; ++h) {
-        __m512 a = c0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(acc[h]);
+        __m512 a = _mm512_setzero_ps();
         for (size_t b = 0; b < nbc; ++b) {
           const int8_t* qb = q + h * head_dim + 32 * (c0 + b);
-          __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+          // −128·Σq as the first chain's start: the same int32 sum as subtracting it at the end.
+          __m512i s0 = _mm512_set1_epi32(-bias[h][c0 + b]), s1 = _mm512_setzero_si512();
           for (int c = 0; c < 8; c += 2) {
             int32_t w0, w1;
             std::memcpy(&w0, qb + 4 * c, 4);
@@ -119,14 +126,22 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
             s0 = _mm512_dpbusd_epi32(s0, t[8 * b + c], _mm512_set1_epi32(w0));
             s1 = _mm512_dpbusd_epi32(s1, t[8 * b + c + 1], _mm512_set1_epi32(w1));
           }
-          const __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(bias[h][c0 + b]));
-          a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(_mm512_set1_ps(fq[h][c0 + b]), fk[b])));
+          const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(fq[h][c0 + b]), fk[b]);
+          const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), dd);
+          // The scalar rule's acc = 0 + x for a row's first block is x itself (x is never −0: the
+          // scales are >= 0 and an int32 converts to +0).
+          if (c0 == 0 && b == 0) {
+            a = x;
+          } else {
+            a = _mm512_add_ps(c0 != 0 && b == 0 ? _mm512_load_ps(acc[h]) : a, x);
+          }
         }
-        _mm512_store_ps(acc[h], a);
+        if (last) {
+          _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(vscale, a));
+        } else {
+          _mm512_store_ps(acc[h], a);
+        }
       }
-    }
-    for (size_t h = 0; h < n_heads; ++h) {
-      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(vscale, _mm512_load_ps(acc[h])));
     }
   }
 }
@@ -197,12 +212,19 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_l2(k + (n + j) * head_dim, 16 * 2 * head_dim);
+    prefetch_ahead(k + (n + j) * head_dim, 16 * 2 * head_dim);
     for (size_t c = 0; c < nc; ++c) {
       __m512 x[16], t[16];
-      for (size_t i = 0; i < 16; ++i) {
-        x[i] = i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + (j + i) * head_dim + 16 * c)))
-                     : _mm512_setzero_ps();
+      const uint16_t* kc = k + j * head_dim + 16 * c;
+      if (r == 16) {  // whole groups: straight loads (no per-row test)
+        for (size_t i = 0; i < 16; ++i) {
+          x[i] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * head_dim)));
+        }
+      } else {
+        for (size_t i = 0; i < 16; ++i) {
+          x[i] = i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * head_dim)))
+                       : _mm512_setzero_ps();
+        }
       }
       for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
@@ -315,22 +337,12 @@ void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim,
   }
 }
 
-// Lanes [i, i + 16) of V rows j: fp16, or int8 times the row's block scale (k8_dequantize's value).
+// Lanes [i, i + 16) of fp16 V rows j.
 struct F16Column {
   const uint16_t* v = nullptr;  // row 0 at lane i
   size_t head_dim = 0;
   __m512 operator()(size_t j) const {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j * head_dim)));
-  }
-};
-struct K8Column {
-  const int8_t* q = nullptr;  // row 0 at lane i
-  const float* d = nullptr;   // row 0's scale of lane i's block, as a float
-  size_t head_dim = 0, nb = 0;
-  __m512 operator()(size_t j) const {
-    const __m512 x =
-        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * head_dim))));
-    return _mm512_mul_ps(_mm512_set1_ps(d[j * nb]), x);
   }
 };
 
@@ -354,33 +366,157 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
       ahead);
 }
 
+namespace {
+constexpr size_t kPdRun = 256;  // keys per pass of the packed V sum: the stride of its p·d rows
+
+// Packed V sums for NH heads over lanes [i0, i0 + 16·NC), CPB columns of 16 lanes per scale block:
+// row h·(NC/CPB) + c/CPB of pd holds p·d of head h and column c's block, key j at j (stride
+// kPdRun). Each key's codes converted once, then one FMA per head and 16 lanes, keys in order
+// (the scalar twin's std::fma chain, bit for bit).
+template <int NH, int NC, int CPB>
+void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
+             const AttnReadAhead& ahead) {
+  constexpr int NB = NC / CPB;
+  __m512 o[NH][NC];
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) o[h][c] = _mm512_loadu_ps(out + h * head_dim + i0 + 16 * c);
+  }
+  const int8_t* qi = q + i0;
+  auto body = [&](bool fetch) {
+    for (size_t j = 0; j < n; ++j) {
+      if (fetch) read_ahead(ahead, n, j);
+      __m512 x[NC];
+      for (int c = 0; c < NC; ++c) {
+        x[c] = _mm512_cvtepi32_ps(
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qi + j * head_dim + 16 * c))));
+      }
+      for (int h = 0; h < NH; ++h) {
+        for (int b = 0; b < NB; ++b) {
+          const __m512 pb = _mm512_set1_ps(pd[(h * NB + b) * kPdRun + j]);
+          for (int c = b * CPB; c < (b + 1) * CPB; ++c) o[h][c] = _mm512_fmadd_ps(pb, x[c], o[h][c]);
+        }
+      }
+    }
+  };
+  if (ahead.rows != nullptr) {
+    body(true);
+  } else {
+    body(false);
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(out + h * head_dim + i0 + 16 * c, o[h][c]);
+  }
+}
+
+// One pass of 16·NC lanes from i0 for nh <= 8 heads: their p·d rows (p times the keys' scales of
+// the pass's blocks, ds [block][kPdRun]), then the tile.
+template <int NC, int CPB>
+void k8_pass(const float* p, size_t ldp, size_t nh, const float* ds, size_t block, const int8_t* q, size_t head_dim,
+             size_t n, float* out, size_t i0, const AttnReadAhead& ahead) {
+  constexpr int NB = NC / CPB;
+  alignas(64) float pd[8 * NB * kPdRun];
+  const __mmask16 tail = tail_mask(n % 16);
+  for (size_t h = 0; h < nh; ++h) {
+    for (int b = 0; b < NB; ++b) {
+      const float* ph = p + h * ldp;
+      const float* db = ds + (i0 / block + b) * kPdRun;
+      float* row = pd + (h * NB + b) * kPdRun;
+      size_t j = 0;
+      for (; j + 16 <= n; j += 16) {
+        _mm512_store_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(ph + j), _mm512_load_ps(db + j)));
+      }
+      if (j < n) {
+        _mm512_mask_store_ps(row + j, tail,
+                             _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, ph + j), _mm512_maskz_load_ps(tail, db + j)));
+      }
+    }
+  }
+  switch (nh) {
+    case 8:
+      if constexpr (NC <= 2) return k8_tile<8, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 7:
+      if constexpr (NC <= 2) return k8_tile<7, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 6:
+      if constexpr (NC <= 2) return k8_tile<6, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 5:
+      if constexpr (NC <= 2) return k8_tile<5, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 4: return k8_tile<4, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+    case 3: return k8_tile<3, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+    case 2: return k8_tile<2, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+    default: return k8_tile<1, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+  }
+}
+
+// CPB from the block (16 or 32 values: 1 or 2 columns of 16 lanes), at most NC.
+template <int NC>
+void k8_pass_block(const float* p, size_t ldp, size_t nh, const float* ds, size_t block, const int8_t* q,
+                   size_t head_dim, size_t n, float* out, size_t i0, const AttnReadAhead& ahead) {
+  if constexpr (NC >= 2) {
+    if (block == 32) return k8_pass<NC, 2>(p, ldp, nh, ds, block, q, head_dim, n, out, i0, ahead);
+  }
+  k8_pass<NC, 1>(p, ldp, nh, ds, block, q, head_dim, n, out, i0, ahead);
+}
+}  // namespace
+
+// The block scale on p (attn.h): each key's scales converted once per call to ds [block][key],
+// p·d rows made per pass of heads and lanes, then the codes as floats in the FMA. Heads in groups
+// of up to 8 with lanes in pairs of 16 (a last 16 alone), or for up to 4 heads 64 lanes at a time;
+// the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead).
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
-  constexpr size_t kScales = 2048;  // f32 scales converted per call (keys in runs that fit)
   const size_t nb = head_dim / block;
-  if (head_dim % 16 != 0 || block % 16 != 0 || nb > kScales) {
+  if (head_dim % 16 != 0 || (block != 16 && block != 32) || nb > 16) {
     return avx2::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
   }
-  const size_t run = kScales / nb;
-  if (n > run) {  // keys in runs: each FMA chain continues through out, so the sums are the same
-    for (size_t j0 = 0; j0 < n; j0 += run) {
-      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block, std::min(run, n - j0),
-                       out);
+  if (n > kPdRun) {  // keys in runs: each FMA chain continues through out, so the sums are the same
+    for (size_t j0 = 0; j0 < n; j0 += kPdRun) {
+      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
+                       std::min(kPdRun, n - j0), out);
     }
     return;
   }
-  alignas(64) float ds[kScales];  // the keys' scales as floats, converted once (not per head group)
-  size_t e = 0;
-  for (; e + 16 <= n * nb; e += 16) {
-    _mm512_store_ps(ds + e, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + e))));
+  alignas(64) float ds[16 * kPdRun];  // [block][key]
+  size_t j = 0;
+  if (nb == 1) {
+    for (; j + 16 <= n; j += 16) {
+      _mm512_store_ps(ds + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + j))));
+    }
+  } else if (nb == 2) {  // 16 keys' scale pairs: evens to block 0, odds to block 1
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (; j + 16 <= n; j += 16) {
+      const __m512 lo = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + 2 * j)));
+      const __m512 hi = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + 2 * j + 16)));
+      _mm512_store_ps(ds + j, _mm512_permutex2var_ps(lo, even, hi));
+      _mm512_store_ps(ds + kPdRun + j, _mm512_permutex2var_ps(lo, odd, hi));
+    }
   }
-  for (; e < n * nb; ++e) ds[e] = _cvtsh_ss(d[e]);
+  for (; j < n; ++j) {
+    for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
+  }
   const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
-  const float* dsp = ds;
-  accum_heads(
-      p, ldp, n_heads, head_dim, n, out,
-      [q, dsp, head_dim, block, nb](size_t i) { return K8Column{q + i, dsp + i / block, head_dim, nb}; },
-      ahead);
+  const AttnReadAhead none{};
+  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
+    const size_t nh = std::min<size_t>(8, n_heads - h0);
+    const float* ph = p + h0 * ldp;
+    float* oh = out + h0 * head_dim;
+    size_t i0 = 0;
+    if (nh <= 4) {
+      for (; i0 + 64 <= head_dim; i0 += 64) {
+        k8_pass_block<4>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
+      }
+    }
+    for (; i0 + 32 <= head_dim; i0 += 32) {
+      k8_pass_block<2>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
+    }
+    if (i0 < head_dim) {
+      k8_pass_block<1>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
+    }
+  }
 }
 
 namespace {

@@ -97,13 +97,22 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
   }
 }
 
+// Packed V: the block scale goes on the probability (p·d, one product per key, head and block),
+// then one fused multiply-add per (key, head, lane) with the code as a float, keys in order; the
+// vector variants form p·d and the same FMA, so they agree bit for bit.
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
   const size_t nb = head_dim / block;
   for (size_t j = 0; j < n; ++j) {
-    for (size_t i = 0; i < head_dim; ++i) {
-      const float x = fp16_to_f32(d[j * nb + i / block]) * static_cast<float>(q[j * head_dim + i]);
-      for (size_t h = 0; h < n_heads; ++h) out[h * head_dim + i] = std::fma(p[h * ldp + j], x, out[h * head_dim + i]);
+    for (size_t b = 0; b < nb; ++b) {
+      const float db = fp16_to_f32(d[j * nb + b]);
+      for (size_t h = 0; h < n_heads; ++h) {
+        const float pd = p[h * ldp + j] * db;
+        float* o = out + h * head_dim;
+        for (size_t i = b * block; i < (b + 1) * block; ++i) {
+          o[i] = std::fma(pd, static_cast<float>(q[j * head_dim + i]), o[i]);
+        }
+      }
     }
   }
 }

@@ -41,8 +41,9 @@ void softmax_partial(float* x, size_t n, float* m, float* l);
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out);
 
-// Packed V: out[h·head_dim + i] = fma(p[h·ldp + j], fp16(d[j][i/block])·q[j][i], out[…]) for j in
-// order; the dequantised value (k8_dequantize's) is formed once per key and used by every head.
+// Packed V: out[h·head_dim + i] = fma(p[h·ldp + j]·fp16(d[j][i/block]), q[j][i], out[…]) for j in
+// order: the block scale rides on the probability (one product per key, head and block), the code
+// enters the FMA as it is (the scalar twin and every variant: bit for bit equal).
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
 
