@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "alap/kernels/kv_k8.h"
 #include "attn_heads.h"
@@ -311,30 +312,34 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
   }
 }
 
+// The passes of a V sum over n_heads heads: heads in groups of up to 8; a group of up to 4 heads
+// takes 64 lanes a pass, then 32, then a last 16. pass(nc, h0, nh, i0, ahead) runs one pass of
+// nc·16 lanes from i0 for heads [h0, h0 + nh) (nc a std::integral_constant); only the first pass
+// carries the read-ahead.
+template <class Pass>
+void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, Pass&& pass) {
+  const AttnReadAhead none{};
+  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
+    const size_t nh = std::min<size_t>(8, n_heads - h0);
+    const auto ra = [&](size_t i0) -> const AttnReadAhead& { return h0 == 0 && i0 == 0 ? ahead : none; };
+    size_t i0 = 0;
+    if (nh <= 4) {
+      for (; i0 + 64 <= head_dim; i0 += 64) pass(std::integral_constant<int, 4>{}, h0, nh, i0, ra(i0));
+    }
+    for (; i0 + 32 <= head_dim; i0 += 32) pass(std::integral_constant<int, 2>{}, h0, nh, i0, ra(i0));
+    if (i0 < head_dim) pass(std::integral_constant<int, 1>{}, h0, nh, i0, ra(i0));
+  }
+}
+
 // Heads in groups of up to 8 with lanes in pairs of 16 (16 accumulators, a last 16 alone), or
 // for a group of up to 4 heads 64 lanes at a time (each p broadcast serves 4 FMAs).
 // The first pass over the keys also prefetches the following n rows (attn_heads.h read_ahead).
 template <size_t LDP, class Column>
 void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
                     const AttnReadAhead& ahead) {
-  const AttnReadAhead none{};
-  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
-    const size_t nh = std::min<size_t>(8, n_heads - h0);
-    const float* ph = p + h0 * ldp;
-    float* oh = out + h0 * head_dim;
-    size_t i0 = 0;
-    if (nh <= 4) {
-      for (; i0 + 64 <= head_dim; i0 += 64) {
-        accum_heads_lanes<4, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
-      }
-    }
-    for (; i0 + 32 <= head_dim; i0 += 32) {
-      accum_heads_lanes<2, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
-    }
-    if (i0 < head_dim) {
-      accum_heads_lanes<1, LDP>(ph, ldp, nh, head_dim, n, oh, i0, column, h0 == 0 && i0 == 0 ? ahead : none);
-    }
-  }
+  for_v_passes(n_heads, head_dim, ahead, [&](auto nc, size_t h0, size_t nh, size_t i0, const AttnReadAhead& a) {
+    accum_heads_lanes<decltype(nc)::value, LDP>(p + h0 * ldp, ldp, nh, head_dim, n, out + h0 * head_dim, i0, column, a);
+  });
 }
 
 // Lanes [i, i + 16) of fp16 V rows j.
@@ -499,24 +504,9 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
     for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
   }
   const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
-  const AttnReadAhead none{};
-  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
-    const size_t nh = std::min<size_t>(8, n_heads - h0);
-    const float* ph = p + h0 * ldp;
-    float* oh = out + h0 * head_dim;
-    size_t i0 = 0;
-    if (nh <= 4) {
-      for (; i0 + 64 <= head_dim; i0 += 64) {
-        k8_pass_block<4>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
-      }
-    }
-    for (; i0 + 32 <= head_dim; i0 += 32) {
-      k8_pass_block<2>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
-    }
-    if (i0 < head_dim) {
-      k8_pass_block<1>(ph, ldp, nh, ds, block, q, head_dim, n, oh, i0, h0 == 0 && i0 == 0 ? ahead : none);
-    }
-  }
+  for_v_passes(n_heads, head_dim, ahead, [&](auto nc, size_t h0, size_t nh, size_t i0, const AttnReadAhead& a) {
+    k8_pass_block<decltype(nc)::value>(p + h0 * ldp, ldp, nh, ds, block, q, head_dim, n, out + h0 * head_dim, i0, a);
+  });
 }
 
 namespace {
