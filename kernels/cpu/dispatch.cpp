@@ -97,9 +97,7 @@ bool pack_skipped(DType t) {
   }
   return false;
 }
-}  // namespace
 
-namespace {
 // Whether variant v multiplies type t's packed layout: every variant with a packed form (AVX2,
 // AVX-VNNI, AVX-512 VNNI; not scalar) has every type of packed_layout.h, Q3_K included since
 // session 6 (a type a variant could not read would be a copy gone unread).
@@ -107,10 +105,7 @@ bool variant_packs(const CpuVariant& v, DType t) { return v.matmul_packed != nul
 }  // namespace
 
 size_t packed_bytes(const WeightView& w) {
-  if (active().matmul_packed == nullptr || w.n_rows % packed::kRows != 0 || pack_skipped(w.type) ||
-      !variant_packs(active(), w.type)) {
-    return 0;
-  }
+  if (!variant_packs(active(), w.type) || w.n_rows % packed::kRows != 0 || pack_skipped(w.type)) return 0;
   return w.n_rows / packed::kRows * packed::group_bytes(w.type, w.n_cols);
 }
 
