@@ -7,7 +7,8 @@
 // Rows of a KV head are its (token, query head) pairs in token-major order, r = t·G + gh (G query
 // heads a KV head), so a K/V tile is read once for all heads of the group. A block takes 16·WM rows
 // (WM warps, 16 rows each) of one KV head and runs S groups of WM warps over alternate 32-row KV tiles
-// (cp.async, 2 stages a group), merged at the end in shared memory.
+// (cp.async, 2 stages a group, each group synchronised by its own named barrier in the KV loop),
+// merged at the end in shared memory.
 #pragma once
 
 #include "kernels/gpu/gpu_port.h"
@@ -117,6 +118,12 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
   const int kv_end = p.pos0 + r_last / G + 1;  // cache rows any row of the block sees
   const size_t kv_row0 = size_t(kvh) * p.capacity;
 
+  // The group's own barrier (named barrier 1 + grp over its GT threads) in the KV loop: its stages are
+  // its own, so the S groups need not wait for each other there (k8v8 passes three a round).
+  const auto group_sync = [&] {
+    if constexpr (S == 1) __syncthreads();
+    else asm volatile("bar.sync %0, %1;\n" ::"r"(1 + grp), "r"(GT) : "memory");
+  };
   // Tile ti of this group into stage st (zeros past kv_end).
   const auto load = [&](int ti, int st) {
     unsigned char* sb = sm + (grp * 2 + st) * L::stage;
@@ -201,7 +208,7 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
     if (rd + 1 < n_rounds) load((rd + 1) * S + grp, st ^ 1);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-    __syncthreads();
+    group_sync();
     unsigned char* sb = sm + (grp * 2 + st) * L::stage;
     if constexpr (VI8) {  // the int8 V tile as exact fp16 (0x64 above byte u is 1024 + u; q = u - 128)
       for (int i = gt; i < kKT * HD / 4; i += GT) {
@@ -214,7 +221,7 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(0x64806480u));
         *reinterpret_cast<uint2*>(sb + L::v_off + j * L::v_row + c * 8) = h;
       }
-      __syncthreads();
+      group_sync();
     }
     const int kt0 = (rd * S + grp) * kKT;
     if (kt0 <= warp_lim) {
@@ -342,7 +349,7 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
         }
       }
     }
-    __syncthreads();  // the stage is refilled next round
+    group_sync();  // the stage is refilled next round
   }
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 
@@ -419,17 +426,20 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
 }
 
 // KV groups a block: 8 warps at most, and at most 112 KB of stages (two blocks a multiprocessor).
-template <bool KI8, bool VI8, int HD, int WM>
+// wide (a grid of at most one block a multiprocessor): 16 warps at head_dim 64 (8 at 128: its
+// registers), 8 groups at most, 200 KB of stages.
+template <bool KI8, bool VI8, int HD, int WM, bool wide>
 constexpr int groups() {
-  int s = 8 / WM;
-  while (s > 1 && layout<KI8, VI8, HD, WM, 1>::stage * 2 * s > 112 * 1024) s /= 2;
+  int s = (wide && HD == 64 ? 16 : 8) / WM;
+  if (s > 8) s = 8;
+  while (s > 1 && layout<KI8, VI8, HD, WM, 1>::stage * 2 * s > (wide ? 200 : 112) * 1024) s /= 2;
   return s;
 }
 
-template <bool KI8, bool VI8, int HD, int WM>
+template <bool KI8, bool VI8, int HD, int WM, int S>
 inline void launch_one(const args& a, int rows_total, cudaStream_t stream) {
-  constexpr int S = groups<KI8, VI8, HD, WM>();
   using L = layout<KI8, VI8, HD, WM, S>;
+  static_assert(L::bytes <= 227 * 1024, "shared memory of a block");
   auto* k = attn_prefill_mma_kernel<KI8, VI8, HD, WM, S>;
   static const bool attr = [k] {
     ALAP_GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, L::bytes));
@@ -438,6 +448,16 @@ inline void launch_one(const args& a, int rows_total, cudaStream_t stream) {
   (void)attr;
   const dim3 grid((rows_total + L::rows - 1) / L::rows, a.n_kv_head);
   k<<<grid, 32 * WM * S, L::bytes, stream>>>(a);
+}
+
+// More KV groups when the grid leaves multiprocessors a block at most (few rows: Qwen-shaped chunks).
+template <bool KI8, bool VI8, int HD, int WM>
+inline void launch_wm(const args& a, int rows_total, int n_sm, cudaStream_t stream) {
+  constexpr int s = groups<KI8, VI8, HD, WM, false>(), sw = groups<KI8, VI8, HD, WM, true>();
+  if constexpr (sw != s) {
+    if ((rows_total + 16 * WM - 1) / (16 * WM) * a.n_kv_head <= n_sm) return launch_one<KI8, VI8, HD, WM, sw>(a, rows_total, stream);
+  }
+  launch_one<KI8, VI8, HD, WM, s>(a, rows_total, stream);
 }
 
 // ALAP_GPU_PREFILL_MMA: "0" the scalar kernels (benches, tests); "1", "2", "4" force WM. Read per call.
@@ -462,13 +482,13 @@ inline bool usable(int head_dim, const void* k_d, const void* v_d) {
 template <bool KI8, bool VI8>
 inline void launch(const args& a, int head_dim, cudaStream_t stream) {
   const int rows_total = a.n_q * (a.n_head / a.n_kv_head);
+  static const int n_sm = [] {
+    int dev = 0, n = 0;
+    if (alap_gpu_get_device(&dev) != alap_gpu_success || alap_gpu_multiprocessor_count(&n, dev) != alap_gpu_success) n = 132;
+    return n;
+  }();
   int wm = env_choice();
   if (wm != 1 && wm != 2 && wm != 4) {
-    static const int n_sm = [] {
-      int dev = 0, n = 0;
-      if (alap_gpu_get_device(&dev) != alap_gpu_success || alap_gpu_multiprocessor_count(&n, dev) != alap_gpu_success) n = 132;
-      return n;
-    }();
     wm = 1;
     for (int c : {4, 2}) {
       if ((rows_total + 16 * c - 1) / (16 * c) * a.n_kv_head >= n_sm * 9 / 10) {
@@ -478,13 +498,13 @@ inline void launch(const args& a, int head_dim, cudaStream_t stream) {
     }
   }
   if (head_dim == 64) {
-    if (wm == 4) launch_one<KI8, VI8, 64, 4>(a, rows_total, stream);
-    else if (wm == 2) launch_one<KI8, VI8, 64, 2>(a, rows_total, stream);
-    else launch_one<KI8, VI8, 64, 1>(a, rows_total, stream);
+    if (wm == 4) launch_wm<KI8, VI8, 64, 4>(a, rows_total, n_sm, stream);
+    else if (wm == 2) launch_wm<KI8, VI8, 64, 2>(a, rows_total, n_sm, stream);
+    else launch_wm<KI8, VI8, 64, 1>(a, rows_total, n_sm, stream);
   } else {
-    if (wm == 4) launch_one<KI8, VI8, 128, 4>(a, rows_total, stream);
-    else if (wm == 2) launch_one<KI8, VI8, 128, 2>(a, rows_total, stream);
-    else launch_one<KI8, VI8, 128, 1>(a, rows_total, stream);
+    if (wm == 4) launch_wm<KI8, VI8, 128, 4>(a, rows_total, n_sm, stream);
+    else if (wm == 2) launch_wm<KI8, VI8, 128, 2>(a, rows_total, n_sm, stream);
+    else launch_wm<KI8, VI8, 128, 1>(a, rows_total, n_sm, stream);
   }
   ALAP_GPU_CHECK_LAUNCH();
 }

@@ -625,7 +625,7 @@ int main(int argc, char** argv) {
                                  attn_case{128, 8, 4, 2047, 16}})
         run_case(c, rng);
       run_prefill_case(128, 1, 4, 5, 20, rng);
-      run_prefill_case(64, 1, 2, 0, 9, rng);    // head_dim 64: 4 KV groups a block, 3 of them with no row
+      run_prefill_case(64, 1, 2, 0, 9, rng);    // head_dim 64: 8 KV groups a block (CUDA), 7 of them with no tile
       run_prefill_case(128, 2, 4, 300, 64, rng);  // 2 KV groups over 12 tiles, merged
       run_prefill_case(256, 1, 2, 40, 7, rng, true);  // head_dim 256 (8 dims a lane), V codes -128 / 127
       run_prefill_case(64, 2, 4, 90, 24, rng, true);  // CUDA: the matrix-unit kernel, V codes -128 / 127
@@ -680,7 +680,8 @@ int main(int argc, char** argv) {
     // The matrix-unit prefill (CUDA, head_dim 64/128) with each row count a block forced (16, 32, 64
     // rows: 1, 2, 4 warps, ALAP_GPU_PREFILL_MMA) and the scalar kernel (0) on the same shapes: G 7
     // (rows of a block spanning tokens), MHA, a chunk past many tiles with every KV group working, an
-    // odd token count, one token.
+    // odd token count, one token. These grids leave multiprocessors a block at most (the wide KV-group
+    // variants); the last two cases (8 KV heads, 1050 rows each) have more blocks than multiprocessors.
     for (const char* wm : {"0", "1", "2", "4"}) {
       setenv("ALAP_GPU_PREFILL_MMA", wm, 1);
       std::printf("ALAP_GPU_PREFILL_MMA=%s\n", wm);
@@ -689,6 +690,8 @@ int main(int argc, char** argv) {
       run_prefill_case(128, 1, 1, 0, 70, rng);
       run_prefill_case(64, 4, 4, 1500, 128, rng);
       run_prefill_case(64, 1, 3, 33, 1, rng);
+      run_prefill_case(64, 8, 7, 40, 150, rng);
+      run_prefill_case(128, 8, 7, 40, 150, rng);
     }
     unsetenv("ALAP_GPU_PREFILL_MMA");
   } catch (const std::exception& e) {
