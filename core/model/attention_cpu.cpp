@@ -43,6 +43,31 @@ void block_partial(const KvCache& cache, size_t layer, const Dims& d, const floa
   }
 }
 
+// Asks for the first kb rows of group g (K, its scales, V, its scales) ahead of use: the decode
+// split's next group, while a thread works on the last block of the one before. Prefetches only.
+// In a cache larger than the context the kernels' own read-ahead past the last key fetches unused
+// rows and the next group started cold: eval-shaped attention, k8 at depth 4096 in a cache of
+// 8193 rows, one thread, cold 2-4% faster; level in a cache of the context's size (docs/bench/
+// cpu.md "Decode attention at depth, part 2 (session 8)").
+void read_first_block(const KvCache& cache, size_t layer, const Dims& d, size_t g, size_t kb) {
+  auto ask = [](const void* p, size_t bytes) {
+    const char* c = static_cast<const char*>(p);
+    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 3);
+  };
+  if (cache.k_packed()) {
+    ask(cache.k_q8(layer, g), kb * d.Dk);
+    ask(cache.k_scales(layer, g), kb * d.nbk * 2);
+  } else {
+    ask(cache.k_f16(layer, g), kb * d.Dk * 2);
+  }
+  if (cache.v_packed()) {
+    ask(cache.v_q8(layer, g), kb * d.Dv);
+    ask(cache.v_scales(layer, g), kb * d.nbv * 2);
+  } else {
+    ask(cache.v_f16(layer, g), kb * d.Dv * 2);
+  }
+}
+
 // out[h][i] = Σ_b w_b·o_b[r0 + h][i] / Σ_b w_b·l_b[r0 + h], w_b = exp(m_b[r0 + h] − max_b m_b[r0 + h]),
 // b in order, for the G rows from r0 of partials laid out per block as {m[rows], l[rows],
 // o[rows][Dv]}, `stride` floats apart.
@@ -209,7 +234,13 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
     auto blocks = [&](size_t begin, size_t end, size_t thread) {
       for (size_t it = begin; it < end; ++it) {
         const size_t b = it % max_blocks, tg = it / max_blocks, t = tg / Hk, g = tg % Hk;
-        if (b >= blocks_for(pos0 + t + 1)) continue;
+        const size_t nb = blocks_for(pos0 + t + 1);
+        if (b >= nb) continue;
+        // The last block of a group: the kernels read ahead the rows after it (past the keys),
+        // so ask for the first block of the run's next group here.
+        if (b + 1 == nb && (tg + 1) * max_blocks < end) {
+          read_first_block(cache, layer, d, (tg + 1) % Hk, std::min(kKeyBlock, pos0 + 1));
+        }
         item_block(t, g, b, threads_[thread].scores.data(), partials_.data() + it * d.ps);
       }
     };

@@ -147,10 +147,19 @@ float exp_shift_sum(float* x, size_t n, float mx) {
   return sum;
 }
 
+// In 4 independent chains for long rows (a max is exact in any order; one chain waits on each
+// max's latency).
 float max_of(const float* x, size_t n) {
-  __m256 vmx = _mm256_set1_ps(x[0]);
+  __m256 vmx = _mm256_set1_ps(x[0]), vm1 = vmx, vm2 = vmx, vm3 = vmx;
   size_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
+    vm1 = _mm256_max_ps(vm1, _mm256_loadu_ps(x + j + 8));
+    vm2 = _mm256_max_ps(vm2, _mm256_loadu_ps(x + j + 16));
+    vm3 = _mm256_max_ps(vm3, _mm256_loadu_ps(x + j + 24));
+  }
   for (; j + 8 <= n; j += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
+  vmx = _mm256_max_ps(_mm256_max_ps(vmx, vm1), _mm256_max_ps(vm2, vm3));
   __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmx), _mm256_extractf128_ps(vmx, 1));
   m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
   m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));

@@ -25,8 +25,9 @@ namespace {
 
 constexpr size_t kMaxHeads = 32;  // heads per group the stack tables hold (more: per-head path)
 
-// r[i] (row i, 16 dwords) → r[c] lane i = old r[i] lane c.
-inline void transpose16(__m512i* r) {
+// r[i] (row i, 16 dwords) → r[c] lane i = old r[i] lane c. Always inlined (an out-of-line call
+// passes the 16 rows through memory: measured 10% of a warm k8 decode attention).
+__attribute__((always_inline)) inline void transpose16(__m512i* r) {
   __m512i t[16], u[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
@@ -52,7 +53,7 @@ inline void transpose16(__m512i* r) {
 inline __mmask16 tail_mask(size_t r) { return static_cast<__mmask16>((1u << r) - 1u); }
 
 // fp16 scales of block b for keys j..j+r−1 (r <= 16; the rest 0) as 16 floats.
-inline __m512 key_scales(const uint16_t* dk, size_t nb, size_t j, size_t r, size_t b) {
+__attribute__((always_inline)) inline __m512 key_scales(const uint16_t* dk, size_t nb, size_t j, size_t r, size_t b) {
   if (nb == 2 && r == 16) {
     const __m512i v = _mm512_loadu_si512(dk + j * 2);
     const __m512i idx = _mm512_setr_epi32(0x00020000, 0x00060004, 0x000A0008, 0x000E000C, 0x00120010, 0x00160014,
@@ -65,10 +66,96 @@ inline __m512 key_scales(const uint16_t* dk, size_t nb, size_t j, size_t r, size
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(t)));
 }
 
+// Packed-K scores with the head dimension HD (64 or 128) and the head count NH (1..8) fixed at
+// compile time: the same operations per head as k8_scores_heads below (bit for bit), with row
+// addresses as constants and every head's dpbusd chains unrolled side by side, so the chains of
+// the NH heads overlap and the sums of a row stay in registers across its 64-byte passes (the
+// general loop below kept its 16 row pointers on the stack and ran one head at a time: ~7.7
+// cycles a key for 4 heads of 64, ~5 here; docs/bench/cpu.md "Decode attention at depth, part 2
+// (session 8)").
+template <size_t HD, int NH>
+void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t n, float scale,
+                     float* scores, size_t ld) {
+  constexpr size_t nb = HD / 32;
+  int32_t nbias[NH][nb];  // −128·Σ q over each block
+  float fq[NH][nb];
+  for (int h = 0; h < NH; ++h) {
+    for (size_t b = 0; b < nb; ++b) {
+      int32_t s = 0;
+      for (size_t i = 0; i < 32; ++i) s += q[h * HD + 32 * b + i];
+      nbias[h][b] = -128 * s;
+      fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
+    }
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0; j < n; j += 16) {
+    const size_t r = std::min<size_t>(16, n - j);
+    prefetch_ahead(k + (n + j) * HD, 16 * HD);  // the following block's keys (attn_heads.h)
+    prefetch_ahead(dk + (n + j) * nb, 16 * 2 * nb);
+    __m512 a[NH];
+    for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
+      const int8_t* kr = k + j * HD + 32 * c0;
+      __m512i t[16];
+      if (r == 16) {
+        for (size_t i = 0; i < 16; ++i) t[i] = _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip);
+      } else {
+        for (size_t i = 0; i < 16; ++i) {
+          t[i] = i < r ? _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip) : _mm512_setzero_si512();
+        }
+      }
+      transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key j+i, as k + 128
+      __m512 fk[2];
+      for (size_t b = 0; b < 2; ++b) fk[b] = key_scales(dk, nb, j, r, c0 + b);
+      for (size_t b = 0; b < 2; ++b) {
+        __m512i s0[NH], s1[NH];
+        for (int h = 0; h < NH; ++h) {
+          s0[h] = _mm512_set1_epi32(nbias[h][c0 + b]);
+          s1[h] = _mm512_setzero_si512();
+        }
+        for (int c = 0; c < 8; c += 2) {
+          for (int h = 0; h < NH; ++h) {
+            const int8_t* qb = q + h * HD + 32 * (c0 + b) + 4 * c;
+            int32_t w0, w1;
+            std::memcpy(&w0, qb, 4);
+            std::memcpy(&w1, qb + 4, 4);
+            s0[h] = _mm512_dpbusd_epi32(s0[h], t[8 * b + c], _mm512_set1_epi32(w0));
+            s1[h] = _mm512_dpbusd_epi32(s1[h], t[8 * b + c + 1], _mm512_set1_epi32(w1));
+          }
+        }
+        for (int h = 0; h < NH; ++h) {
+          const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(fq[h][c0 + b]), fk[b]);
+          const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0[h], s1[h])), dd);
+          a[h] = c0 == 0 && b == 0 ? x : _mm512_add_ps(a[h], x);  // the first block: 0 + x is x
+        }
+      }
+    }
+    for (int h = 0; h < NH; ++h) _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(vscale, a[h]));
+  }
+}
+
+template <size_t HD>
+bool k8_scores_fixed_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                           size_t n, float scale, float* scores, size_t ld) {
+  switch (n_heads) {
+    case 1: k8_scores_fixed<HD, 1>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 2: k8_scores_fixed<HD, 2>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 3: k8_scores_fixed<HD, 3>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 4: k8_scores_fixed<HD, 4>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 5: k8_scores_fixed<HD, 5>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 6: k8_scores_fixed<HD, 6>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 7: k8_scores_fixed<HD, 7>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 8: k8_scores_fixed<HD, 8>(q, dq, k, dk, n, scale, scores, ld); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                      size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
+  if (head_dim == 64 && k8_scores_fixed_heads<64>(q, dq, n_heads, k, dk, n, scale, scores, ld)) return;
+  if (head_dim == 128 && k8_scores_fixed_heads<128>(q, dq, n_heads, k, dk, n, scale, scores, ld)) return;
   if (k8_block_size(head_dim) != 32 || head_dim > 256) {
     return avx2::k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   }
@@ -179,6 +266,67 @@ inline void score_heads(const float* qa, size_t nc, size_t h0, const __m512* u, 
     _mm512_mask_storeu_ps(scores + (h0 + h) * ld, tail_mask(r), _mm512_mul_ps(sum, vscale));
   }
 }
+
+// fp16 scores of NH <= 4 heads of dimension 64: f16_scores_heads below with each 16-dim chunk's
+// half-transposed rows kept in registers and used at once (there: all chunks stored to a stack
+// array, then read back per head). Per head the same FMAs in the same order (chunk, then m) and
+// the same lane sum: the same bits.
+template <int NH>
+void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale, float* scores, size_t ld) {
+  constexpr size_t HD = 64, nc = 4;
+  alignas(64) float qa[NH * nc * 4 * 16];  // [h][c][m][16], as in f16_scores_heads
+  for (int h = 0; h < NH; ++h) {
+    for (size_t c = 0; c < nc; ++c) {
+      for (size_t m = 0; m < 4; ++m) {
+        for (size_t L = 0; L < 4; ++L) {
+          for (size_t i = 0; i < 4; ++i) qa[((h * nc + c) * 4 + m) * 16 + 4 * L + i] = q[h * HD + 16 * c + 4 * L + m];
+        }
+      }
+    }
+  }
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0; j < n; j += 16) {
+    const size_t r = std::min<size_t>(16, n - j);
+    prefetch_ahead(k + (n + j) * HD, 16 * 2 * HD);
+    __m512 a[NH][4];
+    for (int h = 0; h < NH; ++h) {
+      for (int b = 0; b < 4; ++b) a[h][b] = _mm512_setzero_ps();
+    }
+    for (size_t c = 0; c < nc; ++c) {
+      __m512 x[16], t[16], u[16];
+      const uint16_t* kc = k + j * HD + 16 * c;
+      for (size_t i = 0; i < 16; ++i) {
+        x[i] = r == 16 || i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * HD)))
+                                : _mm512_setzero_ps();
+      }
+      for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
+      }
+      for (int b = 0; b < 16; b += 4) {
+        const __m512d t0 = _mm512_castps_pd(t[b]), t1 = _mm512_castps_pd(t[b + 1]);
+        const __m512d t2 = _mm512_castps_pd(t[b + 2]), t3 = _mm512_castps_pd(t[b + 3]);
+        u[b + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+        u[b + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+        u[b + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+        u[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+      }
+      for (int m = 0; m < 4; ++m) {
+        for (int h = 0; h < NH; ++h) {
+          const __m512 qv = _mm512_load_ps(qa + ((h * nc + c) * 4 + m) * 16);
+          for (int b = 0; b < 4; ++b) a[h][b] = _mm512_fmadd_ps(u[4 * b + m], qv, a[h][b]);
+        }
+      }
+    }
+    for (int h = 0; h < NH; ++h) {
+      const __m512 a0 = a[h][0], a1 = a[h][1], a2 = a[h][2], a3 = a[h][3];
+      const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
+      const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
+      const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
+      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(sum, vscale));
+    }
+  }
+}
 }  // namespace
 
 // fp16 K, 16 keys per pass: each 16-dim chunk of the 16 rows converted once and half transposed
@@ -188,6 +336,15 @@ inline void score_heads(const float* qa, size_t nc, size_t h0, const __m512* u, 
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                       float* scores, size_t ld) {
   constexpr size_t kQa = 16384;  // floats of laid-out queries: 4 per query value
+  if (head_dim == 64) {
+    switch (n_heads) {
+      case 1: return f16_scores_fixed64<1>(q, k, n, scale, scores, ld);
+      case 2: return f16_scores_fixed64<2>(q, k, n, scale, scores, ld);
+      case 3: return f16_scores_fixed64<3>(q, k, n, scale, scores, ld);
+      case 4: return f16_scores_fixed64<4>(q, k, n, scale, scores, ld);
+      default: break;
+    }
+  }
   if (head_dim % 16 != 0 || head_dim > 256) {
     return avx2::f16_scores_heads(q, n_heads, k, head_dim, n, scale, scores, ld);
   }
@@ -527,19 +684,29 @@ inline __m512 exp_neg16(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~under), p, _mm512_castsi512_ps(e));
+  // p·2^k in one vscalefps (the AVX2 twin builds 2^k's bits and multiplies: the same exact
+  // product, rounded once either way; k >= −126 here, so 2^k is a normal number there too).
+  return _mm512_maskz_scalef_ps(static_cast<__mmask16>(~under), p, k);
 }
 }  // namespace
 
 // 16 lanes at a time, the tail masked; the sum adds lanes in a tree (within rounding of the
 // scalar twin's in-order sum).
 void softmax_partial(float* x, size_t n, float* m, float* l) {
-  __m512 vmx = _mm512_set1_ps(x[0]);
+  // The max in 4 independent chains (a max is exact in any order; one chain of 16 waits on
+  // each max's latency).
+  __m512 vmx = _mm512_set1_ps(x[0]), vm1 = vmx, vm2 = vmx, vm3 = vmx;
   size_t j = 0;
+  for (; j + 64 <= n; j += 64) {
+    vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(x + j));
+    vm1 = _mm512_max_ps(vm1, _mm512_loadu_ps(x + j + 16));
+    vm2 = _mm512_max_ps(vm2, _mm512_loadu_ps(x + j + 32));
+    vm3 = _mm512_max_ps(vm3, _mm512_loadu_ps(x + j + 48));
+  }
   for (; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(x + j));
   const __mmask16 tail = tail_mask(n - j);
   if (j < n) vmx = _mm512_mask_max_ps(vmx, tail, vmx, _mm512_maskz_loadu_ps(tail, x + j));
+  vmx = _mm512_max_ps(_mm512_max_ps(vmx, vm1), _mm512_max_ps(vm2, vm3));
   const float mx = _mm512_reduce_max_ps(vmx);
   const __m512 vm = _mm512_set1_ps(mx);
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();

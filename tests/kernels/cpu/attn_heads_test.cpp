@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -82,8 +83,11 @@ Outputs run_all(const Group& g) {
 struct Shape {
   size_t head_dim, n_heads, n;
 };
-const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16}, {64, 1, 5},   {128, 8, 45}, {128, 3, 33},
-                         {32, 5, 17},  {96, 2, 40}, {256, 9, 19}, {16, 4, 21},  {64, 12, 64}, {128, 40, 20}};
+// head_dim 64 and 128 with 1..8 heads take the AVX-512 packed-K path with both fixed at compile
+// time (every head count appears at 64 or 128, with and without a key tail); the rest the general one.
+const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45}, {128, 3, 33}, {32, 5, 17},
+                         {96, 2, 40},  {256, 9, 19}, {16, 4, 21},  {64, 12, 64}, {128, 40, 20}, {64, 2, 37},
+                         {64, 5, 50},  {64, 6, 18},  {128, 2, 29}, {128, 4, 64}, {64, 8, 256}};
 
 }  // namespace
 
@@ -141,11 +145,12 @@ TEST(AttnHeads, EveryVariantMatchesTheScalarTwin) {
 
 // What CPU prefill tiles rely on (core/model/attention_cpu.cpp): in every variant a head's
 // scores and V sums are bit for bit the same whatever heads run beside it (one call per head, or
-// all in one call, up to 70 rows) and whatever key count the call has (a prefix of the keys gives
+// all in one call, 4 to 70 rows: AVX-512's paths for few heads and for many) and whatever key count the call has (a prefix of the keys gives
 // a prefix of the scores), and a V sum split into runs of keys equals one call over all of them.
 TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
   int checked = 0;
-  for (const Shape& sh : {Shape{64, 70, 300}, Shape{64, 28, 45}, Shape{128, 32, 37}, Shape{32, 9, 20}}) {
+  for (const Shape& sh : {Shape{64, 70, 300}, Shape{64, 28, 45}, Shape{128, 32, 37}, Shape{32, 9, 20},
+                          Shape{64, 4, 45}, Shape{64, 5, 29}, Shape{128, 6, 33}}) {
     const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 21);
     for (const char* v : kVariants) {
       if (!set_cpu_variant(v)) continue;
@@ -243,6 +248,46 @@ TEST(AttnHeads, SoftmaxPartialIsTheUnnormalisedSoftmax) {
       for (size_t j = 0; j < n; ++j) {
         ASSERT_NEAR(part[j], std::exp(double(x[j]) - m), 4e-7 * (1 + part[j])) << v;
         ASSERT_NEAR(part[j] / l, full[j], 1e-6 * (1 + full[j])) << v;
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
+// The max wherever it sits (each of the 4 max chains of the AVX-512 and AVX2 loops, the steps
+// after them and the tails), exponents down to the underflow edge, and the same exp values in
+// every vector variant (AVX-512's 2^k by vscalefps against AVX2's exponent bits: one exact
+// product each).
+TEST(AttnHeads, SoftmaxPartialFindsTheMaxAndKeepsTheExpBits) {
+  for (size_t n : {size_t{100}, size_t{256}}) {
+    for (size_t at : {size_t{0}, size_t{12}, size_t{17}, size_t{33}, size_t{42}, size_t{50}, size_t{63}, size_t{70},
+                      size_t{90}, n - 1}) {
+      std::vector<float> x(n);
+      for (size_t j = 0; j < n; ++j) x[j] = -float(j % 23) * 3.9f;  // x − m from −40 down to −125.8
+      x[at] = 40.0f;
+      x[(at + 5) % n] = 40.0f - 86.5f;  // 2^k with k = −125: a normal scale
+      x[(at + 9) % n] = 40.0f - 87.5f;  // below the exp's cut: 0 in the vector variants
+      std::vector<float> first;
+      for (const char* v : kVariants) {
+        if (!set_cpu_variant(v)) continue;
+        std::vector<float> part = x;
+        float m = 0, l = 0;
+        softmax_partial(part.data(), n, &m, &l);
+        ASSERT_EQ(m, 40.0f) << v << " n " << n << " max at " << at;
+        for (size_t j = 0; j < n; ++j) {
+          const double want = std::exp(double(x[j]) - 40.0);
+          if (x[j] - 40.0f < -87.0f) {
+            ASSERT_LE(part[j], 1.2e-38f) << v << " j " << j;
+          } else {
+            ASSERT_NEAR(part[j], want, 8e-6 * want) << v << " j " << j;  // x − m rounded to float
+          }
+        }
+        if (std::string(v) == "scalar") continue;  // std::exp there
+        if (first.empty()) {
+          first = part;
+        } else {
+          ASSERT_EQ(part, first) << v << " n " << n << " max at " << at;
+        }
       }
     }
   }
