@@ -267,6 +267,24 @@ inline void score_heads(const float* qa, size_t nc, size_t h0, const __m512* u, 
   }
 }
 
+// Rows x[i] (16 floats) → u: pairs of lanes interleaved across 4 rows (unpack by 32 then by 64 bits),
+// the half transpose both fp16 score paths use before their per-head FMAs.
+__attribute__((always_inline)) inline void half_transpose(const __m512* x, __m512* u) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
+  }
+  for (int b = 0; b < 16; b += 4) {
+    const __m512d t0 = _mm512_castps_pd(t[b]), t1 = _mm512_castps_pd(t[b + 1]);
+    const __m512d t2 = _mm512_castps_pd(t[b + 2]), t3 = _mm512_castps_pd(t[b + 3]);
+    u[b + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+    u[b + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+    u[b + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+    u[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+  }
+}
+
 // fp16 scores of NH <= 4 heads of dimension 64: f16_scores_heads below with each 16-dim chunk's
 // half-transposed rows kept in registers and used at once (there: all chunks stored to a stack
 // array, then read back per head). Per head the same FMAs in the same order (chunk, then m) and
@@ -293,24 +311,13 @@ void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale
       for (int b = 0; b < 4; ++b) a[h][b] = _mm512_setzero_ps();
     }
     for (size_t c = 0; c < nc; ++c) {
-      __m512 x[16], t[16], u[16];
+      __m512 x[16], u[16];
       const uint16_t* kc = k + j * HD + 16 * c;
       for (size_t i = 0; i < 16; ++i) {
         x[i] = r == 16 || i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * HD)))
                                 : _mm512_setzero_ps();
       }
-      for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
-      }
-      for (int b = 0; b < 16; b += 4) {
-        const __m512d t0 = _mm512_castps_pd(t[b]), t1 = _mm512_castps_pd(t[b + 1]);
-        const __m512d t2 = _mm512_castps_pd(t[b + 2]), t3 = _mm512_castps_pd(t[b + 3]);
-        u[b + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-        u[b + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-        u[b + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-        u[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-      }
+      half_transpose(x, u);
       for (int m = 0; m < 4; ++m) {
         for (int h = 0; h < NH; ++h) {
           const __m512 qv = _mm512_load_ps(qa + ((h * nc + c) * 4 + m) * 16);
@@ -372,7 +379,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
     const size_t r = std::min<size_t>(16, n - j);
     prefetch_ahead(k + (n + j) * head_dim, 16 * 2 * head_dim);
     for (size_t c = 0; c < nc; ++c) {
-      __m512 x[16], t[16];
+      __m512 x[16];
       const uint16_t* kc = k + j * head_dim + 16 * c;
       if (r == 16) {  // whole groups: straight loads (no per-row test)
         for (size_t i = 0; i < 16; ++i) {
@@ -384,19 +391,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
                        : _mm512_setzero_ps();
         }
       }
-      for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(x[i], x[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(x[i], x[i + 1]);
-      }
-      __m512* uc = u + 16 * c;
-      for (int b = 0; b < 16; b += 4) {
-        const __m512d t0 = _mm512_castps_pd(t[b]), t1 = _mm512_castps_pd(t[b + 1]);
-        const __m512d t2 = _mm512_castps_pd(t[b + 2]), t3 = _mm512_castps_pd(t[b + 3]);
-        uc[b + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-        uc[b + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-        uc[b + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-        uc[b + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-      }
+      half_transpose(x, u + 16 * c);
     }
     size_t h = 0;
     for (; h + 4 <= n_heads; h += 4) score_heads<4>(qa, nc, h, u, r, vscale, scores + j, ld);
