@@ -66,6 +66,13 @@ __attribute__((always_inline)) inline __m512 key_scales(const uint16_t* dk, size
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(t)));
 }
 
+// Σ of one 32-value block of a packed query (the dpbusd bias: keys enter as k + 128).
+inline int32_t block_sum(const int8_t* qb) {
+  int32_t s = 0;
+  for (size_t i = 0; i < 32; ++i) s += qb[i];
+  return s;
+}
+
 // Packed-K scores with the head dimension HD (64 or 128) and the head count NH (1..8) fixed at
 // compile time: the same operations per head as k8_scores_heads below (bit for bit), with row
 // addresses as constants and every head's dpbusd chains unrolled side by side, so the chains of
@@ -81,9 +88,7 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
   float fq[NH][nb];
   for (int h = 0; h < NH; ++h) {
     for (size_t b = 0; b < nb; ++b) {
-      int32_t s = 0;
-      for (size_t i = 0; i < 32; ++i) s += q[h * HD + 32 * b + i];
-      nbias[h][b] = -128 * s;
+      nbias[h][b] = -128 * block_sum(q + h * HD + 32 * b);
       fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
     }
   }
@@ -171,9 +176,7 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   float fq[kMaxHeads][8];
   for (size_t h = 0; h < n_heads; ++h) {
     for (size_t b = 0; b < nb; ++b) {
-      int32_t s = 0;
-      for (size_t i = 0; i < 32; ++i) s += q[h * head_dim + 32 * b + i];
-      bias[h][b] = 128 * s;
+      bias[h][b] = 128 * block_sum(q + h * head_dim + 32 * b);
       fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
     }
   }
@@ -235,6 +238,30 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
 }
 
 namespace {
+// Queries laid out for the half-transposed keys: qa [h][c][m][16], lane L of each 16 holding
+// q[16c + 4L + m] four times, so one FMA per (k, m) serves a head (f16_scores_heads below).
+void lay_out_queries(const float* q, size_t n_heads, size_t head_dim, float* qa) {
+  const size_t nc = head_dim / 16;
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t c = 0; c < nc; ++c) {
+      for (size_t m = 0; m < 4; ++m) {
+        for (size_t L = 0; L < 4; ++L) {
+          for (size_t i = 0; i < 4; ++i) qa[((h * nc + c) * 4 + m) * 16 + 4 * L + i] = q[h * head_dim + 16 * c + 4 * L + m];
+        }
+      }
+    }
+  }
+}
+
+// One head's 4 accumulators (rows 4k..4k+3 in a[k], 4 lanes a dim group) summed over their 128-bit
+// lanes into the 16 keys' scores, scaled and stored (the first r).
+__attribute__((always_inline)) inline void store_key_sums(const __m512 (&a)[4], size_t r, __m512 vscale, float* dst) {
+  const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a[0], a[1], 0x44), _mm512_shuffle_f32x4(a[0], a[1], 0xEE));
+  const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a[2], a[3], 0x44), _mm512_shuffle_f32x4(a[2], a[3], 0xEE));
+  const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
+  _mm512_mask_storeu_ps(dst, tail_mask(r), _mm512_mul_ps(sum, vscale));
+}
+
 // Heads h0..h0+NH−1 against 16 half-transposed keys u [nc][16]: 4 accumulators per head (rows
 // 4k..4k+3 in a_k), each u value loaded once for the NH heads; per head the same FMA order
 // whatever NH, so a head's scores do not depend on the heads beside it.
@@ -258,13 +285,7 @@ inline void score_heads(const float* qa, size_t nc, size_t h0, const __m512* u, 
       }
     }
   }
-  for (int h = 0; h < NH; ++h) {
-    const __m512 a0 = a[h][0], a1 = a[h][1], a2 = a[h][2], a3 = a[h][3];
-    const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
-    const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
-    const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
-    _mm512_mask_storeu_ps(scores + (h0 + h) * ld, tail_mask(r), _mm512_mul_ps(sum, vscale));
-  }
+  for (int h = 0; h < NH; ++h) store_key_sums(a[h], r, vscale, scores + (h0 + h) * ld);
 }
 
 // Rows x[i] (16 floats) → u: pairs of lanes interleaved across 4 rows (unpack by 32 then by 64 bits),
@@ -292,16 +313,8 @@ __attribute__((always_inline)) inline void half_transpose(const __m512* x, __m51
 template <int NH>
 void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale, float* scores, size_t ld) {
   constexpr size_t HD = 64, nc = 4;
-  alignas(64) float qa[NH * nc * 4 * 16];  // [h][c][m][16], as in f16_scores_heads
-  for (int h = 0; h < NH; ++h) {
-    for (size_t c = 0; c < nc; ++c) {
-      for (size_t m = 0; m < 4; ++m) {
-        for (size_t L = 0; L < 4; ++L) {
-          for (size_t i = 0; i < 4; ++i) qa[((h * nc + c) * 4 + m) * 16 + 4 * L + i] = q[h * HD + 16 * c + 4 * L + m];
-        }
-      }
-    }
-  }
+  alignas(64) float qa[NH * nc * 4 * 16];  // [h][c][m][16]
+  lay_out_queries(q, NH, HD, qa);
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
@@ -325,13 +338,7 @@ void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale
         }
       }
     }
-    for (int h = 0; h < NH; ++h) {
-      const __m512 a0 = a[h][0], a1 = a[h][1], a2 = a[h][2], a3 = a[h][3];
-      const __m512 b0 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
-      const __m512 b1 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
-      const __m512 sum = _mm512_add_ps(_mm512_shuffle_f32x4(b0, b1, 0x88), _mm512_shuffle_f32x4(b0, b1, 0xDD));
-      _mm512_mask_storeu_ps(scores + h * ld + j, tail_mask(r), _mm512_mul_ps(sum, vscale));
-    }
+    for (int h = 0; h < NH; ++h) store_key_sums(a[h], r, vscale, scores + h * ld + j);
   }
 }
 }  // namespace
@@ -364,15 +371,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   }
   const size_t nc = head_dim / 16;
   alignas(64) float qa[kQa];  // [h][c][m][16]
-  for (size_t h = 0; h < n_heads; ++h) {
-    for (size_t c = 0; c < nc; ++c) {
-      for (size_t m = 0; m < 4; ++m) {
-        for (size_t L = 0; L < 4; ++L) {
-          for (size_t i = 0; i < 4; ++i) qa[((h * nc + c) * 4 + m) * 16 + 4 * L + i] = q[h * head_dim + 16 * c + 4 * L + m];
-        }
-      }
-    }
-  }
+  lay_out_queries(q, n_heads, head_dim, qa);
   __m512 u[16 * 16];  // [c][4k + m]
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
