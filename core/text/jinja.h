@@ -81,8 +81,15 @@ class Value {
   bool is_dict() const { return kind_ == Kind::dict; }
   bool is_callable() const { return kind_ == Kind::callable; }
 
+  static int64_t double_to_int(double d) {
+    if (!(d == d)) return 0;
+    if (d >= 9223372036854775807.0) return INT64_MAX;
+    if (d <= -9223372036854775808.0) return INT64_MIN;
+    return static_cast<int64_t>(d);
+  }
   bool as_bool() const { return i_ != 0; }
-  int64_t as_int() const { return kind_ == Kind::number ? static_cast<int64_t>(d_) : i_; }
+  // A float converts toward zero, saturating at the int64 range (NaN gives 0), so no input is undefined.
+  int64_t as_int() const { return kind_ == Kind::number ? double_to_int(d_) : i_; }
   double as_double() const { return kind_ == Kind::number ? d_ : static_cast<double>(i_); }
   const std::string& as_string() const;  // only for strings
   ValueList& list() const { return *list_; }

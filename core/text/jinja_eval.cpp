@@ -89,6 +89,38 @@ std::string title_case(const std::string& s) {
   return out;
 }
 
+// Integer arithmetic as Python's, but within int64: a result outside it is a template error, never
+// undefined behaviour (Python would grow a big integer; no chat template needs one).
+[[noreturn]] void overflow(std::string_view op) { fail("integer overflow in '" + std::string(op) + "'"); }
+int64_t add_i(int64_t a, int64_t b, std::string_view op = "+") {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) overflow(op);
+  return r;
+}
+int64_t sub_i(int64_t a, int64_t b, std::string_view op = "-") {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) overflow(op);
+  return r;
+}
+int64_t mul_i(int64_t a, int64_t b, std::string_view op = "*") {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) overflow(op);
+  return r;
+}
+// base ** e for e >= 0, by squaring.
+int64_t pow_i(int64_t base, int64_t e) {
+  if (base == 0) return e == 0 ? 1 : 0;
+  if (base == 1) return 1;
+  if (base == -1) return (e % 2 == 0) ? 1 : -1;
+  int64_t r = 1;
+  while (true) {
+    if (e & 1) r = mul_i(r, base, "**");
+    e >>= 1;
+    if (e == 0) return r;
+    base = mul_i(base, base, "**");
+  }
+}
+
 // Python slice bounds for a sequence of length n.
 std::vector<int64_t> slice_indices(int64_t n, const Value& start, const Value& stop, const Value& step_v) {
   int64_t step = step_v.is_undefined() || step_v.is_none() ? 1 : step_v.as_int();
@@ -103,10 +135,11 @@ std::vector<int64_t> slice_indices(int64_t n, const Value& start, const Value& s
   int64_t b = clamp(start, step > 0 ? 0 : n - 1);
   int64_t e = clamp(stop, step > 0 ? n : -1);
   std::vector<int64_t> idx;
+  // b and e lie in [-1, n], so stepping past them can only overflow for steps near the int64 limits.
   if (step > 0) {
-    for (int64_t i = b; i < e; i += step) idx.push_back(i);
+    for (int64_t i = b; i < e; i = (i > INT64_MAX - step) ? e : i + step) idx.push_back(i);
   } else {
-    for (int64_t i = b; i > e; i += step) idx.push_back(i);
+    for (int64_t i = b; i > e; i = (i < INT64_MIN - step) ? e : i + step) idx.push_back(i);
   }
   return idx;
 }
@@ -479,7 +512,7 @@ class Interpreter {
       case Expr::Type::unary: {
         Value v = eval(*e.a);
         if (e.name == "not") return Value(!v.truthy());
-        if (v.is_int() || v.is_bool()) return Value(e.name == "-" ? -v.as_int() : v.as_int());
+        if (v.is_int() || v.is_bool()) return Value(e.name == "-" ? sub_i(0, v.as_int(), "-") : v.as_int());
         if (v.is_number()) return Value(e.name == "-" ? -v.as_double() : v.as_double());
         fail("bad operand for unary " + e.name + ": " + kind_name(v));
       }
@@ -606,7 +639,7 @@ class Interpreter {
     bool nums = (a.is_number() || a.is_bool()) && (b.is_number() || b.is_bool());
     bool ints = nums && a.kind() != Value::Kind::number && b.kind() != Value::Kind::number;
     if (op == "+") {
-      if (ints) return Value(a.as_int() + b.as_int());
+      if (ints) return Value(add_i(a.as_int(), b.as_int()));
       if (nums) return Value(a.as_double() + b.as_double());
       if (a.is_string() && b.is_string()) {
         check_size(a.as_string().size() + b.as_string().size());
@@ -618,15 +651,16 @@ class Interpreter {
         return Value::make_list(std::move(out));
       }
     } else if (op == "-") {
-      if (ints) return Value(a.as_int() - b.as_int());
+      if (ints) return Value(sub_i(a.as_int(), b.as_int()));
       if (nums) return Value(a.as_double() - b.as_double());
     } else if (op == "*") {
-      if (ints) return Value(a.as_int() * b.as_int());
+      if (ints) return Value(mul_i(a.as_int(), b.as_int()));
       if (nums) return Value(a.as_double() * b.as_double());
       const Value& seq = (a.is_string() || a.is_list()) ? a : b;
       const Value& count = (a.is_string() || a.is_list()) ? b : a;
       if ((seq.is_string() || seq.is_list()) && (count.is_int() || count.is_bool())) {
-        int64_t k = std::max<int64_t>(0, count.as_int());
+        // Counts are capped before multiplying, so the size check cannot be fooled by a wrapped product.
+        int64_t k = std::clamp<int64_t>(count.as_int(), 0, int64_t{1} << 32);
         if (seq.is_string()) {
           check_size(static_cast<uint64_t>(k) * seq.as_string().size());
           std::string out;
@@ -648,6 +682,7 @@ class Interpreter {
       if (nums && b.as_double() == 0) fail(op == "%" ? "modulo by zero" : "division by zero");
       if (ints) {
         int64_t x = a.as_int(), y = b.as_int();
+        if (y == -1) return Value(op == "//" ? sub_i(0, x, "//") : int64_t{0});  // INT64_MIN / -1 overflows
         int64_t q = x / y, r = x % y;
         if (r != 0 && ((r < 0) != (y < 0))) {
           --q;
@@ -662,9 +697,7 @@ class Interpreter {
       }
     } else if (op == "**") {
       if (ints && b.as_int() >= 0) {
-        int64_t r = 1, base = a.as_int();
-        for (int64_t i = 0; i < b.as_int() && i < 64; ++i) r *= base;
-        return Value(r);
+        return Value(pow_i(a.as_int(), b.as_int()));
       }
       if (nums) return Value(std::pow(a.as_double(), b.as_double()));
     }
@@ -998,7 +1031,7 @@ class Interpreter {
           std::string t = strip_chars(v.as_string(), Value(), true, true);
           long long i = std::stoll(t, &used);
           if (used == t.size()) return Value(static_cast<int64_t>(i));
-          return Value(static_cast<int64_t>(std::stod(t)));
+          return Value(Value::double_to_int(std::stod(t)));
         } catch (const std::exception&) {
         }
       }
@@ -1016,7 +1049,7 @@ class Interpreter {
       return def.is_undefined() ? Value(0.0) : def;
     }
     if (name == "abs") {
-      if (v.is_int()) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+      if (v.is_int()) return Value(v.as_int() < 0 ? sub_i(0, v.as_int(), "abs") : v.as_int());
       if (v.is_number()) return Value(std::fabs(v.as_double()));
       fail("abs needs a number");
     }
@@ -1164,7 +1197,7 @@ class Interpreter {
     if (name == "divisibleby") {
       Value n = args.get(0, "num");
       if (!v.is_int() || !n.is_int() || n.as_int() == 0) fail("'divisibleby' needs integers");
-      return v.as_int() % n.as_int() == 0;
+      return n.as_int() == -1 || v.as_int() % n.as_int() == 0;
     }
     if (name == "lower" || name == "upper") {
       if (!v.is_string()) return false;
@@ -1200,7 +1233,11 @@ class Interpreter {
              std::to_string(in.opt_.limits.max_steps));
       }
       ValueList out;
-      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+      for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+        out.emplace_back(i);
+        if (step > 0 ? i > INT64_MAX - step : i < INT64_MIN - step) break;  // the next would pass stop anyway
+        i += step;
+      }
       return Value::make_list(std::move(out));
     }));
     globals_.set("namespace", Value::make_function([](Interpreter&, CallArgs& args) {

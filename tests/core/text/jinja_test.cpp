@@ -54,6 +54,35 @@ TEST(Jinja, Arithmetic) {
   EXPECT_EQ(render("{{ 'ab' * 3 }} {{ [1] + [2] }} {{ 'a' + 'b' }}"), "ababab [1, 2] ab");
 }
 
+// Integers are int64: a result outside that range is a clear template error (Python would grow a big
+// integer), never undefined behaviour. The first case is the fuzzer's find: 9555 ** 615.
+TEST(Jinja, IntegerOverflowIsAnError) {
+  EXPECT_EQ(error_of("{{ 9555 ** 615 }}"), "jinja: 1:9: integer overflow in '**'");
+  EXPECT_NE(error_of("{{ 9223372036854775807 + 1 }}").find("integer overflow in '+'"), std::string::npos);
+  EXPECT_NE(error_of("{{ -9223372036854775807 - 2 }}").find("integer overflow in '-'"), std::string::npos);
+  EXPECT_NE(error_of("{{ 4294967296 * 4294967296 }}").find("integer overflow in '*'"), std::string::npos);
+  EXPECT_NE(error_of("{{ (-9223372036854775807 - 1) // -1 }}").find("integer overflow in '//'"), std::string::npos);
+  EXPECT_NE(error_of("{{ -(-9223372036854775807 - 1) }}").find("integer overflow in '-'"), std::string::npos);
+  EXPECT_NE(error_of("{{ (-9223372036854775807 - 1) | abs }}").find("integer overflow in 'abs'"), std::string::npos);
+  // The edges themselves, and the cases that do not overflow, keep Python's answers.
+  EXPECT_EQ(render("{{ 2 ** 62 }} {{ (-2) ** 63 }} {{ (-1) ** 65 }} {{ 1 ** 1000000 }} {{ 0 ** 0 }} {{ 3 ** 0 }}"),
+            "4611686018427387904 -9223372036854775808 -1 1 1 1");
+  EXPECT_EQ(render("{{ 9223372036854775806 + 1 }} {{ (-9223372036854775807 - 1) % -1 }} {{ 7 // -1 }}"),
+            "9223372036854775807 0 -7");
+  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) is divisibleby(-1) }} {{ 7 is divisibleby(-1) }}"), "True True");
+  // Floats out of int64's range saturate; NaN converts to 0.
+  EXPECT_EQ(render("{{ 1e300 | int }} {{ -1e300 | int }} {{ '1e300' | int }} {{ 2.9 | int }}"),
+            "9223372036854775807 -9223372036854775808 9223372036854775807 2");
+  // Ranges and slices that end near the int64 limits stop, they do not wrap.
+  EXPECT_EQ(render("{{ range(9223372036854775805, 9223372036854775807, 1) | list }}"),
+            "[9223372036854775805, 9223372036854775806]");
+  EXPECT_EQ(render("{{ range(9223372036854775806, 9223372036854775807, 9223372036854775807) | list }}"),
+            "[9223372036854775806]");
+  EXPECT_EQ(render("{{ [1, 2, 3][::9223372036854775807] }} {{ [1, 2, 3][::-9223372036854775807] }}"), "[1] [3]");
+  EXPECT_EQ(render("{{ 'ab' * 0 }}|{{ 'ab' * -3 }}|"), "||");
+  EXPECT_NE(error_of("{{ 'ab' * 9223372036854775807 }}").find("exceeds the limit"), std::string::npos);
+}
+
 TEST(Jinja, ComparisonsAndLogic) {
   EXPECT_EQ(render("{{ 1 < 2 }} {{ 'a' == 'a' }} {{ 1 == 1.0 }} {{ 2 >= 3 }} {{ 'b' != 'c' }}"),
             "True True True False True");
