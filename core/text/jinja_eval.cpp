@@ -107,6 +107,17 @@ int64_t mul_i(int64_t a, int64_t b, std::string_view op = "*") {
   if (__builtin_mul_overflow(a, b, &r)) overflow(op);
   return r;
 }
+// A run of decimal digits as an index; one too long for int64 is INT64_MAX (out of range for any
+// sequence), never an exception from std::stoll.
+int64_t digits_to_index(const std::string& digits) {
+  int64_t v = 0;
+  for (char c : digits) {
+    if (v > (INT64_MAX - 9) / 10) return INT64_MAX;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 // base ** e for e >= 0, by squaring.
 int64_t pow_i(int64_t base, int64_t e) {
   if (base == 0) return e == 0 ? 1 : 0;
@@ -941,8 +952,8 @@ class Interpreter {
           v = auto_idx < args.positional.size() ? args.positional[auto_idx] : Value();
           ++auto_idx;
         } else if (std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          size_t k = std::stoul(field);
-          v = k < args.positional.size() ? args.positional[k] : Value();
+          const int64_t k = digits_to_index(field);
+          v = k < static_cast<int64_t>(args.positional.size()) ? args.positional[static_cast<size_t>(k)] : Value();
         } else {
           v = args.get(SIZE_MAX, field);
         }
@@ -966,7 +977,7 @@ class Interpreter {
       size_t e = path.find('.', b);
       std::string part = path.substr(b, e == std::string::npos ? std::string::npos : e - b);
       bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-      cur = cur.is_dict() ? cur.get(part) : numeric ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part)))) : Value();
+      cur = cur.is_dict() ? cur.get(part) : numeric ? get_item(cur, Value(digits_to_index(part))) : Value();
       if (e == std::string::npos) return cur;
       b = e + 1;
     }
