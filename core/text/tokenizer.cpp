@@ -293,8 +293,16 @@ std::string Tokenizer::token_to_piece(int32_t id, bool render_special) const {
   if (t == TokenType::unused) return {};
   if (vocab_.type == VocabType::spm) {
     if (t == TokenType::byte) {
-      if (text.size() == 6 && text.starts_with("<0x") && text.back() == '>') {
-        return std::string(1, static_cast<char>(std::stoi(text.substr(3, 2), nullptr, 16)));
+      // "<0xAB>" is the byte 0xAB; a byte token spelled any other way (a malformed vocabulary) prints as
+      // its text rather than throwing from the middle of a reply.
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+      };
+      if (text.size() == 6 && text.starts_with("<0x") && text.back() == '>' && hex(text[3]) >= 0 && hex(text[4]) >= 0) {
+        return std::string(1, static_cast<char>(hex(text[3]) * 16 + hex(text[4])));
       }
       return text;
     }

@@ -81,6 +81,18 @@ TEST(SpmTokenizer, ByteFallbackSpacePrefixAndSpecials) {
   EXPECT_TRUE(tok.is_eog(2));
 }
 
+// A byte token must be spelled <0xAB> (either case); a malformed one from a broken vocabulary prints as
+// its own text instead of throwing in the middle of a reply.
+TEST(SpmTokenizer, MalformedByteTokenDecodesAsText) {
+  Vocab v = spm_vocab();
+  v.tokens[3 + 0x41] = "<0xZZ>";
+  v.tokens[3 + 0x42] = "<0x4a>";
+  const Tokenizer tok(std::move(v));
+  EXPECT_EQ(tok.token_to_piece(3 + 0x41, false), "<0xZZ>");
+  EXPECT_EQ(tok.token_to_piece(3 + 0x42, false), "J");
+  EXPECT_EQ(tok.token_to_piece(3 + 0x43, false), "C");
+}
+
 // BPE vocab over the GPT-2 byte map: "Ġ" is space.
 Vocab bpe_vocab(PreType pre, bool ignore_merges) {
   Vocab v;
