@@ -671,7 +671,9 @@ class Interpreter {
       const Value& count = (a.is_string() || a.is_list()) ? b : a;
       if ((seq.is_string() || seq.is_list()) && (count.is_int() || count.is_bool())) {
         // Counts are capped before multiplying, so the size check cannot be fooled by a wrapped product.
+        // An empty sequence repeated any number of times is empty: no loop over the count.
         int64_t k = std::clamp<int64_t>(count.as_int(), 0, int64_t{1} << 32);
+        if (seq.is_string() ? seq.as_string().empty() : seq.list().empty()) k = 0;
         if (seq.is_string()) {
           check_size(static_cast<uint64_t>(k) * seq.as_string().size());
           std::string out;

@@ -81,6 +81,8 @@ TEST(Jinja, IntegerOverflowIsAnError) {
   EXPECT_EQ(render("{{ [1, 2, 3][::9223372036854775807] }} {{ [1, 2, 3][::-9223372036854775807] }}"), "[1] [3]");
   EXPECT_EQ(render("{{ 'ab' * 0 }}|{{ 'ab' * -3 }}|"), "||");
   EXPECT_NE(error_of("{{ 'ab' * 9223372036854775807 }}").find("exceeds the limit"), std::string::npos);
+  // An empty sequence times a huge count is empty at once (the fuzzer's timeout: 477781 * 478771 * []).
+  EXPECT_EQ(render("{{ 477781 * 478771 * [] }}|{{ '' * 4294967296 }}|{{ [] * 9223372036854775807 }}"), "[]||[]");
   // Indices written as digits inside strings, too long for int64, are out of range, not exceptions.
   EXPECT_EQ(render("{{ '<{99999999999999999999999}>{0}'.format('a') }}"), "<>a");
   EXPECT_EQ(error_of("{{ [[5]] | map(attribute='99999999999999999999') | list }}"), "");
