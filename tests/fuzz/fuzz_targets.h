@@ -28,5 +28,6 @@ int spm_tokenizer(const uint8_t* data, size_t size);        // SPM encode/decode
 int bpe_tokenizer(const uint8_t* data, size_t size);        // byte-level BPE encode/decode + detokenizer
 int chat_template(const uint8_t* data, size_t size);        // ChatTemplate::parse + render
 int hf_api(const uint8_t* data, size_t size);               // Hugging Face answer parsers (Qt)
+int engine_load(const uint8_t* data, size_t size);          // Engine::load of a GGUF file + a short reply
 
 }  // namespace alap::fuzz

@@ -3,6 +3,7 @@
 //   fuzz_seed_maker tests/fuzz/corpus
 // Not a fuzzer; the corpus files are committed and small (a few KB per target).
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "alap/kernels/dtype.h"
+#include "alap/kernels/quant.h"
 #include "core/gguf/gguf.h"
 
 namespace {
@@ -199,6 +202,115 @@ void hf_seeds(const fs::path& dir) {
   put(dir, "not_array.json", R"({"error":"Repository not found"})");
 }
 
+// Tiny whole models for engine_load_fuzz (byte 0: the harness's flags, then the GGUF file). Weights
+// are a fixed sine pattern, matrices in `dt`; an SPM vocabulary of a few pieces.
+struct TinyShape {
+  const char* arch;
+  DType dt;
+  int64_t E, H, Hk, D, F, L;
+  bool biases, tied, with_template;
+};
+
+std::vector<uint8_t> tiny_model(const TinyShape& t) {
+  Writer w;
+  const std::string a = t.arch;
+  const std::vector<std::string> tokens{"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "\xE2\x96\x81" "a", "a", "b",
+                                        "ab", "\xE2\x96\x81" "ab", "\n", "user"};
+  std::vector<int32_t> types(tokens.size(), 1);
+  types[0] = 2;
+  for (int i = 1; i <= 4; ++i) types[static_cast<size_t>(i)] = 3;
+  std::vector<float> scores(tokens.size());
+  for (size_t i = 0; i < scores.size(); ++i) scores[i] = -static_cast<float>(i);
+  const auto u32 = [](int64_t v) { return Value::u32(static_cast<uint32_t>(v)); };
+  w.set("general.architecture", Value::string(a));
+  w.set("general.name", Value::string("fuzz " + a));
+  w.set(a + ".context_length", u32(64));
+  w.set(a + ".embedding_length", u32(t.E));
+  w.set(a + ".block_count", u32(t.L));
+  w.set(a + ".feed_forward_length", u32(t.F));
+  w.set(a + ".attention.head_count", u32(t.H));
+  w.set(a + ".attention.head_count_kv", u32(t.Hk));
+  w.set(a + ".attention.key_length", u32(t.D));
+  w.set(a + ".attention.value_length", u32(t.D));
+  w.set(a + ".rope.dimension_count", u32(t.D));
+  w.set(a + ".attention.layer_norm_rms_epsilon", Value::f32(1e-6f));
+  w.set(a + ".rope.freq_base", Value::f32(10000.0f));
+  w.set("tokenizer.ggml.model", Value::string("llama"));
+  w.set("tokenizer.ggml.tokens", Value::array_of_strings(tokens));
+  w.set("tokenizer.ggml.scores", Value::array_of_f32(scores));
+  w.set("tokenizer.ggml.token_type", Value::array_of_i32(types));
+  w.set("tokenizer.ggml.bos_token_id", Value::u32(1));
+  w.set("tokenizer.ggml.eos_token_id", Value::u32(2));
+  w.set("tokenizer.ggml.unknown_token_id", Value::u32(0));
+  if (t.with_template) {
+    w.set("tokenizer.chat_template",
+          Value::string("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"));
+  }
+  int salt = 0;
+  const auto values = [&](int64_t n, float center, float spread) {
+    std::vector<float> v(static_cast<size_t>(n));
+    ++salt;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = center + spread * std::sin(0.7f * static_cast<float>(i) + static_cast<float>(salt));
+    return v;
+  };
+  const auto f32 = [&](const std::string& name, std::vector<float> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    w.add_tensor(name, DType::f32, {n},
+                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)));
+  };
+  const auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {  // ne = {cols, rows}
+    const std::vector<float> v = values(cols * rows, 0.0f, 1.0f / std::sqrt(static_cast<float>(cols)));
+    const size_t row_bytes = alap::kernels::dtype_row_bytes(*alap::kernels::dtype_info(static_cast<uint32_t>(t.dt)),
+                                                            static_cast<uint64_t>(cols));
+    std::vector<uint8_t> bytes(row_bytes * static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      alap::kernels::quantize_row(t.dt, v.data() + r * cols, bytes.data() + static_cast<size_t>(r) * row_bytes,
+                                  static_cast<size_t>(cols));
+    }
+    w.add_tensor(name, t.dt, {cols, rows}, bytes);
+  };
+  const int64_t V = static_cast<int64_t>(tokens.size());
+  matrix("token_embd.weight", t.E, V);
+  f32("output_norm.weight", values(t.E, 1.0f, 0.1f));
+  if (!t.tied) matrix("output.weight", t.E, V);
+  for (int64_t l = 0; l < t.L; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    f32(b + "attn_norm.weight", values(t.E, 1.0f, 0.1f));
+    matrix(b + "attn_q.weight", t.E, t.H * t.D);
+    matrix(b + "attn_k.weight", t.E, t.Hk * t.D);
+    matrix(b + "attn_v.weight", t.E, t.Hk * t.D);
+    if (t.biases) {
+      f32(b + "attn_q.bias", values(t.H * t.D, 0.0f, 0.1f));
+      f32(b + "attn_k.bias", values(t.Hk * t.D, 0.0f, 0.1f));
+      f32(b + "attn_v.bias", values(t.Hk * t.D, 0.0f, 0.1f));
+    }
+    matrix(b + "attn_output.weight", t.H * t.D, t.E);
+    f32(b + "ffn_norm.weight", values(t.E, 1.0f, 0.1f));
+    matrix(b + "ffn_gate.weight", t.E, t.F);
+    matrix(b + "ffn_up.weight", t.E, t.F);
+    matrix(b + "ffn_down.weight", t.F, t.E);
+  }
+  return w.to_bytes();
+}
+
+void engine_seeds(const fs::path& dir) {
+  const auto with_flags = [](uint8_t flags, std::vector<uint8_t> file) {
+    file.insert(file.begin(), flags);
+    return file;
+  };
+  // llama, f16 matrices, head_dim 8: the f16 cache, raw prompt, greedy.
+  put(dir, "llama_f16.bin", with_flags(0x40, tiny_model({"llama", DType::f16, 16, 2, 1, 8, 16, 1, false, false, false})));
+  // qwen2 with biases, Q8_0 matrices, tied output, head_dim 32: the k8 cache, chat through the template.
+  put(dir, "qwen2_q8_0_k8.bin", with_flags(0x28, tiny_model({"qwen2", DType::q8_0, 32, 2, 1, 32, 32, 1, true, true, true})));
+  // two layers, Q4_0, head_dim 32: k8v8, chat without a template (the ChatML fallback), sampled.
+  put(dir, "llama_q4_0_k8v8.bin", with_flags(0x31, tiny_model({"llama", DType::q4_0, 32, 2, 1, 32, 32, 2, false, false, false})));
+  // a file the engine refuses: the last tensor's data cut short.
+  std::vector<uint8_t> cut = tiny_model({"llama", DType::f16, 16, 2, 1, 8, 16, 1, false, false, false});
+  cut.resize(cut.size() - 40);
+  put(dir, "truncated.bin", with_flags(0x00, std::move(cut)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,5 +325,6 @@ int main(int argc, char** argv) {
   bpe_seeds(root / "bpe_tokenizer_fuzz");
   template_seeds(root / "chat_template_fuzz");
   hf_seeds(root / "hf_api_fuzz");
+  engine_seeds(root / "engine_load_fuzz");
   return 0;
 }

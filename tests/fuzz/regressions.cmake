@@ -28,6 +28,11 @@ if(TARGET alap_core_text)
   list(APPEND harness_libs alap_fuzz_text)
   list(APPEND harness_defs ALAP_FUZZ_HAVE_TEXT=1)
 endif()
+if(TARGET alap_core_engine)
+  alap_fuzz_harness(engine alap_core_engine ${ALAP_FUZZ_DIR}/targets/engine_load.cpp)
+  list(APPEND harness_libs alap_fuzz_engine)
+  list(APPEND harness_defs ALAP_FUZZ_HAVE_ENGINE=1)
+endif()
 # The Hugging Face answer parsers live in the app's download engine (Qt Core + Network); their
 # two sources are compiled here directly so the harness does not need the whole download library.
 set(hf_sources ${PROJECT_SOURCE_DIR}/app/src/download/hf_api.cpp ${PROJECT_SOURCE_DIR}/app/src/download/download_types.cpp)

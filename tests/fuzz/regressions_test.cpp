@@ -70,6 +70,9 @@ TEST(FuzzRegressions, BpeTokenizer) { EXPECT_GE(replay("bpe_tokenizer_fuzz", bpe
 TEST(FuzzRegressions, ChatTemplate) { EXPECT_GE(replay("chat_template_fuzz", chat_template), 3u); }
 #endif
 
+#ifdef ALAP_FUZZ_HAVE_ENGINE
+TEST(FuzzRegressions, EngineLoad) { EXPECT_GE(replay("engine_load_fuzz", engine_load), 3u); }
+#endif
 #ifdef ALAP_FUZZ_HAVE_HF
 TEST(FuzzRegressions, HfApi) { EXPECT_GE(replay("hf_api_fuzz", hf_api), 3u); }
 #endif

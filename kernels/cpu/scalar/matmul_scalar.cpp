@@ -2,6 +2,7 @@
 // scalar rule for quantising activations to int8 blocks (which every variant reproduces byte for
 // byte). Plain loops by design; the fast variants in avx2/ and *vnni/ are tested against it.
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "cpu_variants.h"
@@ -40,7 +41,10 @@ void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float
     const float id = db != 0.0f ? 1.0f / db : 0.0f;
     int32_t sum = 0;
     for (int l = 0; l < 32; ++l) {
-      const int v = static_cast<int>(std::nearbyint(src[l] * id));
+      // The SIMD conversion's rule (cvtps2dq): NaN or a value outside int32 gives INT32_MIN, here
+      // without an undefined float-to-int conversion; the clamp then makes it -127 in both.
+      const float r = std::nearbyint(src[l] * id);
+      const int v = (r >= -2147483648.0f && r < 2147483648.0f) ? static_cast<int>(r) : INT32_MIN;
       const int qc = v > 127 ? 127 : (v < -127 ? -127 : v);
       q[32 * i + l] = static_cast<int8_t>(qc);
       sum += qc;
