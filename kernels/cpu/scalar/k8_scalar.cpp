@@ -36,7 +36,9 @@ void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
     d[b] = f32_to_fp16(db);
     for (size_t i = 0; i < block; ++i) {
       const float v = db == 0.0f ? 0.0f : std::roundf(xb[i] / db);
-      q[b * block + i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+      // fmax/fmin, not clamp: a NaN (a NaN or infinite input) becomes -127 as on the GPU (fmaxf), never
+      // an undefined float-to-int8 conversion.
+      q[b * block + i] = static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));
     }
   }
 }

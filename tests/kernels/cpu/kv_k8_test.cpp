@@ -108,6 +108,21 @@ TEST(K8, ZeroBlockGivesZeroScaleAndQuants) {
   for (size_t i = 32; i < 64; ++i) EXPECT_EQ(back[i], 0.0f);
 }
 
+// A model gone numerically wrong must not make the cache writer undefined: a NaN is left out of the
+// block's max and stores -127 (the GPU writer's fmaxf rule); an infinity makes d infinite, its own
+// value NaN (-127) and the finite values 0. The other block is untouched.
+TEST(K8, NonFiniteValuesQuantiseDefined) {
+  std::vector<float> x(64, 0.5f);
+  x[3] = std::nanf("");
+  x[40] = INFINITY;
+  const Packed p = pack(x);
+  EXPECT_EQ(p.d[0], f32_to_fp16(0.5f / 127.0f));
+  EXPECT_EQ(p.q[3], -127);
+  EXPECT_EQ(p.q[0], 127);
+  EXPECT_EQ(p.q[40], -127);
+  EXPECT_EQ(p.q[41], 0);
+}
+
 TEST(K8, MaxMapsToPlusMinus127AndRoundTrips) {
   std::mt19937 rng(2);
   for (size_t head_dim : {size_t{16}, size_t{64}, size_t{128}}) {
