@@ -33,6 +33,8 @@ namespace alap::gpu {
 inline constexpr int kAttnMaxHeadDim = 256;  // head_dim a multiple of 32, at most this
 inline constexpr int kAttnMaxGroup = 16;     // query heads per KV head
 inline constexpr int kAttnMaxSplit = 128;    // flash-decoding splits of the context
+// 8-byte stamps per block that a -DALAP_ATTN_DIAG=4 build leaves in the scratch (attn_gpu_bench --stamps).
+inline constexpr int kAttnStampSlots = 24;
 
 // Launch flags of attn_decode_run_ex.
 // kAttnLaunchPdl: programmatic dependent launch (CUDA sm_90, matrix-unit kernels; ignored elsewhere,

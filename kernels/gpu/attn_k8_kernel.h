@@ -866,17 +866,42 @@ __device__ __forceinline__ float alap_cluster_load(unsigned cluster_addr) {
 #endif
   return x;
 }
-// DIAG 4: thread 0 writes the global timer (ns) into slot i of its block's 8 stamps, kept in an
-// unused corner of the scratch: the partial slots of splits 64..127 of the last query head.
+// DIAG 4: thread 0 writes the global timer (ns) into slot i of its block's kAttnStampSlots stamps, kept
+// in an unused corner of the scratch: the partial slots of splits 64..127 of the last query head (32·hd
+// 8-byte words; blocks past them stamp nothing). Slots 0-7: the phases below; 8: %smid + 1; 9: %nsmid;
+// 10-17: each warp's end of streaming (its lane 0, alap_attn_stamp_warp); 18-20: warp 0 starts the
+// tile at 1/4, 1/2, 3/4 of its tiles. Round 11: the SM map.
+__device__ __forceinline__ void alap_attn_stamp_put([[maybe_unused]] const attn_kernel_args& a, [[maybe_unused]] int hd,
+                                                    [[maybe_unused]] int i, [[maybe_unused]] unsigned long long v) {
+#if ALAP_ATTN_DIAG == 4
+  unsigned long long* st = reinterpret_cast<unsigned long long*>(a.part_o + (size_t(a.p.n_head - 1) * kAttnMaxSplit + 64) * hd);
+  const size_t blk = (size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  if ((blk + 1) * kAttnStampSlots <= size_t(32) * hd) st[blk * kAttnStampSlots + i] = v;
+#endif
+}
+__device__ __forceinline__ unsigned long long alap_global_ns() {
+  unsigned long long t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
 __device__ __forceinline__ void alap_attn_stamp([[maybe_unused]] const attn_kernel_args& a, [[maybe_unused]] int hd,
                                                 [[maybe_unused]] int i, [[maybe_unused]] unsigned long long value = 1ull) {
 #if ALAP_ATTN_DIAG == 4
   if (threadIdx.x != 0) return;
-  unsigned long long t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-  unsigned long long* st = reinterpret_cast<unsigned long long*>(a.part_o + (size_t(a.p.n_head - 1) * kAttnMaxSplit + 64) * hd);
-  const size_t blk = (size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-  st[blk * 8 + i] = value ? t : 0ull;
+  alap_attn_stamp_put(a, hd, i, value ? alap_global_ns() : 0ull);
+  if (i == 0) {
+    unsigned sm = 0, nsm = 0;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+    asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
+    alap_attn_stamp_put(a, hd, 8, sm + 1ull);
+    alap_attn_stamp_put(a, hd, 9, nsm);
+  }
+#endif
+}
+__device__ __forceinline__ void alap_attn_stamp_warp([[maybe_unused]] const attn_kernel_args& a, [[maybe_unused]] int hd,
+                                                     [[maybe_unused]] int warp) {
+#if ALAP_ATTN_DIAG == 4
+  if (threadIdx.x % 32 == 0 && warp < 8) alap_attn_stamp_put(a, hd, 10 + warp, alap_global_ns());
 #endif
 }
 __device__ __forceinline__ float alap_exp2(float x) {  // 2^x, ex2.approx (2 ulp); 2^-inf = 0
@@ -1141,7 +1166,15 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
 
   int stage = 0;
   bool first_tile = true;
+  [[maybe_unused]] const int n_tiles0 = (end - begin + kStep - 1) / kStep;  // warp 0's tiles (DIAG 4)
+  [[maybe_unused]] int it = 0;
   for (int tile = begin + warp * kMmaRows; tile < end; tile += kStep) {
+    if constexpr (ALAP_ATTN_DIAG == 4) {  // warp 0 reaches 1/4, 1/2, 3/4 of its tiles (slots 18-20)
+#pragma unroll
+      for (int k = 1; k <= 3; ++k)
+        if (it == k * n_tiles0 / 4) alap_attn_stamp(a, HD, 17 + k);
+      ++it;
+    }
     issue(t_issue, stage == 0 ? T::kStages - 1 : stage - 1);
     t_issue += kStep;
     alap_cp_async_wait<T::kStages - 1>();  // this lane's copies of this tile have landed
@@ -1340,6 +1373,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     stage = stage == T::kStages - 1 ? 0 : stage + 1;
   }
   alap_attn_stamp(a, HD, 3);  // warp 0 done streaming
+  alap_attn_stamp_warp(a, HD, warp);
   alap_cp_async_wait<0>();    // no copy outlives the loop
 
   // Merge the warps. Lane (g, t) holds, for head 4hh + t, dims m = g and g + 8 of each Vᵀ tile

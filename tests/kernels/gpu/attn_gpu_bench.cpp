@@ -10,6 +10,7 @@
 // Usage:
 //   attn_gpu_bench [--ctx 1024,4096,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] [--no-step]
 //                  [--no-copy] [--stamps]   (stamps: with a library built with -DALAP_ATTN_DIAG=4, per-block phase times)
+//                  [--stamp-dump N] (DIAG 4: every block's stamps and SM, N calls) [--gpc-map] (nvcc builds: SMs by GPC)
 //   --sweep: forced split counts 8..32 at each --ctx (graph times)
 //   --prefill-only: no decode timings; the prefill attention (k8, k8v8, f16) in three model geometries
 //                   only, scalar kernels against the default (matrix-unit) dispatch
@@ -180,28 +181,33 @@ struct cache_copy {
   uint16_t* vd = nullptr;
 };
 
-// --stamps: the %globaltimer stamps that a -DALAP_ATTN_DIAG=4 build leaves in the scratch (8 per block,
-// at the partial slots of splits 64..127 of the last query head) after the last call of a graph:
-// per phase, min / median / max over the blocks of (stamp − earliest block start), µs.
-void print_stamps(const void* scratch, int mode, int ctx) {
-  constexpr int kMaxBlocks = 512;
-  std::vector<unsigned long long> st(size_t(kMaxBlocks) * 8);
+// --stamps: the %globaltimer stamps that a -DALAP_ATTN_DIAG=4 build leaves in the scratch
+// (kAttnStampSlots per block, at the partial slots of splits 64..127 of the last query head) after the
+// last call of a graph: per phase, min / median / max over the blocks of (stamp − earliest block start), µs.
+constexpr int kStampBlocks = 32 * kHeadDim / alap::gpu::kAttnStampSlots;
+std::vector<unsigned long long> read_stamps(const void* scratch) {
+  std::vector<unsigned long long> st(size_t(kStampBlocks) * alap::gpu::kAttnStampSlots);
   const char* base = static_cast<const char*>(scratch) +
                      sizeof(float) * (size_t(kHeads - 1) * alap::gpu::kAttnMaxSplit + 64) * kHeadDim;
   ALAP_GPU_CHECK(alap_gpu_memcpy(st.data(), base, st.size() * sizeof(unsigned long long), alap_gpu_memcpy_d2h));
+  return st;
+}
+void print_stamps(const void* scratch, int mode, int ctx) {
+  constexpr int S = alap::gpu::kAttnStampSlots;
+  const std::vector<unsigned long long> st = read_stamps(scratch);
   unsigned long long t0 = ~0ull;
   int n = 0;
-  for (int b = 0; b < kMaxBlocks; ++b)
-    if (st[size_t(b) * 8] != 0) {
-      t0 = std::min(t0, st[size_t(b) * 8]);
+  for (int b = 0; b < kStampBlocks; ++b)
+    if (st[size_t(b) * S] != 0) {
+      t0 = std::min(t0, st[size_t(b) * S]);
       ++n;
     }
   static const char* names[8] = {"start", "q ready", "1st tile", "warp0 done", "all done", "partials", "counted", "merged"};
   std::printf("stamps %-4s %6d (%d blocks; min/median/max us after the first start):", mode_name(mode), ctx, n);
   for (int i = 0; i < 8; ++i) {
     std::vector<double> v;
-    for (int b = 0; b < kMaxBlocks; ++b)
-      if (st[size_t(b) * 8] != 0 && st[size_t(b) * 8 + i] != 0) v.push_back(double(st[size_t(b) * 8 + i] - t0) / 1000.0);
+    for (int b = 0; b < kStampBlocks; ++b)
+      if (st[size_t(b) * S] != 0 && st[size_t(b) * S + i] != 0) v.push_back(double(st[size_t(b) * S + i] - t0) / 1000.0);
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
     std::printf(" | %s %.2f/%.2f/%.2f", names[i], v.front(), v[v.size() / 2], v.back());
@@ -209,8 +215,113 @@ void print_stamps(const void* scratch, int mode, int ctx) {
   std::printf("\n");
 }
 
+// --stamp-dump N (round 11, the SM map): N times, 4 calls back to back then the last one's stamps, one
+// line per block: "sdump mode ctx call kv split sm start q first w0done alldone partials counted merged
+// | the 8 warps' ends | warp 0 at 1/4, 1/2, 3/4 of its tiles" (µs after that call's earliest block start;
+// -1 = not stamped).
+void dump_stamps(const void* scratch, int mode, int ctx, int call) {
+  constexpr int S = alap::gpu::kAttnStampSlots;
+  const std::vector<unsigned long long> st = read_stamps(scratch);
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < kStampBlocks; ++b)
+    if (st[size_t(b) * S] != 0) t0 = std::min(t0, st[size_t(b) * S]);
+  const auto us = [&](unsigned long long t) { return t == 0 ? -1.0 : double(t - t0) / 1000.0; };
+  for (int b = 0; b < kStampBlocks; ++b) {
+    const unsigned long long* s = st.data() + size_t(b) * S;
+    if (s[0] == 0) continue;
+    std::printf("sdump %s %d %d %d %d %d", mode_name(mode), ctx, call, b % kKvHeads, b / kKvHeads, int(s[8]) - 1);
+    for (int i = 0; i < 8; ++i) std::printf(" %.3f", us(s[i]));
+    std::printf(" |");
+    for (int w = 0; w < 8; ++w) std::printf(" %.3f", us(s[10 + w]));
+    std::printf(" | %.3f %.3f %.3f\n", us(s[18]), us(s[19]), us(s[20]));
+  }
+}
+
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+// --gpc-map (round 11; nvcc builds only, the CMake build compiles this file as C++): which SMs share a
+// GPC. A thread-block cluster always runs on one GPC, so each cluster of C blocks (one block an SM: 200 KB
+// of shared memory each) names C SMs of one GPC; SMs that shared any cluster are joined (union-find) over
+// full-device launches of C = 16, 12, 9, 8, 6, 5, 4, 3, 2. Limit: SMs that never shared a cluster stay
+// apart, so a GPC may come out in pieces, but two GPCs never come out as one.
+__global__ void gpc_probe_kernel(int* sm_of_block) {
+  unsigned sm = 0;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+  if (threadIdx.x == 0) sm_of_block[blockIdx.x] = int(sm);
+  const long long t0 = clock64();
+  while (clock64() - t0 < 400000) {  // stay resident so the whole launch is one placement
+  }
+}
+
+void gpc_map() {
+  constexpr int kMaxSm = 1024;
+  constexpr size_t kSmem = 200 * 1024;
+  std::vector<int> parent(kMaxSm);
+  for (int i = 0; i < kMaxSm; ++i) parent[i] = i;
+  const auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<bool> seen(kMaxSm, false);
+  ALAP_GPU_CHECK(cudaFuncSetAttribute(gpc_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
+  ALAP_GPU_CHECK(cudaFuncSetAttribute(gpc_probe_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  int* d_sm = nullptr;
+  ALAP_GPU_CHECK(cudaMalloc(&d_sm, sizeof(int) * 4096));
+  for (const int c : {16, 12, 9, 8, 6, 5, 4, 3, 2}) {
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(c);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(unsigned(c));
+    cfg.blockDim = dim3(32);
+    cfg.dynamicSmemBytes = kSmem;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int n_clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&n_clusters, gpc_probe_kernel, &cfg) != cudaSuccess || n_clusters <= 0) {
+      (void)cudaGetLastError();
+      std::printf("gpcmap C=%d: not launchable\n", c);
+      continue;
+    }
+    cfg.gridDim = dim3(unsigned(n_clusters * c));
+    ALAP_GPU_CHECK(cudaLaunchKernelEx(&cfg, gpc_probe_kernel, d_sm));
+    ALAP_GPU_CHECK(cudaDeviceSynchronize());
+    std::vector<int> sm(size_t(n_clusters) * c);
+    ALAP_GPU_CHECK(cudaMemcpy(sm.data(), d_sm, sizeof(int) * sm.size(), cudaMemcpyDeviceToHost));
+    std::printf("gpcmap C=%d: %d clusters:", c, n_clusters);
+    for (int k = 0; k < n_clusters; ++k) {
+      std::printf(" [");
+      for (int j = 0; j < c; ++j) {
+        const int x = sm[size_t(k) * c + j];
+        if (x < 0 || x >= kMaxSm) continue;
+        seen[x] = true;
+        std::printf(j ? " %d" : "%d", x);
+        const int r0 = find(sm[size_t(k) * c]), r1 = find(x);
+        if (r0 >= 0 && r0 < kMaxSm) parent[r1] = r0;
+      }
+      std::printf("]");
+    }
+    std::printf("\n");
+  }
+  ALAP_GPU_CHECK(cudaFree(d_sm));
+  std::vector<std::vector<int>> groups(kMaxSm);
+  for (int i = 0; i < kMaxSm; ++i)
+    if (seen[i]) groups[find(i)].push_back(i);
+  int k = 0;
+  for (const auto& gr : groups)
+    if (!gr.empty()) {
+      std::printf("gpc %d (%zu SMs):", k++, gr.size());
+      for (const int x : gr) std::printf(" %d", x);
+      std::printf("\n");
+    }
+}
+#else
+void gpc_map() { std::printf("gpcmap: not built (needs an nvcc build of this file)\n"); }
+#endif
+
 result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t stream, bool step, bool stamps,
-                 bool same_copy) {
+                 bool same_copy, int stamp_dump) {
   const size_t vals = size_t(kKvHeads) * ctx * kHeadDim;
   const size_t per_copy = step_bytes(mode, ctx);
   const int copies = int(std::max<size_t>(2, (kRotateBytes + per_copy - 1) / per_copy));
@@ -315,6 +426,11 @@ result bench_one(int mode, int ctx, int reps, int n_split, alap_gpu_stream_t str
   r.bytes = per_copy;
   r.us_graph = 1000.0 * time_ms(stream, per, reps, true, [&](int i) { attend(i, 0u); });
   if (stamps) print_stamps(scratch, mode, ctx);
+  for (int c = 0; c < stamp_dump; ++c) {
+    for (int k = 0; k < 4; ++k) attend(4 * c + k, 0u);
+    ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+    dump_stamps(scratch, mode, ctx, c);
+  }
   r.us_stream = 1000.0 * time_ms(stream, per, reps, false, [&](int i) { attend(i, 0u); });
   r.us_pdl = 1000.0 * time_ms(stream, per, reps, true, [&](int i) { attend(i, alap::gpu::kAttnLaunchPdl); });
   if (step) {
@@ -431,7 +547,8 @@ void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, int mode, int
 int main(int argc, char** argv) {
   std::vector<int> ctxs = {1024, 4096, 16384, 32768, 131072};
   int reps = 50;
-  bool sweep = false, prefill = true, step = true, stamps = false, same_copy = true;
+  bool sweep = false, prefill = true, step = true, stamps = false, same_copy = true, gpc = false;
+  int stamp_dump = 0;
   std::vector<int> modes = {m_f16, m_k8, m_k8v8};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -456,13 +573,17 @@ int main(int argc, char** argv) {
       same_copy = false;
     } else if (a == "--stamps") {
       stamps = true;
+    } else if (a == "--stamp-dump" && i + 1 < argc) {
+      stamp_dump = std::atoi(argv[++i]);
+    } else if (a == "--gpc-map") {
+      gpc = true;
     } else if (a == "--mode" && i + 1 < argc) {
       const std::string m = argv[++i];
       modes = {m == "f16" ? m_f16 : (m == "k8" ? m_k8 : m_k8v8)};
     } else {
       std::fprintf(stderr,
                    "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] "
-                   "[--prefill-only] [--no-step] [--no-copy] [--stamps]\n");
+                   "[--prefill-only] [--no-step] [--no-copy] [--stamps] [--stamp-dump N] [--gpc-map]\n");
       return 2;
     }
   }
@@ -473,6 +594,7 @@ int main(int argc, char** argv) {
     ALAP_GPU_CHECK(alap_gpu_stream_create(&stream));
     std::printf("device: %s, %d multiprocessors, L2 %.0f MB\n", prop.name, prop.multiProcessorCount,
                 prop.l2CacheSize / 1e6);
+    if (gpc) gpc_map();
     const double copy = copy_gbps(stream, 20);
     std::printf("copy bandwidth (device-to-device, read+write): %.0f GB/s\n", copy);
     std::printf("geometry: %d query heads, %d KV heads, head_dim %d, batch 1; median of %d replays\n", kHeads,
@@ -487,7 +609,7 @@ int main(int argc, char** argv) {
     std::vector<result> all;
     for (int ctx : ctxs)
       for (int mode : modes) {
-        const result r = bench_one(mode, ctx, reps, 0, stream, step, stamps, same_copy);
+        const result r = bench_one(mode, ctx, reps, 0, stream, step, stamps, same_copy, stamp_dump);
         const double gbps = r.bytes / (r.us_graph * 1e3);
         std::printf("%-5s %7d %7d %10.2f %10.2f %8.2f %9.2f %8.0f %5.1f%% %7.2f %8.2f %10.2f %8.2f %8.2f %7.2f %8.2f %7.2f "
                     "%5.1f%%\n",
@@ -517,7 +639,7 @@ int main(int argc, char** argv) {
       for (int ctx : ctxs)
         for (int mode : modes)
           for (int ns : {8, 12, 16, 24, 32}) {
-            const result r = bench_one(mode, ctx, reps, ns, stream, false, false, false);
+            const result r = bench_one(mode, ctx, reps, ns, stream, false, false, false, 0);
             const double gbps = r.bytes / (r.us_graph * 1e3);
             std::printf("  %-5s ctx %6d n_split %3d: %8.2f us  %6.0f GB/s\n", mode_name(mode), ctx, ns, r.us_graph, gbps);
           }
