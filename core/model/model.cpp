@@ -92,6 +92,13 @@ Model Model::from_file(gguf::File file, const ModelOptions& options) {
   m.file_ = std::make_unique<gguf::File>(std::move(file));
   const gguf::File& f = *m.file_;
   m.hp_ = read_hparams(f);
+  // Each block has at least 9 tensors (2 norms, q, k, v, output, gate, up, down) beside the embedding
+  // and the output norm: a block count the file cannot hold is refused before the checks below
+  // list a spec for every one of its tensors.
+  if (const auto n_tensors = static_cast<int64_t>(f.tensors().size()); m.hp_.n_layer > (n_tensors - 2) / 9) {
+    throw ModelError(f.name() + ": block_count is " + std::to_string(m.hp_.n_layer) + " but the file holds only " +
+                     std::to_string(n_tensors) + " tensors (each block needs at least 9)");
+  }
   const ModelHParams& hp = m.hp_;
   const int64_t E = hp.n_embd, V = hp.n_vocab, F = hp.n_ff, H = hp.n_head, Hk = hp.n_head_kv;
   const int64_t Dk = hp.head_dim_k, Dv = hp.head_dim_v;

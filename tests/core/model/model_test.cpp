@@ -166,6 +166,19 @@ TEST(ModelRefuses, MissingTensorAndKey) {
   EXPECT_REFUSED(b, "missing required key llama.attention.layer_norm_rms_epsilon");
 }
 
+// A block count far beyond the tensors present is refused at once (a fuzzed file asked for a million
+// blocks and the checks listed 16 million tensor specs).
+TEST(ModelRefuses, BlockCountTheFileCannotHold) {
+  TinyFile tf = test::make_tiny(TinySpec{});
+  for (auto& kv : tf.kv)
+    if (kv.first == "llama.block_count") kv.second = gguf::Value::u32(1000000);
+  EXPECT_REFUSED(tf, "block_count is 1000000 but the file holds only");
+  TinyFile one_more = test::make_tiny(TinySpec{});
+  for (auto& kv : one_more.kv)
+    if (kv.first == "llama.block_count") kv.second = gguf::Value::u32(3);  // the file has 2 blocks, 21 tensors
+  EXPECT_REFUSED(one_more, "block_count is 3 but the file holds only 21 tensors");
+}
+
 TEST(ModelRefuses, WrongShape) {
   TinyFile tf = test::make_tiny(TinySpec{});
   test::TinyTensor* t = tf.find("blk.0.attn_k.weight");
