@@ -288,6 +288,16 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   pool.parallel_for_chunked(items, std::max<size_t>(1, items / (4 * T)), std::ref(tiles));
 }
 
+void CpuAttention::read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys) {
+  if (layer >= cache.n_layer() || n_keys == 0) return;
+  Dims d{};
+  d.Dk = cache.head_dim_k();
+  d.Dv = cache.head_dim_v();
+  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
+  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
+  read_first_block(cache, layer, d, 0, std::min({kKeyBlock, n_keys, cache.capacity()}));
+}
+
 size_t CpuAttention::scratch_bytes() const {
   size_t b = qq_.capacity() + qd_.capacity() * sizeof(uint16_t) + partials_.capacity() * sizeof(float);
   for (const Thread& th : threads_) {

@@ -309,6 +309,10 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     const LayerWeights& L = w.layers[first_layer + l];
     for_tokens(pool, n, [&](size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); });
     matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
+    // Decode: the layer's first key block on its way while RoPE and the cache store run. Nothing
+    // reads it ahead otherwise (eval model, one thread: ~5 us against ~1.6 us for the blocks after
+    // it; this takes ~1.6 us of that a layer, docs/bench/cpu.md "The eval model's token, part 3").
+    if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
     for_tokens(pool, n, [&](size_t t) {  // biases, q/k norms, RoPE, the token's K/V into the cache
       float* qt = &q[t * H * Dk];
       float* kt = &k[t * Hk * Dk];

@@ -150,7 +150,7 @@ void KvCache::store(size_t layer, size_t pos, const float* k, const float* v) {
       kernels::k8_quantize(k + g * dk, dk, q, d);
     } else {
       auto* h = reinterpret_cast<uint16_t*>(base + layout0_.k_offset) + row * dk;
-      kernels::f32_to_fp16_row(k + g * dk, h, dk);
+      kernels::kv_row_to_fp16(k + g * dk, dk, h);
     }
     if (v_packed()) {
       auto* q = reinterpret_cast<int8_t*>(base + layout0_.v_offset) + row * dv;
@@ -158,7 +158,7 @@ void KvCache::store(size_t layer, size_t pos, const float* k, const float* v) {
       kernels::k8_quantize(v + g * dv, dv, q, d);
     } else {
       auto* h = reinterpret_cast<uint16_t*>(base + layout0_.v_offset) + row * dv;
-      kernels::f32_to_fp16_row(v + g * dv, h, dv);
+      kernels::kv_row_to_fp16(v + g * dv, dv, h);
     }
   }
 }

@@ -51,6 +51,9 @@ struct AttnHeadsVariant {
                             float* out);
   void (*k8_accum_v_heads)(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                            size_t head_dim, size_t block, size_t n, float* out);
+  // The cache's per-token writes and the packed queries (kv_k8.h): k8_quantize and kv_row_to_fp16.
+  void (*k8_quantize)(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
+  void (*kv_row_to_fp16)(const float* x, size_t n, uint16_t* out);
 };
 
 namespace scalar {
@@ -64,6 +67,8 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
                        float* out);
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
+void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
+void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 }  // namespace scalar
 
 namespace avx2 {  // AVX2 + FMA + F16C; also used by the avxvnni variant
@@ -81,6 +86,9 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
 // is one k8_scores per head): what dispatch.cpp runs for the avx2 variant.
 void k8_scores_heads8(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                       size_t head_dim, size_t n, float scale, float* scores, size_t ld);
+// Also the AVX-512 table's (8 lanes serve a 32-value block well enough).
+void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
+void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 }  // namespace avx2
 
 namespace avxvnni {  // AVX2 + FMA + F16C + AVX-VNNI: the same loop with VEX vpdpbusd

@@ -259,6 +259,13 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   active_heads().k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
 }
 
+void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
+  checked_k8_block("k8_quantize", head_dim);
+  active_heads().k8_quantize(x, head_dim, q, d);
+}
+
+void kv_row_to_fp16(const float* x, size_t n, uint16_t* out) { active_heads().kv_row_to_fp16(x, n, out); }
+
 const char* cpu_variant_name() { return active().name; }
 
 void force_scalar_kernels(bool on) { g_override = on ? &scalar::kVariant : nullptr; }

@@ -724,6 +724,6 @@ void softmax_partial(float* x, size_t n, float* m, float* l) {
 }
 
 const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
-                                     &k8_accum_v_heads};
+                                     &k8_accum_v_heads, &avx2::k8_quantize, &avx2::kv_row_to_fp16};
 
 }  // namespace alap::kernels::avx512vnni

@@ -118,6 +118,6 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
 }
 
 const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
-                                     &k8_accum_v_heads};
+                                     &k8_accum_v_heads, &k8_quantize, &kv_row_to_fp16};
 
 }  // namespace alap::kernels::scalar

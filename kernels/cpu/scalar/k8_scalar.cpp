@@ -1,5 +1,6 @@
-// The int8-K cache rule of DESIGN.md "KV cache formats (normative)" in plain C++: quantise,
-// dequantise, and the scalar twin of the packed dot product. SIMD dots live in avx2/ and avx512_vnni/.
+// The int8-K cache rule of DESIGN.md "KV cache formats (normative)" in plain C++: quantise (and the
+// f16 cache's row store), dequantise, and the scalar twins of the packed dot product. SIMD dots and
+// the vector quantiser live in avx2/ and avx512_vnni/.
 #include <algorithm>
 #include <cmath>
 
@@ -26,7 +27,9 @@ size_t checked_block(const char* where, size_t head_dim) {
 }
 }  // namespace
 
-void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
+// The rule itself (the public k8_quantize dispatches: dispatch.cpp); the vector variants keep
+// these operations, so they write the same bytes.
+void scalar::k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
   const size_t block = checked_block("k8_quantize", head_dim);
   for (size_t b = 0; b < head_dim / block; ++b) {
     const float* xb = x + b * block;
@@ -41,6 +44,10 @@ void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
       q[b * block + i] = static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));
     }
   }
+}
+
+void scalar::kv_row_to_fp16(const float* x, size_t n, uint16_t* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = f32_to_fp16(x[i]);
 }
 
 void k8_dequantize(const int8_t* q, const uint16_t* d, size_t head_dim, float* x) {

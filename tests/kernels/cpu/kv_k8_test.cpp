@@ -2,7 +2,9 @@
 // quantisation rule, k8_dot against an explicit reference in every variant, k8_scores.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -204,4 +206,116 @@ TEST(K8, ScoresAreScaledDotsInEveryVariant) {
     }
   }
   set_cpu_variant("best");
+}
+
+// The quantiser is dispatched (the vector variants run 8 lanes with a truncation-built roundf):
+// every variant must write the scalar twin's bytes and scales, ties and edges included.
+TEST(K8, QuantiseIsTheScalarRuleInEveryVariant) {
+  std::mt19937 rng(5);
+  std::vector<std::vector<float>> inputs;
+  for (size_t head_dim : {size_t{8}, size_t{16}, size_t{32}, size_t{64}, size_t{128}, size_t{256}}) {
+    for (float scale : {1.0f, 1e-3f, 3e4f}) inputs.push_back(random_vec(head_dim, rng, scale));
+  }
+  // amax 127 makes d exactly 1: x/d = k + 0.5 are exact ties (roundf: away from zero, not to even).
+  std::vector<float> ties(64);
+  for (size_t i = 0; i < 64; ++i) ties[i] = (i % 2 ? -1.0f : 1.0f) * (static_cast<float>(i % 31) + 0.5f);
+  ties[0] = 127.0f;
+  ties[5] = 0.49999997f;
+  ties[6] = -0.49999997f;
+  ties[7] = -0.0f;
+  ties[8] = 126.5f;
+  ties[9] = -126.5f;
+  ties[33] = 127.0f;
+  ties[34] = 1e-42f;  // subnormal
+  ties[35] = -2.5f;
+  inputs.push_back(ties);
+  std::vector<float> tiny(64, 0.0f);  // block 0: d underflows to 0; block 1: subnormal d
+  tiny[1] = 1e-45f;
+  tiny[2] = -1e-45f;
+  for (size_t i = 32; i < 64; ++i) tiny[i] = static_cast<float>(static_cast<int>(i) - 48) * 1e-41f;
+  inputs.push_back(tiny);
+  std::vector<float> huge = random_vec(64, rng, 1e37f);
+  huge[3] = 3.4e38f;
+  huge[4] = -3.4e38f;
+  inputs.push_back(huge);
+  std::vector<float> odd(64, 0.25f);  // NaN beside finite values; an infinity
+  odd[10] = std::nanf("");
+  odd[11] = -std::nanf("");
+  odd[50] = -INFINITY;
+  odd[51] = 1.0f;
+  inputs.push_back(odd);
+  for (size_t r = 0; r < 40; ++r) {  // keys whose x/d land near .5 often: x = (k + 0.5 ± ulp)·amax/127
+    std::vector<float> x(64);
+    std::uniform_int_distribution<int> code(-127, 127), ulp(-2, 2);
+    const float amax = std::ldexp(1.0f + static_cast<float>(r) / 64.0f, static_cast<int>(r % 7) - 3);
+    for (size_t i = 0; i < 64; ++i) {
+      const float y = static_cast<float>(code(rng)) + 0.5f;
+      x[i] = std::nextafter(y * (amax / 127.0f), 0.0f) + static_cast<float>(ulp(rng)) * std::ldexp(amax, -30);
+    }
+    x[0] = amax;
+    x[32] = -amax;
+    inputs.push_back(x);
+  }
+  int checked = 0;
+  for (const auto& x : inputs) {
+    const size_t nb = x.size() / k8_block_size(x.size());
+    set_cpu_variant("scalar");
+    std::vector<int8_t> want_q(x.size());
+    std::vector<uint16_t> want_d(nb);
+    k8_quantize(x.data(), x.size(), want_q.data(), want_d.data());
+    for (const char* v : {"avx2", "avxvnni", "avx512vnni"}) {
+      if (!set_cpu_variant(v)) continue;
+      std::vector<int8_t> q(x.size() + 1, 55);
+      std::vector<uint16_t> d(nb + 1, 55);
+      k8_quantize(x.data(), x.size(), q.data(), d.data());
+      EXPECT_EQ(std::vector<int8_t>(q.begin(), q.end() - 1), want_q) << v << " head_dim " << x.size();
+      EXPECT_EQ(std::vector<uint16_t>(d.begin(), d.end() - 1), want_d) << v << " head_dim " << x.size();
+      EXPECT_EQ(q.back(), 55);
+      EXPECT_EQ(d.back(), 55);
+      ++checked;
+    }
+  }
+  set_cpu_variant("best");
+  // The ties themselves, from the rule: 2.5 -> 3, -2.5 -> -3, 126.5 -> 127, 0.49999997 -> 0.
+  const Packed t = pack(ties);
+  EXPECT_EQ(t.d[0], f32_to_fp16(1.0f));
+  EXPECT_EQ(t.q[2], 3);
+  EXPECT_EQ(t.q[35], -3);
+  EXPECT_EQ(t.q[8], 127);
+  EXPECT_EQ(t.q[9], -127);
+  EXPECT_EQ(t.q[5], 0);
+  EXPECT_EQ(t.q[1], -2);  // -1.5
+  EXPECT_GE(checked, 1);
+}
+
+// The f16 cache's row writer: f32_to_fp16 of each value in every variant (tails of every length).
+TEST(K8, CacheRowToFp16IsTheScalarRuleInEveryVariant) {
+  std::mt19937 rng(6);
+  std::vector<float> x(300);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (auto& e : x) e = std::bit_cast<float>(bits(rng));  // every exponent: subnormals, inf, NaN
+  const float edges[] = {65504.0f, 65519.99f, 65520.0f, -65520.0f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f,
+                         1.0f + 0x1p-11f, 1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 0x1.8p-10f, -0.0f, 0.0f, 0x1p-14f,
+                         0x1.ffcp-15f, INFINITY, -INFINITY, std::nanf(""), 1e-40f, 3.0f};
+  for (size_t i = 0; i < std::size(edges); ++i) x[i] = edges[i];
+  std::vector<uint16_t> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = f32_to_fp16(x[i]);
+  int checked = 0;
+  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
+    if (!set_cpu_variant(v)) continue;
+    for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{64}, size_t{300}}) {
+      for (size_t off : {size_t{0}, size_t{3}}) {
+        if (off + n > x.size()) continue;
+        std::vector<uint16_t> out(n + 1, 0xABCD);
+        kv_row_to_fp16(x.data() + off, n, out.data());
+        EXPECT_EQ(std::vector<uint16_t>(out.begin(), out.end() - 1),
+                  std::vector<uint16_t>(want.begin() + off, want.begin() + off + n))
+            << v << " n " << n << " off " << off;
+        EXPECT_EQ(out.back(), 0xABCD);
+        ++checked;
+      }
+    }
+  }
+  set_cpu_variant("best");
+  EXPECT_GE(checked, 12);
 }

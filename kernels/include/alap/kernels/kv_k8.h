@@ -13,7 +13,12 @@ namespace alap::kernels {
 size_t k8_block_size(size_t head_dim);
 
 // Quantises one head vector x[head_dim] into q[head_dim] and d[head_dim / block] (fp16 bits).
+// Dispatched like the attention kernels: the vector variants write the scalar twin's bytes.
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
+
+// An f16 cache row: out[i] = f32_to_fp16(x[i]) (alap/kernels/fp16.h) for i < n; F16C in the vector
+// variants, the same bits.
+void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 
 // Dequantises one head vector (for tests and the f16 comparison path).
 void k8_dequantize(const int8_t* q, const uint16_t* d, size_t head_dim, float* x);
