@@ -1079,8 +1079,8 @@
         <translation>ক্যাশ মোড</translation>
     </message>
     <message>
-        <source>Threads (0: all cores)</source>
-        <translation>থ্রেড (০: সব কোর)</translation>
+        <source>Threads (0: one per physical core)</source>
+        <translation>থ্রেড (০: প্রতি ফিজিক্যাল কোরে একটি)</translation>
     </message>
     <message>
         <source>GPU layers</source>

@@ -15,8 +15,9 @@
 
 namespace alap::cli {
 
-// -m/--model (required), --cache, --ctx, --threads, --gpu-layers N|-1|auto. Problems are collected
-// in `error` (first one wins); the rest of the options stay for the caller to read.
+// -m/--model (required), --cache, --ctx, --threads (>= 1; without it, one per physical core:
+// LoadParams::n_threads = 0), --gpu-layers N|-1|auto. Problems are collected in `error` (first one
+// wins); the rest of the options stay for the caller to read.
 struct LoadOptions {
   std::string model;
   LoadParams params;

@@ -21,7 +21,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: alap-cli serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--max-queue 8]\n"
     "                      [--ctx N] [--cache f16|k8|k8v8] [--threads N] [--gpu-layers N]\n"
-    "  --port 0 picks a free port; the key may also come from ALAP_API_KEY.\n";
+    "  --port 0 picks a free port; the key may also come from ALAP_API_KEY.\n"
+    "  Without --threads, one thread per physical core this process may run on.\n";
 
 bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;

@@ -47,7 +47,7 @@ struct LoadParams {
   CacheMode cache_mode = CacheMode::f16;  // used when cache_mode_default is false
   // The person did not choose a mode: k8 when layers run on the GPU, f16 on the CPU (DESIGN.md).
   bool cache_mode_default = false;
-  size_t n_threads = 0;                   // 0: std::thread::hardware_concurrency()
+  size_t n_threads = 0;                   // 0: physical_core_count() (core/runtime/cpu_topology.h)
   // Layers on the GPU (libalap_gpu.so, core/runtime/gpu_backend.h): 0 = CPU only; N > 0 = the
   // first N (N >= the model's layers: all of them); -1 = as many as fit the device's free memory
   // beside the cache for n_ctx (5% kept free). When no GPU is usable the model runs on the CPU and

@@ -29,7 +29,7 @@ struct PerplexityParams {
   size_t n_ctx = 512;        // window length in tokens (>= 4)
   CacheMode mode = CacheMode::f16;  // perplexity: the cache to evaluate; kv_compare: the mode set against f16
   size_t max_chunks = 0;     // 0: every whole window of the text
-  size_t n_threads = 0;      // 0: hardware concurrency
+  size_t n_threads = 0;      // 0: one per physical core (physical_core_count())
   const std::atomic<bool>* cancel = nullptr;  // checked between windows; throws EngineError when set
 };
 

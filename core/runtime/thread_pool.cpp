@@ -145,7 +145,7 @@ struct ThreadPool::Impl {
 };
 
 ThreadPool::ThreadPool(size_t n_threads) : impl_(std::make_unique<Impl>()) {
-  if (n_threads == 0) n_threads = std::max(1u, std::thread::hardware_concurrency());
+  if (n_threads == 0) n_threads = physical_core_count();
   n_threads_ = n_threads;
   impl_->n_threads = n_threads;
   impl_->workers.reserve(n_threads - 1);

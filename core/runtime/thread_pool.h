@@ -10,12 +10,15 @@
 #include <functional>
 #include <memory>
 
+#include "core/runtime/cpu_topology.h"  // physical_core_count(): the n_threads = 0 default
+
 namespace alap {
 
 class ThreadPool {
  public:
   // n_threads counts the calling thread: 1 = no workers (everything runs inline);
-  // 0 = std::thread::hardware_concurrency().
+  // 0 = physical_core_count(), one thread per physical core this process may run on (SMT
+  // siblings and CPUs outside its affinity mask not counted).
   explicit ThreadPool(size_t n_threads = 1);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -173,7 +173,7 @@ Dialog {
             }
             SettingSlider {
                 settings: root.settings
-                label: qsTr("Threads (0: all cores)")
+                label: qsTr("Threads (0: one per physical core)")
                 from: 0
                 to: 64
                 stepSize: 1
