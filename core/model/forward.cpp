@@ -4,6 +4,7 @@
 // RoPE table per batch, and scratch held across calls so decode allocates nothing.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -56,10 +57,25 @@ struct ActScratch {
 // machine a worker the OS has not scheduled yet leaves its chunks to the threads that run. But
 // each chunk is a stream started from cold memory, so a decode chunk is at least kChunkBytes of
 // weights (a 30M model's two-thread token: ~15% faster than with 8 chunks a thread), and at most 8
-// a thread for large products. Prefill re-lays its activations out per call: 2 chunks a thread.
+// a thread for large products. A product smaller than a kChunkBytes chunk a thread is cut into
+// pieces of at least kMinChunkBytes, so it wakes only the threads whose share is worth a call's
+// synchronisation (session 10, a 16-core machine: every thread joining every call of a 30M model's
+// token made 16 threads slower than 8). ALAP_MIN_CHUNK_KB overrides it, for measuring. Prefill
+// re-lays its activations out per call: 2 chunks a thread.
 constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
+uint64_t min_chunk_bytes() {
+  static const uint64_t bytes = [] {
+    long kb = 32;
+    if (const char* e = std::getenv("ALAP_MIN_CHUNK_KB")) kb = std::max(1L, std::strtol(e, nullptr, 10));
+    return static_cast<uint64_t>(kb) << 10;
+  }();
+  return bytes;
+}
 size_t n_chunks(uint64_t total_bytes, size_t n_tok, size_t n_threads) {
   if (n_tok > 1) return 2 * n_threads;
+  if (total_bytes < kChunkBytes * n_threads) {
+    return std::clamp<uint64_t>(total_bytes / min_chunk_bytes(), 1, n_threads);
+  }
   return n_threads * std::clamp<uint64_t>(total_bytes / (kChunkBytes * n_threads), 1, 8);
 }
 

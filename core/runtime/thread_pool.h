@@ -38,7 +38,8 @@ class ThreadPool {
 
   // Dynamic split: [0, n) in chunks of `grain` (>= 1) claimed by whichever thread is free first,
   // the caller included, so a worker the OS has not scheduled (a busy machine) does not hold the
-  // call up: the caller waits only for workers that took part. fn may run several chunks on one
+  // call up: the caller waits only for workers that took part. Only as many threads as there are
+  // chunks (ceil(n / grain)) are woken; the others skip the call. fn may run several chunks on one
   // thread; `thread` (< n_threads()) names the running thread, for per-thread scratch. Use it when
   // the result does not depend on which thread runs which chunk.
   void parallel_for_chunked(size_t n, size_t grain,

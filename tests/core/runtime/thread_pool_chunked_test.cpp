@@ -53,6 +53,35 @@ TEST(ThreadPoolChunked, InterleavesWithStaticCallsManyTimes) {
   EXPECT_EQ(sum.load(), want);
 }
 
+// Calls with fewer chunks than threads wake only that many threads; the others skip the call. Mixed
+// with range calls (every thread), with pauses long enough for the workers to fall asleep between
+// some calls, on more threads than this machine has CPUs: every index is still covered exactly once.
+TEST(ThreadPoolChunked, CallsOfEveryWidthInterleaveWithSleepsAndRanges) {
+  ThreadPool pool(8);
+  std::atomic<uint64_t> sum{0};
+  std::atomic<bool> bad{false};
+  uint64_t want = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const size_t chunks = 1 + static_cast<size_t>(round % 9);  // 1 .. 9 chunks: 1 .. 8 threads woken
+    const size_t grain = 1 + static_cast<size_t>(round % 4);
+    const size_t n = chunks * grain - static_cast<size_t>(round % 2 == 0 && grain > 1);
+    if (round % 7 == 0) {
+      pool.parallel_for(n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) sum += i;
+      });
+    } else {
+      pool.parallel_for_chunked(n, grain, [&](size_t b, size_t e, size_t t) {
+        if (t >= 8 || b >= e || e > n) bad = true;
+        for (size_t i = b; i < e; ++i) sum += i;
+      });
+    }
+    want += n * (n - 1) / 2;
+    if (round % 250 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past the spin
+  }
+  EXPECT_FALSE(bad.load());
+  EXPECT_EQ(sum.load(), want);
+}
+
 TEST(ThreadPoolChunked, CallerTakesTheWorkOfABusyWorker) {
   ThreadPool pool(2);
   std::atomic<size_t> by_caller{0};
