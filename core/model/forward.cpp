@@ -71,6 +71,15 @@ uint64_t min_chunk_bytes() {
   }();
   return bytes;
 }
+// Rows a prefill chunk keeps at least (see matmuls). ALAP_PREFILL_ROWS overrides it, for measuring.
+size_t prefill_rows() {
+  static const size_t rows = [] {
+    long r = 256;
+    if (const char* e = std::getenv("ALAP_PREFILL_ROWS")) r = std::max(1L, std::strtol(e, nullptr, 10));
+    return static_cast<size_t>(r);
+  }();
+  return rows;
+}
 size_t n_chunks(uint64_t total_bytes, size_t n_tok, size_t n_threads) {
   if (n_tok > 1) return 2 * n_threads;
   if (total_bytes < kChunkBytes * n_threads) {
@@ -107,12 +116,22 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
     }
     a = kernels::QuantizedActs{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
   }
-  // Chunk c holds rows [first_row(c), first_row(c + 1)) of the concatenated matrices, cut at about
-  // c / n of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K rows), at
-  // multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
-  const size_t n = n_chunks(total_bytes, n_tok, pool.n_threads());
+  // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
+  // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
+  // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
+  const size_t T = pool.n_threads();
+  size_t n_r = n_chunks(total_bytes, n_tok, T), n_g = 1;
+  if (n_tok > 1) {
+    // Prefill: each call of a packed product re-lays its tokens' activations out (O(tokens x
+    // columns), a few ops a value), so a chunk of few rows spends more on that than on its
+    // products (a 30M model's q/k/v in 32 chunks on 16 threads: ~24 rows each). Chunks keep at
+    // least prefill_rows() rows, and the tokens are cut into groups of >= 16 instead, so that a
+    // small product still gives every thread work: chunk (r, g) = row chunk r x token group g.
+    n_r = T == 1 ? 1 : std::clamp<size_t>(total / prefill_rows(), 1, n_r);
+    if (n_r < 2 * T) n_g = std::min((2 * T + n_r - 1) / n_r, std::max<size_t>(1, n_tok / 16));
+  }
   auto first_row = [&](size_t c) -> size_t {
-    const uint64_t target = total_bytes * c / n;
+    const uint64_t target = total_bytes * c / n_r;
     uint64_t before = 0;
     size_t off = 0;
     for (const MatJob& j : jobs) {
@@ -126,17 +145,28 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
     }
     return total;
   };
+  const size_t nb = n_cols / 32;
   auto body = [&](size_t c0, size_t c1, size_t) {
-    const size_t begin = first_row(c0), end = first_row(c1);
-    size_t off = 0;
-    for (const MatJob& j : jobs) {
-      const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
-      if (lo < hi) kernels::matmul(j.w, a, j.y, j.ldy, lo - off, hi - off);
-      off += j.w.n_rows;
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t r = c % n_r, g = c / n_r;
+      const size_t begin = first_row(r), end = first_row(r + 1);
+      const size_t t0 = n_tok * g / n_g, t1 = n_tok * (g + 1) / n_g;
+      kernels::QuantizedActs sub = a;  // tokens [t0, t1): a token's result does not depend on its batch
+      sub.x = a.x + t0 * n_cols;
+      if (a.q != nullptr) {
+        sub.q = a.q + t0 * n_cols, sub.d = a.d + t0 * nb, sub.s = a.s + t0 * nb, sub.s4 = a.s4 + t0 * n_cols / 4;
+      }
+      sub.n_tok = t1 - t0;
+      size_t off = 0;
+      for (const MatJob& j : jobs) {
+        const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
+        if (lo < hi) kernels::matmul(j.w, sub, j.y + t0 * j.ldy, j.ldy, lo - off, hi - off);
+        off += j.w.n_rows;
+      }
     }
   };
   // Each row's result is the same whoever computes it.
-  pool.parallel_for_chunked(n, 1, std::ref(body));  // std::ref: no heap copy of the closure
+  pool.parallel_for_chunked(n_r * n_g, 1, std::ref(body));  // std::ref: no heap copy of the closure
 }
 
 // Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
