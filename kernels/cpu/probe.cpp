@@ -175,13 +175,15 @@ ReadProbe::~ReadProbe() {
   std::free(buf_);
 }
 
-double ReadProbe::pass() {
+unsigned long long ReadProbe::read_slice(size_t t) const {
   const size_t slice = bytes_ / n_threads_;
-  const bool avx2 = cpu_features().avx2_set();
+  if (t >= n_threads_) return 0;
+  return cpu_features().avx2_set() ? read_sum_avx2(buf_ + t * slice, slice) : read_sum_scalar(buf_ + t * slice, slice);
+}
+
+double ReadProbe::pass() {
   std::vector<uint64_t> sink(n_threads_);
-  const double s = run_threads(n_threads_, [&](size_t t) {
-    sink[t] = avx2 ? read_sum_avx2(buf_ + t * slice, slice) : read_sum_scalar(buf_ + t * slice, slice);
-  });
+  const double s = run_threads(n_threads_, [&](size_t t) { sink[t] = read_slice(t); });
   for (uint64_t v : sink) sink_ += v;
   return static_cast<double>(bytes_) / s / 1e9;
 }

@@ -300,12 +300,30 @@ int main(int argc, char** argv) {
     // A token during which the OS preempted one of the decode's threads (getrusage's involuntary
     // context switches, all threads) measured the machine's other load, not the decode: such tokens
     // are left out of the medians when at least half the tokens ran undisturbed.
+    // The probes run on the decode's own pool (a slice a thread), not on threads of their own: a
+    // fresh set of threads between tokens left the pool's worker asleep and often on the caller's
+    // CPU when the token began, so on the 2-vCPU machine whole tokens ran on one thread (session 9,
+    // "Two threads on the eval model"), which steady decoding, token after token, does not do.
+    // ALAP_BENCH_FRESH_PROBE=1 gives the old probe threads, for comparison.
     double paired_pct = 0, paired_gbps = 0;
     size_t paired_preempted = 0;
     if (n_gen > 0) {
       kernels::ReadProbe probe(threads, size_t{256} << 20);
+      const bool fresh_probe = std::getenv("ALAP_BENCH_FRESH_PROBE") != nullptr;
+      unsigned long long probe_sink = 0;
+      auto probe_pass = [&]() -> double {
+        if (fresh_probe) return probe.pass();
+        std::vector<unsigned long long> sums(probe.n_threads());
+        const auto p0 = Clock::now();
+        pool.parallel_for_indexed(probe.n_threads(), [&](size_t b, size_t e, size_t) {
+          for (size_t t = b; t < e; ++t) sums[t] = probe.read_slice(t);
+        });
+        const double ps = seconds_since(p0);
+        for (unsigned long long v : sums) probe_sink += v;
+        return static_cast<double>(probe.bytes()) / ps / 1e9;
+      };
       std::vector<double> pct, gbps, pct_all, gbps_all;
-      double before = probe.pass();
+      double before = probe_pass();
       const size_t pos0 = depth + 1 + n_gen;
       for (size_t i = 0; i < n_gen; ++i) {
         const long switches0 = involuntary_switches();
@@ -314,7 +332,7 @@ int main(int argc, char** argv) {
         const double s = seconds_since(t0);
         const long preempted = involuntary_switches() - switches0;
         next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        const double after = probe.pass();
+        const double after = probe_pass();
         const double g = std::max(before, after);
         const double p = 100.0 * (w_bytes + kv_traffic(cache, pos0 + i + 1)) / (g * 1e9) / s;
         pct_all.push_back(p);
@@ -329,6 +347,7 @@ int main(int argc, char** argv) {
         }
         before = after;
       }
+      if (probe_sink == 1) std::fprintf(stderr, " ");  // keeps the probe's reads
       paired_preempted = n_gen - pct.size();
       if (2 * pct.size() < n_gen) {
         pct.swap(pct_all);

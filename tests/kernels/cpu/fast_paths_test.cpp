@@ -275,6 +275,21 @@ TEST(FastPaths, ProbesMeasureSomething) {
   EXPECT_LT(dp.gmacs, 1e5);
 }
 
+// ReadProbe's slices, read on the caller's own threads (cpu_bench runs them on its pool): slice t
+// holds bytes t + 1, so its sum of 64-bit words is known; a slice past the last reads nothing.
+TEST(FastPaths, ReadProbeSlicesReadTheirOwnBytes) {
+  ReadProbe probe(3, size_t{3} << 20);
+  ASSERT_EQ(probe.n_threads(), 3u);
+  const size_t slice = probe.bytes() / 3;
+  ASSERT_EQ(slice % 128, 0u);
+  for (size_t t = 0; t < 3; ++t) {
+    const unsigned long long want = static_cast<unsigned long long>(slice / 8) * (t + 1) * 0x0101010101010101ull;
+    EXPECT_EQ(probe.read_slice(t), want) << "slice " << t;
+  }
+  EXPECT_EQ(probe.read_slice(3), 0u);
+  EXPECT_GT(probe.pass(), 0.1);
+}
+
 // SwiGLU's gate: every variant within a few ulp of the scalar twin (std::exp), over the range a
 // gate takes and past both ends of exp's float range, on lengths that leave a tail.
 TEST(FastPaths, SiluMulMatchesTheScalarTwin) {

@@ -27,6 +27,9 @@ class ReadProbe {
   ReadProbe(const ReadProbe&) = delete;
   ReadProbe& operator=(const ReadProbe&) = delete;
   double pass();  // reads the whole buffer once with n_threads threads; GB/s (1e9 bytes)
+  // Reads slice t (< n_threads()) of the buffer once and returns its sum, so that a caller can run
+  // the slices on threads of its own (a thread pool's, one slice each) and time the pass itself.
+  unsigned long long read_slice(size_t t) const;
   size_t bytes() const { return bytes_; }
   size_t n_threads() const { return n_threads_; }
 
