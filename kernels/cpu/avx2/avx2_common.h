@@ -57,6 +57,16 @@ inline float f16_at(const uint8_t* p) { return _cvtsh_ss(load_u16(p)); }
 // gathered in general registers and converted together (blocks of 32), the K-quant scales and mins
 // unpacked in general registers too, 5th and 6th bits moved into place with one shift, the offsets
 // of Q4_0/Q5_0/Q6_K through the integer start value (−2^k·s4) shared by the R rows.
+// The plain types' products (matmul_avx2.cpp): an f32 weight row dotted with f32 activations as
+// two 8-lane FMA chains over 16-column steps (chain 0 the first 8 columns of a step, chain 1 the
+// last 8), then one 8-column step into chain 0, hsum_ps(chain 0 + chain 1) and the scalar tail.
+// dot_f32_finish is that ending, from the chains after the 16-column steps up to column c, so a
+// tiled product that keeps each (row, token)'s two chains gives dot_f32's bits.
+float dot_f32(const float* w, const float* x, size_t n);
+float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n);
+// An f16 or bf16 row as f32 (exact).
+void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
+
 namespace {
 namespace dec256 {
 
