@@ -1,6 +1,7 @@
-// physical_core_count: cores from sysfs topology files, restricted to the affinity mask. A file
-// that is missing or does not parse makes its method unusable for every CPU (no mixing of
-// methods, which could count one core twice under two different keys).
+// physical_core_count: cores from sysfs topology files, restricted to the affinity mask and, on
+// hybrid Intel parts, to the performance cores. A file that is missing or does not parse makes its
+// method unusable for every CPU (no mixing of methods, which could count one core twice under two
+// different keys).
 #include "core/runtime/cpu_topology.h"
 
 #include <sched.h>
@@ -89,6 +90,21 @@ std::optional<CoreKey> key_package_core(const std::string& dir) {
   return CoreKey{*p, *c};
 }
 
+// The allowed CPUs that a hybrid Intel part lists as performance cores in devices_dir/cpu_core/cpus
+// (the E-cores are in cpu_atom/cpus; neither exists on other machines). All of `cpus` when the
+// split does not apply: no such list, unreadable or garbled, or every allowed CPU on one side of
+// it (taskset or a cpuset on the E-cores alone). Ids in the list with no CPU directory are ignored.
+std::set<size_t> performance_cpus(const std::string& devices_dir, const std::set<size_t>& cpus) {
+  const auto text = read_trimmed(devices_dir + "/cpu_core/cpus");
+  if (!text) return cpus;
+  const auto listed = parse_cpu_list(*text);
+  if (!listed) return cpus;
+  std::set<size_t> p_cpus;
+  for (size_t cpu : cpus)
+    if (std::binary_search(listed->begin(), listed->end(), cpu)) p_cpus.insert(cpu);
+  return p_cpus.empty() ? cpus : p_cpus;  // all of them in the list: p_cpus is cpus
+}
+
 size_t fallback_count(size_t n_allowed) {
   if (n_allowed > 0) return n_allowed;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -96,9 +112,11 @@ size_t fallback_count(size_t n_allowed) {
 
 }  // namespace
 
-size_t physical_core_count(const std::string& cpu_dir, const std::vector<size_t>& allowed_cpus) {
-  const std::set<size_t> cpus(allowed_cpus.begin(), allowed_cpus.end());
-  if (cpus.empty()) return fallback_count(0);
+size_t physical_core_count(const std::string& cpu_dir, const std::string& devices_dir,
+                           const std::vector<size_t>& allowed_cpus) {
+  const std::set<size_t> allowed(allowed_cpus.begin(), allowed_cpus.end());
+  if (allowed.empty()) return fallback_count(0);
+  const std::set<size_t> cpus = performance_cpus(devices_dir, allowed);
   for (KeyReader read_key : {key_core_cpus, key_thread_siblings, key_package_core}) {
     std::set<CoreKey> cores;
     bool complete = true;
@@ -136,6 +154,8 @@ std::vector<size_t> allowed_cpus() {
   return {};
 }
 
-size_t physical_core_count() { return physical_core_count("/sys/devices/system/cpu", allowed_cpus()); }
+size_t physical_core_count() {
+  return physical_core_count("/sys/devices/system/cpu", "/sys/devices", allowed_cpus());
+}
 
 }  // namespace alap

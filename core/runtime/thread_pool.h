@@ -18,7 +18,7 @@ class ThreadPool {
  public:
   // n_threads counts the calling thread: 1 = no workers (everything runs inline);
   // 0 = physical_core_count(), one thread per physical core this process may run on (SMT
-  // siblings and CPUs outside its affinity mask not counted).
+  // siblings, CPUs outside its affinity mask and, beside P-cores, E-cores not counted).
   explicit ThreadPool(size_t n_threads = 1);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -1,5 +1,6 @@
 // core/runtime/cpu_topology: physical cores counted on fake sysfs trees (SMT siblings, affinity
-// subsets, two packages, each of the three ways to name a core, garbled files), and on this machine.
+// subsets, two packages, each of the three ways to name a core, garbled files, hybrid P-/E-core
+// parts), and on this machine.
 #include <gtest/gtest.h>
 
 #include <sched.h>
@@ -20,7 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary directory standing for /sys/devices/system/cpu, removed at the end of the test.
+// A temporary directory standing for /sys/devices (CPUs in system/cpu/, the hybrid lists in
+// cpu_core/ and cpu_atom/), removed at the end of the test.
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,12 +30,12 @@ class FakeSysfs : public ::testing::Test {
     root_ = fs::temp_directory_path() /
             ("alap_cpu_topology_" + std::to_string(::getpid()) + "_" + info->name());
     fs::remove_all(root_);
-    fs::create_directories(root_);
+    fs::create_directories(cpu_dir());
   }
   void TearDown() override { fs::remove_all(root_); }
 
   void write(size_t cpu, const std::string& file, const std::string& text) {
-    const fs::path dir = root_ / ("cpu" + std::to_string(cpu)) / "topology";
+    const fs::path dir = cpu_dir() / ("cpu" + std::to_string(cpu)) / "topology";
     fs::create_directories(dir);
     std::ofstream(dir / file) << text;
   }
@@ -44,7 +46,27 @@ class FakeSysfs : public ::testing::Test {
     write(id, "core_cpus_list", siblings + "\n");
     write(id, "thread_siblings_list", siblings + "\n");
   }
-  size_t count(const std::vector<size_t>& allowed) const { return physical_core_count(root_.string(), allowed); }
+  // A hybrid part's lists of P-core and E-core CPUs (only cpu_core/cpus is read).
+  void hybrid(const std::string& p_cpus, const std::string& e_cpus) {
+    fs::create_directories(root_ / "cpu_core");
+    fs::create_directories(root_ / "cpu_atom");
+    std::ofstream(root_ / "cpu_core" / "cpus") << p_cpus;
+    std::ofstream(root_ / "cpu_atom" / "cpus") << e_cpus;
+  }
+  // 4 P-cores with SMT (cpu0-7, siblings next to each other) and 8 E-cores (cpu8-15), numbered as
+  // Linux does on a 12th-14th gen Intel laptop; 12 physical cores in all.
+  void four_p_cores_eight_e_cores() {
+    for (size_t c = 0; c < 8; ++c) {
+      const size_t first = c / 2 * 2;
+      const std::string siblings = std::to_string(first) + "-" + std::to_string(first + 1);
+      cpu(c, 0, static_cast<int>(first * 4), siblings);
+    }
+    for (size_t c = 8; c < 16; ++c) cpu(c, 0, static_cast<int>(c + 24), std::to_string(c));
+  }
+  fs::path cpu_dir() const { return root_ / "system" / "cpu"; }
+  size_t count(const std::vector<size_t>& allowed) const {
+    return physical_core_count(cpu_dir().string(), root_.string(), allowed);
+  }
 
   fs::path root_;
 };
@@ -140,12 +162,75 @@ TEST_F(FakeSysfs, GarbledOrMissingFilesFallBackToTheAllowedCount) {
 
 TEST_F(FakeSysfs, AnEmptyTreeFallsBackToTheAllowedCount) {
   EXPECT_EQ(count({0, 1, 2}), 3u);
-  EXPECT_EQ(physical_core_count((root_ / "missing").string(), {5, 7}), 2u);
+  const std::string missing = (root_ / "missing").string();
+  EXPECT_EQ(physical_core_count(missing, missing, {5, 7}), 2u);
 }
 
 TEST_F(FakeSysfs, NoAllowedCpusFallsBackToHardwareConcurrency) {
   cpu(0, 0, 0, "0");
   EXPECT_EQ(count({}), std::max(1u, std::thread::hardware_concurrency()));
+}
+
+const std::vector<size_t> kAll16 = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+const std::vector<size_t> kECores = {8, 9, 10, 11, 12, 13, 14, 15};
+
+TEST_F(FakeSysfs, HybridPartCountsOnlyItsPCores) {
+  four_p_cores_eight_e_cores();
+  hybrid("0-7\n", "8-15\n");
+  EXPECT_EQ(count(kAll16), 4u);
+  EXPECT_EQ(count({0, 2, 4, 6, 8, 9, 10, 11, 12, 13, 14, 15}), 4u);  // one sibling of each P-core
+  EXPECT_EQ(count({0, 1, 8, 9}), 1u);  // P and E allowed: one P-core (both siblings)
+}
+
+TEST_F(FakeSysfs, HybridPartAllowedOnlyOnECoresCountsThem) {
+  four_p_cores_eight_e_cores();
+  hybrid("0-7\n", "8-15\n");
+  EXPECT_EQ(count(kECores), 8u);
+  EXPECT_EQ(count({9, 12, 15}), 3u);
+}
+
+TEST_F(FakeSysfs, HybridPartAllowedOnlyOnPCoresCountsThem) {
+  four_p_cores_eight_e_cores();
+  hybrid("0-7\n", "8-15\n");
+  EXPECT_EQ(count({0, 1, 2, 3, 4, 5, 6, 7}), 4u);
+  EXPECT_EQ(count({0, 1, 2, 4}), 3u);
+}
+
+TEST_F(FakeSysfs, WithoutACpuCoreListEveryCoreCounts) {
+  four_p_cores_eight_e_cores();
+  EXPECT_EQ(count(kAll16), 12u);
+  fs::create_directories(root_ / "cpu_core");  // the directory without its cpus file: the same
+  EXPECT_EQ(count(kAll16), 12u);
+}
+
+TEST_F(FakeSysfs, AGarbledCpuCoreListIsIgnored) {
+  four_p_cores_eight_e_cores();
+  for (const char* bad : {"", "\n", "0,,7\n", "zero-seven\n", "7-0\n", "-1\n", "0-7 8\n"}) {
+    hybrid(bad, "8-15\n");
+    EXPECT_EQ(count(kAll16), 12u) << "cpu_core/cpus '" << bad << "'";
+  }
+  hybrid("0-7\n", "8-15\n");
+  EXPECT_EQ(count(kAll16), 4u);  // the same tree with a well-formed list
+}
+
+// A list naming CPUs that have no directory (offline, or a list for more CPUs than exist): only
+// its ids among the allowed CPUs matter.
+TEST_F(FakeSysfs, ACpuCoreListNamingMissingCpusUsesTheAllowedOnesInIt) {
+  four_p_cores_eight_e_cores();
+  hybrid("0-7,100-103\n", "8-15\n");
+  EXPECT_EQ(count(kAll16), 4u);   // P-cores among the allowed CPUs: the P count
+  hybrid("0-63\n", "");
+  EXPECT_EQ(count(kAll16), 12u);  // every allowed CPU in the list: no split, today's count
+  hybrid("100-103\n", "");
+  EXPECT_EQ(count(kAll16), 12u);  // none in it: no split either
+}
+
+// Topology files unreadable on a hybrid part: the fallback counts the allowed P-core CPUs.
+TEST_F(FakeSysfs, HybridPartWithoutTopologyFallsBackToItsPCoreCpus) {
+  hybrid("0-7\n", "8-15\n");
+  EXPECT_EQ(count(kAll16), 8u);
+  EXPECT_EQ(count(kECores), 8u);
+  EXPECT_EQ(count({0, 1, 8}), 2u);
 }
 
 TEST(CpuTopology, ThisMachineHasBetweenOneAndAllLogicalCpus) {
