@@ -139,8 +139,9 @@ TEST_P(AttentionCpu, BitIdenticalWhateverTheSplit) {
   for (size_t threads : {size_t{2}, size_t{3}}) {
     EXPECT_EQ(run(a2, cache, threads, 0, q, n, pos0, H), batch1) << threads << " threads";
   }
-  // Token by token: the decode split over (group, key block) items with a combine afterwards.
-  for (size_t threads : {size_t{1}, size_t{2}, size_t{4}}) {
+  // Token by token: the decode split over (group, key block) items with a combine afterwards; with
+  // 8 and 16 threads there are fewer items than threads, and a group's heads are cut between them.
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}}) {
     for (size_t t = 0; t < n; ++t) {
       const std::vector<float> qt(q.begin() + t * H * cs.head_dim, q.begin() + (t + 1) * H * cs.head_dim);
       const std::vector<float> ot = run(a2, cache, threads, 0, qt, 1, pos0 + t, H);
