@@ -53,39 +53,44 @@ struct ActScratch {
   }
 };
 
-// How many chunks a fused group's products are cut into. Chunks, not one range a thread: on a busy
-// machine a worker the OS has not scheduled yet leaves its chunks to the threads that run. But
-// each chunk is a stream started from cold memory, so a decode chunk is at least kChunkBytes of
-// weights (a 30M model's two-thread token: ~15% faster than with 8 chunks a thread), and at most 8
-// a thread for large products. A product smaller than a kChunkBytes chunk a thread is cut into
-// pieces of at least kMinChunkBytes, so it wakes only the threads whose share is worth a call's
-// synchronisation (session 10, a 16-core machine: every thread joining every call of a 30M model's
-// token made 16 threads slower than 8). ALAP_MIN_CHUNK_KB overrides it, for measuring. Prefill
-// re-lays its activations out per call: 2 chunks a thread.
+// A positive count from the environment (for measuring), else `fallback`; read once per name by
+// the callers' statics.
+size_t env_count(const char* name, size_t fallback) {
+  const char* e = std::getenv(name);
+  return e ? static_cast<size_t>(std::max(1L, std::strtol(e, nullptr, 10))) : fallback;
+}
+
+// How a fused group's products are cut: n_rows row chunks x n_groups token groups, one chunk of
+// the pool's work each. Chunks, not one range a thread: on a busy machine a worker the OS has not
+// scheduled yet leaves its chunks to the threads that run.
+// - Decode: each chunk is a stream started from cold memory, so a chunk is at least kChunkBytes of
+//   weights (a 30M model's two-thread token: ~15% faster than with 8 chunks a thread), and at most
+//   8 a thread for large products. A product smaller than a kChunkBytes chunk a thread is cut into
+//   pieces of at least 32 KB (ALAP_MIN_CHUNK_KB), so it wakes only the threads whose share is worth
+//   a call's synchronisation (session 10, a 16-core machine: every thread joining every call of a
+//   30M model's token made 16 threads slower than 8).
+// - Prefill: each call of a packed product re-lays its tokens' activations out (O(tokens x
+//   columns), a few ops a value), so a chunk of few rows spends more on that than on its products
+//   (a 30M model's q/k/v in 2 chunks a thread on 16 threads: ~24 rows each). Chunks keep at least
+//   256 rows (ALAP_PREFILL_ROWS), one thread takes a product whole, and the tokens are cut into
+//   groups of >= 16 instead, so that a small product still gives every thread work.
 constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
-uint64_t min_chunk_bytes() {
-  static const uint64_t bytes = [] {
-    long kb = 32;
-    if (const char* e = std::getenv("ALAP_MIN_CHUNK_KB")) kb = std::max(1L, std::strtol(e, nullptr, 10));
-    return static_cast<uint64_t>(kb) << 10;
-  }();
-  return bytes;
-}
-// Rows a prefill chunk keeps at least (see matmuls). ALAP_PREFILL_ROWS overrides it, for measuring.
-size_t prefill_rows() {
-  static const size_t rows = [] {
-    long r = 256;
-    if (const char* e = std::getenv("ALAP_PREFILL_ROWS")) r = std::max(1L, std::strtol(e, nullptr, 10));
-    return static_cast<size_t>(r);
-  }();
-  return rows;
-}
-size_t n_chunks(uint64_t total_bytes, size_t n_tok, size_t n_threads) {
-  if (n_tok > 1) return 2 * n_threads;
-  if (total_bytes < kChunkBytes * n_threads) {
-    return std::clamp<uint64_t>(total_bytes / min_chunk_bytes(), 1, n_threads);
+struct Split {
+  size_t n_rows = 1, n_groups = 1;
+};
+Split split_products(uint64_t total_bytes, size_t total_rows, size_t n_tok, size_t n_threads) {
+  if (n_tok <= 1) {
+    static const uint64_t min_chunk = static_cast<uint64_t>(env_count("ALAP_MIN_CHUNK_KB", 32)) << 10;
+    if (total_bytes < kChunkBytes * n_threads) return {std::clamp<uint64_t>(total_bytes / min_chunk, 1, n_threads), 1};
+    return {n_threads * std::clamp<uint64_t>(total_bytes / (kChunkBytes * n_threads), 1, 8), 1};
   }
-  return n_threads * std::clamp<uint64_t>(total_bytes / (kChunkBytes * n_threads), 1, 8);
+  if (n_threads == 1) return {};
+  static const size_t min_rows = env_count("ALAP_PREFILL_ROWS", 256);
+  const size_t target = 2 * n_threads;
+  Split sp;
+  sp.n_rows = std::clamp<size_t>(total_rows / min_rows, 1, target);
+  if (sp.n_rows < target) sp.n_groups = std::min((target + sp.n_rows - 1) / sp.n_rows, std::max<size_t>(1, n_tok / 16));
+  return sp;
 }
 
 // Runs several matmuls over the same activations x [n_tok][n_cols] as one parallel_for over their
@@ -119,17 +124,9 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
-  const size_t T = pool.n_threads();
-  size_t n_r = n_chunks(total_bytes, n_tok, T), n_g = 1;
-  if (n_tok > 1) {
-    // Prefill: each call of a packed product re-lays its tokens' activations out (O(tokens x
-    // columns), a few ops a value), so a chunk of few rows spends more on that than on its
-    // products (a 30M model's q/k/v in 32 chunks on 16 threads: ~24 rows each). Chunks keep at
-    // least prefill_rows() rows, and the tokens are cut into groups of >= 16 instead, so that a
-    // small product still gives every thread work: chunk (r, g) = row chunk r x token group g.
-    n_r = T == 1 ? 1 : std::clamp<size_t>(total / prefill_rows(), 1, n_r);
-    if (n_r < 2 * T) n_g = std::min((2 * T + n_r - 1) / n_r, std::max<size_t>(1, n_tok / 16));
-  }
+  // Chunk c = row chunk c % n_r x token group c / n_r.
+  const Split sp = split_products(total_bytes, total, n_tok, pool.n_threads());
+  const size_t n_r = sp.n_rows, n_g = sp.n_groups;
   auto first_row = [&](size_t c) -> size_t {
     const uint64_t target = total_bytes * c / n_r;
     uint64_t before = 0;
