@@ -66,6 +66,9 @@ float dot_f32(const float* w, const float* x, size_t n);
 float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n);
 // An f16 or bf16 row as f32 (exact).
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
+// Row r of a plain-type matrix (f32, f16, bf16) as f32: the matrix's own row for f32, else the row
+// converted into buf (w.n_cols floats).
+const float* plain_row(const WeightView& w, size_t r, float* buf);
 
 namespace {
 namespace dec256 {

@@ -340,15 +340,7 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
   for (; r < row_end; r += 2) {
     const size_t m = std::min<size_t>(2, row_end - r);
     const float* rows[2] = {nullptr, nullptr};
-    for (size_t i = 0; i < m; ++i) {
-      const uint8_t* src = base + (r + i) * row_bytes;
-      if (w.type == DType::f32) {
-        rows[i] = reinterpret_cast<const float*>(src);
-      } else {
-        row_to_f32(w.type, src, buf.data() + i * n, n);
-        rows[i] = buf.data() + i * n;
-      }
-    }
+    for (size_t i = 0; i < m; ++i) rows[i] = plain_row(w, r + i, buf.data() + i * n);
     plain_tiles(rows, m, x, n_tok, n, y, ldy, r);
   }
 }
@@ -373,6 +365,14 @@ float dot_f32(const float* w, const float* x, size_t n) {
   return dot_f32_finish(a0, a1, w, x, c, n);
 }
 
+const float* plain_row(const WeightView& w, size_t r, float* buf) {
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), w.n_cols);
+  const uint8_t* src = static_cast<const uint8_t*>(w.data) + r * row_bytes;
+  if (w.type == DType::f32) return reinterpret_cast<const float*>(src);
+  row_to_f32(w.type, src, buf, w.n_cols);
+  return buf;
+}
+
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
   size_t c = 0;
   if (t == DType::f16) {
@@ -388,7 +388,6 @@ void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
     for (; c < n; ++c) dst[c] = bf16_to_f32(load_u16(src + 2 * c));
   }
 }
-
 
 void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end, RowDot row_dot) {
