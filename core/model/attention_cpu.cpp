@@ -44,7 +44,8 @@ void block_partial(const KvCache& cache, size_t layer, const Dims& d, const floa
 }
 
 // Asks for the first kb rows of group g (K, its scales, V, its scales) ahead of use: the decode
-// split's next group, while a thread works on the last block of the one before. Prefetches only.
+// split's next group, while a thread works on the last block of the one before. Prefetches only;
+// kb need not pass kAttnReadAheadRows: from row 0 on, the kernels ask for the rows after those.
 // In a cache larger than the context the kernels' own read-ahead past the last key fetches unused
 // rows and the next group started cold: eval-shaped attention, k8 at depth 4096 in a cache of
 // 8193 rows, one thread, cold 2-4% faster; level in a cache of the context's size (docs/bench/
@@ -239,12 +240,12 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
         // The last block of a group: the kernels read ahead the rows after it (past the keys),
         // so ask for the first block of the run's next group here.
         if (b + 1 == nb && (tg + 1) * max_blocks < end) {
-          read_first_block(cache, layer, d, (tg + 1) % Hk, std::min(kKeyBlock, pos0 + 1));
+          read_first_block(cache, layer, d, (tg + 1) % Hk, std::min(kernels::kAttnReadAheadRows, pos0 + 1));
         }
         item_block(t, g, b, threads_[thread].scores.data(), partials_.data() + it * d.ps);
       }
     };
-    // One run of consecutive blocks a thread: a kernel reads the block after its own ahead, so each
+    // One run of consecutive blocks a thread: a kernel reads the rows after its own ahead, so each
     // run's first block starts cold. Runs of items / 4T blocks (two threads, a 30M model's 2 KV
     // heads at depth 4096: runs of 4) cost 15-20% of a cold token against one run a thread.
     const size_t items = n * Hk * max_blocks;
@@ -295,7 +296,7 @@ void CpuAttention::read_ahead_first_block(const KvCache& cache, size_t layer, si
   d.Dv = cache.head_dim_v();
   d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
   d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
-  read_first_block(cache, layer, d, 0, std::min({kKeyBlock, n_keys, cache.capacity()}));
+  read_first_block(cache, layer, d, 0, std::min({kernels::kAttnReadAheadRows, n_keys, cache.capacity()}));
 }
 
 size_t CpuAttention::scratch_bytes() const {

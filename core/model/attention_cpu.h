@@ -34,9 +34,10 @@ class CpuAttention {
   void run(const KvCache& cache, ThreadPool& pool, size_t layer, const float* q, size_t n, size_t pos0,
            size_t n_head, float scale, float* o);
 
-  // Decode: asks for the first key block of the layer's first KV group (K, its scales, V, its
-  // scales; keys below n_keys) ahead of run(). The forward pass calls it once the token's q/k/v
-  // products are done: that block's loads then overlap RoPE, the cache-row store and the query
+  // Decode: asks for the first rows of the layer's first KV group (K, its scales, V, its scales;
+  // keys below n_keys, at most kernels::kAttnReadAheadRows: the kernels read on from there) ahead
+  // of run(). The forward pass calls it once the token's q/k/v
+  // products are done: those loads then overlap RoPE, the cache-row store and the query
   // packing instead of starting cold inside run (it has no block before it to read it ahead).
   // Prefetches only: no result changes.
   static void read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys);

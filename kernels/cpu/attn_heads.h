@@ -8,26 +8,33 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alap/kernels/attn.h"
+
 namespace alap::kernels {
 
 // Memory reads ahead, shared by the grouped kernels of every SIMD variant: while a kernel works on
-// rows [0, n) of a KV head's arrays it asks for rows [n, 2n). The forward pass walks a KV head's
-// keys block after block, so that is the next block, fetched while this one computes (without it
-// the blocks' bursts of loads leave DRAM idle between them). Prefetches never fault, past the
-// cache's end too. prefetcht0 (into L1 and L2): on the Zen 5 machine of docs/bench/cpu.md
-// "Decode attention at depth, one thread (session 7)" prefetcht1 left one thread's cold decode
-// attention (k8, f16) at 17-20 GB/s and prefetcht0 reaches 27-28 (the next block, 16-32 KB a
-// stream, fits beside the current one in a 48 KB L1; nearer or farther distances, or t1 far with
-// t0 near, measured no better). Always inlined: GCC 12 finds an out-of-line helper whose only
-// effect is prefetches free of side effects and deletes the calls (measured: 31 prefetch sites of
-// the AVX2 kernels became 1).
+// row j of a KV head's arrays it asks for row j + kReadAheadRows. The rows of a KV head are
+// contiguous and the forward pass walks them block after block, so near a block's end that is the
+// next block's first rows. Prefetches never fault, past the cache's end too. prefetcht0 (into L1
+// and L2). The distance:
+// - Session 7, on a Zen 5 machine ("Decode attention at depth, one thread (session 7)"), read the
+//   whole next block ahead (n rows, 16-32 KB a stream): prefetcht1 left one thread's cold decode
+//   attention at 17-20 GB/s and prefetcht0 reached 27-28; nearer or farther measured no better.
+// - Session 11, on an Intel Xeon (2 MB L2, docs/bench/cpu.md "Decode attention read-ahead on an
+//   Intel Xeon (session 11)"): 64 rows (4 KB of packed K, 8 KB of fp16 V) is 9-13% faster cold
+//   than a whole block (48-96 rows alike; 128 and 256 slower; prefetcht1/t2 no better): the
+//   block-ahead reads, 16-32 KB a stream beside the block in use, overflow a 48 KB L1.
+// Always inlined: GCC 12 finds an out-of-line helper whose only effect is prefetches free of side
+// effects and deletes the calls (measured: 31 prefetch sites of the AVX2 kernels became 1).
+constexpr size_t kReadAheadRows = kAttnReadAheadRows;  // alap/kernels/attn.h
+
 __attribute__((always_inline)) inline void prefetch_ahead(const void* first, size_t bytes) {
   const char* p = static_cast<const char*>(first);
   for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
 
-// What a V sum reads ahead as it goes: row j + n of `rows` with row j (null: nothing), and the
-// scales of rows [j + n, j + n + 16) every 16th row (null: none).
+// What a V sum reads ahead as it goes: row j + kReadAheadRows of `rows` with row j (null: nothing),
+// and the scales of rows [j + kReadAheadRows, j + kReadAheadRows + 16) every 16th row (null: none).
 struct AttnReadAhead {
   const char* rows = nullptr;
   size_t row_bytes = 0;
@@ -35,10 +42,12 @@ struct AttnReadAhead {
   size_t scale_bytes = 0;
 };
 
-// The reads of AttnReadAhead for key j of a call over n keys.
-__attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, size_t n, size_t j) {
-  prefetch_ahead(a.rows + (n + j) * a.row_bytes, a.row_bytes);
-  if (a.scales != nullptr && j % 16 == 0) prefetch_ahead(a.scales + (n + j) * a.scale_bytes, 16 * a.scale_bytes);
+// The reads of AttnReadAhead for key j.
+__attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, size_t j) {
+  prefetch_ahead(a.rows + (j + kReadAheadRows) * a.row_bytes, a.row_bytes);
+  if (a.scales != nullptr && j % 16 == 0) {
+    prefetch_ahead(a.scales + (j + kReadAheadRows) * a.scale_bytes, 16 * a.scale_bytes);
+  }
 }
 
 struct AttnHeadsVariant {

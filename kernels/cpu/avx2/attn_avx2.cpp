@@ -3,8 +3,8 @@
 // per lane in the scalar order, so they match the scalar twin bit for bit; f16 scores sum 8 lanes
 // at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
 // converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
-// the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read the next key block
-// ahead (attn_heads.h prefetch_ahead). And the cache's per-token writes for every vector variant:
+// the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read rows ahead
+// (attn_heads.h prefetch_ahead). And the cache's per-token writes for every vector variant:
 // k8_quantize and the f16 row, the scalar twins' bytes.
 #include <algorithm>
 
@@ -231,7 +231,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   for (size_t j = 0; j < n4; j += 4) {
     size_t h = 0;
     const uint16_t* kj = k + j * head_dim;
-    prefetch_ahead(k + (n + j) * head_dim, 4 * 2 * head_dim);  // the next block's rows
+    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 4 * 2 * head_dim);  // rows ahead (attn_heads.h)
     for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
     if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
   }
@@ -271,7 +271,7 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
   const auto l0 = column(i0), l1 = column(i0 + 8);
   for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) read_ahead(ahead, n, j);
+    if (ahead.rows != nullptr) read_ahead(ahead, j);
     const __m256 x0 = l0(j), x1 = l1(j);
     for (int h = 0; h < NH; ++h) {
       const __m256 pb = _mm256_broadcast_ss(p + h * ldp + j);
@@ -337,7 +337,7 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
   }
   const int8_t* qi = q + i0;
   for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) read_ahead(ahead, n, j);
+    if (ahead.rows != nullptr) read_ahead(ahead, j);
     const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qi + j * head_dim));
     const __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
     const __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(codes, codes)));

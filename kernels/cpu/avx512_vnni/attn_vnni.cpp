@@ -96,8 +96,8 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_ahead(k + (n + j) * HD, 16 * HD);  // the following block's keys (attn_heads.h)
-    prefetch_ahead(dk + (n + j) * nb, 16 * 2 * nb);
+    prefetch_ahead(k + (j + kReadAheadRows) * HD, 16 * HD);  // keys ahead (attn_heads.h)
+    prefetch_ahead(dk + (j + kReadAheadRows) * nb, 16 * 2 * nb);
     __m512 a[NH];
     for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
       const int8_t* kr = k + j * HD + 32 * c0;
@@ -185,8 +185,8 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   alignas(64) float acc[kMaxHeads][16];
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_ahead(k + (n + j) * head_dim, 16 * head_dim);  // the following block's keys (attn_heads.h)
-    prefetch_ahead(dk + (n + j) * nb, 16 * 2 * nb);
+    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 16 * head_dim);  // keys ahead (attn_heads.h)
+    prefetch_ahead(dk + (j + kReadAheadRows) * nb, 16 * 2 * nb);
     for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
       const size_t nbc = std::min<size_t>(2, nb - c0);
       const bool last = c0 + nbc == nb;
@@ -318,7 +318,7 @@ void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_ahead(k + (n + j) * HD, 16 * 2 * HD);
+    prefetch_ahead(k + (j + kReadAheadRows) * HD, 16 * 2 * HD);
     __m512 a[NH][4];
     for (int h = 0; h < NH; ++h) {
       for (int b = 0; b < 4; ++b) a[h][b] = _mm512_setzero_ps();
@@ -376,7 +376,7 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
-    prefetch_ahead(k + (n + j) * head_dim, 16 * 2 * head_dim);
+    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 16 * 2 * head_dim);
     for (size_t c = 0; c < nc; ++c) {
       __m512 x[16];
       const uint16_t* kc = k + j * head_dim + 16 * c;
@@ -419,7 +419,7 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
   auto body = [&](auto load, size_t j0, size_t j1, bool fetch) {
     for (size_t j = j0; j < j1; ++j) {
-      if (fetch) read_ahead(ahead, n, j);
+      if (fetch) read_ahead(ahead, j);
       __m512 x[NC];
       for (int c = 0; c < NC; ++c) x[c] = load[c](j);
       for (int h = 0; h < NH; ++h) {
@@ -540,7 +540,7 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
   const int8_t* qi = q + i0;
   auto body = [&](bool fetch) {
     for (size_t j = 0; j < n; ++j) {
-      if (fetch) read_ahead(ahead, n, j);
+      if (fetch) read_ahead(ahead, j);
       __m512 x[NC];
       for (int c = 0; c < NC; ++c) {
         x[c] = _mm512_cvtepi32_ps(

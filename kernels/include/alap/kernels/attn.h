@@ -27,6 +27,11 @@ void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_
 // used by the group's n_heads query heads. The forward pass runs these over blocks of keys with an
 // online softmax (core/model/attention_cpu.h).
 
+// How far ahead the grouped kernels of the SIMD variants ask for K and V rows as they go: with
+// row j, row j + kAttnReadAheadRows (kernels/cpu/attn_heads.h has the measurements). So a caller
+// that reads a stream's first rows ahead itself needs only this many.
+inline constexpr size_t kAttnReadAheadRows = 64;
+
 // scores[h·ld + j] = scale · Σ_i q[h·head_dim + i]·fp16(k[j][i]) for h < n_heads, j < n (ld >= n).
 // The fast variants sum lanes in a tree (within rounding of the scalar twin, which sums in order).
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
