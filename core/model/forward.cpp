@@ -93,9 +93,43 @@ Split split_products(uint64_t total_bytes, size_t total_rows, size_t n_tok, size
   return sp;
 }
 
+// x [n_tok][n_cols] as the products of a group see it: quantised to int8 blocks first (tokens split
+// over the pool) when a weight type of the group multiplies int8 activations.
+kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, bool int8_acts, size_t n_tok,
+                                      size_t n_cols) {
+  if (!int8_acts || n_cols % 32 != 0) return kernels::QuantizedActs{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
+  const size_t nb = n_cols / 32;
+  auto quantise = [&](size_t begin, size_t end, size_t) {
+    kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
+                                  act.d.data() + begin * nb, act.s.data() + begin * nb, act.s4.data() + begin * n_cols / 4);
+  };
+  if (n_tok > 1) {
+    pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
+  } else {
+    quantise(0, 1, 0);
+  }
+  return kernels::QuantizedActs{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
+}
+
+bool needs_int8_acts(const kernels::WeightView& w) {
+  return kernels::dtype_info(static_cast<uint32_t>(w.type))->block_elems != 1;
+}
+
+// Tokens [t0, t1) of a.
+kernels::QuantizedActs token_range(const kernels::QuantizedActs& a, size_t t0, size_t t1) {
+  const size_t n_cols = a.n_cols, nb = n_cols / 32;
+  kernels::QuantizedActs sub = a;  // a token's result does not depend on its batch
+  sub.x = a.x + t0 * n_cols;
+  if (a.q != nullptr) sub.q = a.q + t0 * n_cols, sub.d = a.d + t0 * nb, sub.s = a.s + t0 * nb, sub.s4 = a.s4 + t0 * n_cols / 4;
+  sub.n_tok = t1 - t0;
+  return sub;
+}
+
+template <class Fn>
+void for_tokens(ThreadPool& pool, size_t n, Fn&& fn);
+
 // Runs several matmuls over the same activations x [n_tok][n_cols] as one parallel_for over their
-// concatenated rows. x is quantised first (tokens split over the pool) when a weight type of the
-// group multiplies int8 activations.
+// concatenated rows (x quantised once for the group).
 void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
   size_t total = 0;
   uint64_t total_bytes = 0;
@@ -104,23 +138,9 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   for (const MatJob& j : jobs) {
     total += j.w.n_rows;
     total_bytes += kernels::matrix_bytes(j.w);
-    int8_acts = int8_acts || kernels::dtype_info(static_cast<uint32_t>(j.w.type))->block_elems != 1;
+    int8_acts = int8_acts || needs_int8_acts(j.w);
   }
-  kernels::QuantizedActs a{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
-  if (int8_acts && n_cols % 32 == 0) {
-    const size_t nb = n_cols / 32;
-    auto quantise = [&](size_t begin, size_t end, size_t) {
-      kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
-                                    act.d.data() + begin * nb, act.s.data() + begin * nb,
-                                    act.s4.data() + begin * n_cols / 4);
-    };
-    if (n_tok > 1) {
-      pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
-    } else {
-      quantise(0, 1, 0);
-    }
-    a = kernels::QuantizedActs{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
-  }
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, int8_acts, n_tok, n_cols);
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
@@ -142,18 +162,12 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
     }
     return total;
   };
-  const size_t nb = n_cols / 32;
   auto body = [&](size_t c0, size_t c1, size_t) {
     for (size_t c = c0; c < c1; ++c) {
       const size_t r = c % n_r, g = c / n_r;
       const size_t begin = first_row(r), end = first_row(r + 1);
       const size_t t0 = n_tok * g / n_g, t1 = n_tok * (g + 1) / n_g;
-      kernels::QuantizedActs sub = a;  // tokens [t0, t1): a token's result does not depend on its batch
-      sub.x = a.x + t0 * n_cols;
-      if (a.q != nullptr) {
-        sub.q = a.q + t0 * n_cols, sub.d = a.d + t0 * nb, sub.s = a.s + t0 * nb, sub.s4 = a.s4 + t0 * n_cols / 4;
-      }
-      sub.n_tok = t1 - t0;
+      const kernels::QuantizedActs sub = token_range(a, t0, t1);
       size_t off = 0;
       for (const MatJob& j : jobs) {
         const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
@@ -164,6 +178,39 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   };
   // Each row's result is the same whoever computes it.
   pool.parallel_for_chunked(n_r * n_g, 1, std::ref(body));  // std::ref: no heap copy of the closure
+}
+
+// The FFN's gate and up products and SwiGLU in one parallel call: gate [n_tok][F] =
+// silu(w_gate·x)·(w_up·x), up [n_tok][F] as scratch. A chunk holds the same rows of both matrices
+// and applies SwiGLU to them at once, so no step runs alone on the calling thread between the
+// products and the down product (decode, two threads: ~1.5 us a layer of SwiGLU on one thread
+// while the other waited). Rows are cut at multiples of 16, so each chunk's SwiGLU runs the same
+// vector lanes and the one tail a whole row would: the same bits whatever the split.
+void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
+                    const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
+  const size_t F = wg.n_rows;
+  if (wu.n_rows != F || wu.n_cols != wg.n_cols) {
+    matmuls(pool, act, x, {{wg, gate, F}, {wu, up, wu.n_rows}}, n_tok);
+    for_tokens(pool, n_tok, [&](size_t t) { kernels::silu_mul(&gate[t * F], &up[t * F], F); });
+    return;
+  }
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, needs_int8_acts(wg) || needs_int8_acts(wu), n_tok, wg.n_cols);
+  const Split sp = split_products(kernels::matrix_bytes(wg) + kernels::matrix_bytes(wu), 2 * F, n_tok, pool.n_threads());
+  const size_t n_r = sp.n_rows, n_g = sp.n_groups;
+  auto first_row = [&](size_t r) { return r == n_r ? F : std::min(F, (F * r / n_r + 8) / 16 * 16); };
+  auto body = [&](size_t c0, size_t c1, size_t) {
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t r = c % n_r, g = c / n_r;
+      const size_t lo = first_row(r), hi = first_row(r + 1);
+      const size_t t0 = n_tok * g / n_g, t1 = n_tok * (g + 1) / n_g;
+      if (lo >= hi) continue;
+      const kernels::QuantizedActs sub = token_range(a, t0, t1);
+      kernels::matmul(wg, sub, gate + t0 * F, F, lo, hi);
+      kernels::matmul(wu, sub, up + t0 * F, F, lo, hi);
+      for (size_t t = t0; t < t1; ++t) kernels::silu_mul(gate + t * F + lo, up + t * F + lo, hi - lo);
+    }
+  };
+  pool.parallel_for_chunked(n_r * n_g, 1, std::ref(body));
 }
 
 // Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
@@ -324,7 +371,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   const ModelHParams& hp = model->hparams();
   const ModelWeights& w = model->weights();
   const size_t E = hp.n_embd, H = hp.n_head, Hk = hp.n_head_kv, Dk = hp.head_dim_k, Dv = hp.head_dim_v;
-  const size_t F = hp.n_ff, V = hp.n_vocab, half = hp.n_rot / 2;
+  const size_t V = hp.n_vocab, half = hp.n_rot / 2;
   const float eps = hp.rms_eps;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dk));
 
@@ -384,8 +431,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
       for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
       rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
     });
-    matmuls(pool, act, a.data(), {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}}, n);
-    for_tokens(pool, n, [&](size_t t) { kernels::silu_mul(&gate[t * F], &up[t * F], F); });  // SwiGLU
+    gate_up_swiglu(pool, act, a.data(), L.w_gate, L.w_up, gate.data(), up.data(), n);
     matmuls(pool, act, gate.data(), {{L.w_down, proj.data(), E}}, n);
     for_tokens(pool, n, [&](size_t t) {
       for (size_t i = t * E; i < (t + 1) * E; ++i) x[i] += proj[i];
