@@ -56,6 +56,7 @@ class CpuAttention {
   std::vector<int8_t> qq_;        // packed queries [n][n_head][Dk]
   std::vector<uint16_t> qd_;      // their scales [n][n_head][Dk / block]
   std::vector<float> partials_;   // decode split: [n][Hk][blocks][G·(Dv + 2)]
+  std::vector<uint8_t> combined_; // decode split: [n][Hk], 1 where a chunk combined the group itself
 };
 
 }  // namespace alap
