@@ -15,12 +15,25 @@
 
 namespace alap::fuzz {
 
+namespace {
+// One scratch file per process, removed when the process exits normally (the fuzzers' -runs=N
+// end and the corpus replays do; a crash leaves it for the report).
+struct ScratchFile {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("alap_engine_fuzz_" + std::to_string(::getpid()) + ".gguf");
+  ~ScratchFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+}  // namespace
+
 int engine_load(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t flags = data[0];
   // The engine loads from a path (it maps the file): one scratch file per process.
-  static const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("alap_engine_fuzz_" + std::to_string(::getpid()) + ".gguf");
+  static const ScratchFile scratch;
+  const std::filesystem::path& path = scratch.path;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
