@@ -22,8 +22,9 @@ namespace alap::kernels {
 //   attention at 17-20 GB/s and prefetcht0 reached 27-28; nearer or farther measured no better.
 // - Session 11, on an Intel Xeon (2 MB L2, docs/bench/cpu.md "Decode attention read-ahead on an
 //   Intel Xeon (session 11)"): 64 rows (4 KB of packed K, 8 KB of fp16 V) is 9-13% faster cold
-//   than a whole block (48-96 rows alike; 128 and 256 slower; prefetcht1/t2 no better): the
-//   block-ahead reads, 16-32 KB a stream beside the block in use, overflow a 48 KB L1.
+//   than a whole block with prefetcht0 (48-96 rows alike, 128 slower; prefetcht1 or t2 at 64 rows
+//   no better). A whole block ahead with prefetcht2 did as well as 64 rows: the block-ahead reads,
+//   16-32 KB a stream beside the block in use, overflow a 48 KB L1 when they go there.
 // Always inlined: GCC 12 finds an out-of-line helper whose only effect is prefetches free of side
 // effects and deletes the calls (measured: 31 prefetch sites of the AVX2 kernels became 1).
 constexpr size_t kReadAheadRows = kAttnReadAheadRows;  // alap/kernels/attn.h
