@@ -125,8 +125,18 @@ kernels::QuantizedActs token_range(const kernels::QuantizedActs& a, size_t t0, s
   return sub;
 }
 
+// Runs fn(r, t0, t1) for every chunk of the split over the pool: row chunk r (< sp.n_rows) x
+// tokens [t0, t1) of token group c / sp.n_rows. Each row's result is the same whoever computes it.
 template <class Fn>
-void for_tokens(ThreadPool& pool, size_t n, Fn&& fn);
+void for_product_chunks(ThreadPool& pool, const Split& sp, size_t n_tok, Fn&& fn) {
+  auto body = [&](size_t c0, size_t c1, size_t) {
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t g = c / sp.n_rows;
+      fn(c % sp.n_rows, n_tok * g / sp.n_groups, n_tok * (g + 1) / sp.n_groups);
+    }
+  };
+  pool.parallel_for_chunked(sp.n_rows * sp.n_groups, 1, std::ref(body));  // std::ref: no heap copy of the closure
+}
 
 // Runs several matmuls over the same activations x [n_tok][n_cols] as one parallel_for over their
 // concatenated rows (x quantised once for the group).
@@ -144,9 +154,8 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
-  // Chunk c = row chunk c % n_r x token group c / n_r.
   const Split sp = split_products(total_bytes, total, n_tok, pool.n_threads());
-  const size_t n_r = sp.n_rows, n_g = sp.n_groups;
+  const size_t n_r = sp.n_rows;
   auto first_row = [&](size_t c) -> size_t {
     const uint64_t target = total_bytes * c / n_r;
     uint64_t before = 0;
@@ -162,22 +171,16 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
     }
     return total;
   };
-  auto body = [&](size_t c0, size_t c1, size_t) {
-    for (size_t c = c0; c < c1; ++c) {
-      const size_t r = c % n_r, g = c / n_r;
-      const size_t begin = first_row(r), end = first_row(r + 1);
-      const size_t t0 = n_tok * g / n_g, t1 = n_tok * (g + 1) / n_g;
-      const kernels::QuantizedActs sub = token_range(a, t0, t1);
-      size_t off = 0;
-      for (const MatJob& j : jobs) {
-        const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
-        if (lo < hi) kernels::matmul(j.w, sub, j.y + t0 * j.ldy, j.ldy, lo - off, hi - off);
-        off += j.w.n_rows;
-      }
+  for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
+    const size_t begin = first_row(r), end = first_row(r + 1);
+    const kernels::QuantizedActs sub = token_range(a, t0, t1);
+    size_t off = 0;
+    for (const MatJob& j : jobs) {
+      const size_t lo = std::max(begin, off), hi = std::min(end, off + j.w.n_rows);
+      if (lo < hi) kernels::matmul(j.w, sub, j.y + t0 * j.ldy, j.ldy, lo - off, hi - off);
+      off += j.w.n_rows;
     }
-  };
-  // Each row's result is the same whoever computes it.
-  pool.parallel_for_chunked(n_r * n_g, 1, std::ref(body));  // std::ref: no heap copy of the closure
+  });
 }
 
 // The FFN's gate and up products and SwiGLU in one parallel call: gate [n_tok][F] =
@@ -185,32 +188,22 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
 // and applies SwiGLU to them at once, so no step runs alone on the calling thread between the
 // products and the down product (decode, two threads: ~1.5 us a layer of SwiGLU on one thread
 // while the other waited). Rows are cut at multiples of 16, so each chunk's SwiGLU runs the same
-// vector lanes and the one tail a whole row would: the same bits whatever the split.
+// vector lanes and the one tail a whole row would: the same bits whatever the split. Both matrices
+// are [E][F] (Model::load checks every tensor's exact shape).
 void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
                     const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
   const size_t F = wg.n_rows;
-  if (wu.n_rows != F || wu.n_cols != wg.n_cols) {
-    matmuls(pool, act, x, {{wg, gate, F}, {wu, up, wu.n_rows}}, n_tok);
-    for_tokens(pool, n_tok, [&](size_t t) { kernels::silu_mul(&gate[t * F], &up[t * F], F); });
-    return;
-  }
   const kernels::QuantizedActs a = quantise_group(pool, act, x, needs_int8_acts(wg) || needs_int8_acts(wu), n_tok, wg.n_cols);
   const Split sp = split_products(kernels::matrix_bytes(wg) + kernels::matrix_bytes(wu), 2 * F, n_tok, pool.n_threads());
-  const size_t n_r = sp.n_rows, n_g = sp.n_groups;
-  auto first_row = [&](size_t r) { return r == n_r ? F : std::min(F, (F * r / n_r + 8) / 16 * 16); };
-  auto body = [&](size_t c0, size_t c1, size_t) {
-    for (size_t c = c0; c < c1; ++c) {
-      const size_t r = c % n_r, g = c / n_r;
-      const size_t lo = first_row(r), hi = first_row(r + 1);
-      const size_t t0 = n_tok * g / n_g, t1 = n_tok * (g + 1) / n_g;
-      if (lo >= hi) continue;
-      const kernels::QuantizedActs sub = token_range(a, t0, t1);
-      kernels::matmul(wg, sub, gate + t0 * F, F, lo, hi);
-      kernels::matmul(wu, sub, up + t0 * F, F, lo, hi);
-      for (size_t t = t0; t < t1; ++t) kernels::silu_mul(gate + t * F + lo, up + t * F + lo, hi - lo);
-    }
-  };
-  pool.parallel_for_chunked(n_r * n_g, 1, std::ref(body));
+  auto first_row = [&](size_t r) { return r == sp.n_rows ? F : std::min(F, (F * r / sp.n_rows + 8) / 16 * 16); };
+  for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
+    const size_t lo = first_row(r), hi = first_row(r + 1);
+    if (lo >= hi) return;
+    const kernels::QuantizedActs sub = token_range(a, t0, t1);
+    kernels::matmul(wg, sub, gate + t0 * F, F, lo, hi);
+    kernels::matmul(wu, sub, up + t0 * F, F, lo, hi);
+    for (size_t t = t0; t < t1; ++t) kernels::silu_mul(gate + t * F + lo, up + t * F + lo, hi - lo);
+  });
 }
 
 // Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
@@ -408,9 +401,10 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     const LayerWeights& L = w.layers[first_layer + l];
     for_tokens(pool, n, [&](size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); });
     matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
-    // Decode: the layer's first key block on its way while RoPE and the cache store run. Nothing
-    // reads it ahead otherwise (eval model, one thread: ~5 us against ~1.6 us for the blocks after
-    // it; this takes ~1.6 us of that a layer, docs/bench/cpu.md "The eval model's token, part 3").
+    // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
+    // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
+    // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
+    // layer, docs/bench/cpu.md "The eval model's token, part 3").
     if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
     for_tokens(pool, n, [&](size_t t) {  // biases, q/k norms, RoPE, the token's K/V into the cache
       float* qt = &q[t * H * Dk];
