@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "alap/kernels/dtype.h"
+#include "alap/kernels/huge_pages.h"
 #include "alap/kernels/probe.h"
 #include "alap/kernels/quant.h"
 #include "bench_types.h"
@@ -195,7 +196,10 @@ int main(int argc, char** argv) {
       // Copies for the cold decode rotation (and copy 0 for prefill); random rows repeated.
       const size_t n_copies = std::max<size_t>(2, (cold_mb << 20) / bytes + 1);
       std::vector<uint8_t> w(n_copies * bytes);
-      auto* pk = static_cast<uint8_t*>(std::aligned_alloc(64, (n_copies * pb + 63) / 64 * 64));
+      // The packed copies in memory like the model's (Model::pack_for_cpu): huge pages where Linux
+      // gives them (ALAP_HUGE_PAGES=0: ordinary pages), so that far read-ahead is not cut at 4 KiB.
+      auto* pk = static_cast<uint8_t*>(alloc_streamed(n_copies * pb));
+      if (pk == nullptr) throw std::bad_alloc();
       std::vector<float> src(cols);
       for (size_t r = 0; r < std::min<size_t>(rows, 256); ++r) {
         for (auto& v : src) v = 0.05f * nd(rng);
