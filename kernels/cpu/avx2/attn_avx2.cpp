@@ -184,8 +184,8 @@ void softmax_partial(float* x, size_t n, float* m, float* l) {
   *l = exp_shift_sum(x, n, *m);
 }
 
-// --- Grouped heads (attn_heads.h). fp16 scores: 4 keys × 2 heads at a time, each 8-dim piece
-// of a key converted once for both heads; per (head, key) one 8-lane FMA chain over the dims and
+// --- Grouped heads (attn_heads.h). fp16 scores: 2 keys × up to 4 heads at a time, each 8-dim
+// piece of a key converted once for those heads; per (head, key) one 8-lane FMA chain over the dims and
 // then hsum_ps's sum order, (v0 + v4) + (v2 + v6) + ((v1 + v5) + (v3 + v7)), done for 8 chains at
 // once. So a head's score of a key is f16_scores' whatever heads or keys share the call.
 namespace {
@@ -203,41 +203,51 @@ inline __m256 hsum8(__m256 A, __m256 B, __m256 C, __m256 D, __m256 E, __m256 F, 
   return _mm256_add_ps(_mm256_shuffle_ps(abcd, efgh, 0x88), _mm256_shuffle_ps(abcd, efgh, 0xDD));
 }
 
-// Keys k[0..3] against NH (1 or 2) heads: scores[h·ld + u].
+// Keys k[0], k[1] against NH (1..4) heads: scores[h·ld + u]. Each 8-dim piece of the two keys is
+// converted once for all NH heads (up to 8 chains: 11 of the 16 ymm registers).
 template <int NH>
-inline void score4(const float* q, size_t head_dim, const uint16_t* k, float scale, float* scores, size_t ld) {
-  __m256 a[2][4];
-  for (int h = 0; h < 2; ++h) {
-    for (int u = 0; u < 4; ++u) a[h][u] = _mm256_setzero_ps();
-  }
+inline void score2(const float* q, size_t head_dim, const uint16_t* k, float scale, float* scores, size_t ld) {
+  __m256 a[4][2];
+  for (int h = 0; h < 4; ++h) a[h][0] = a[h][1] = _mm256_setzero_ps();
   for (size_t i = 0; i < head_dim; i += 8) {
-    __m256 x[4];
-    for (int u = 0; u < 4; ++u) x[u] = h8(k + u * head_dim + i);
+    const __m256 x0 = h8(k + i), x1 = h8(k + head_dim + i);
     for (int h = 0; h < NH; ++h) {
       const __m256 qv = _mm256_loadu_ps(q + h * head_dim + i);
-      for (int u = 0; u < 4; ++u) a[h][u] = _mm256_fmadd_ps(qv, x[u], a[h][u]);
+      a[h][0] = _mm256_fmadd_ps(qv, x0, a[h][0]);
+      a[h][1] = _mm256_fmadd_ps(qv, x1, a[h][1]);
     }
   }
-  const __m256 sums = hsum8(a[0][0], a[1][0], a[0][1], a[1][1], a[0][2], a[1][2], a[0][3], a[1][3]);
+  // hsum8's lanes [A, C, E, G, B, D, F, H] = [h0k0, h0k1, h1k0, h1k1 | h2k0, h2k1, h3k0, h3k1].
+  const __m256 sums = hsum8(a[0][0], a[2][0], a[0][1], a[2][1], a[1][0], a[3][0], a[1][1], a[3][1]);
   const __m256 s = _mm256_mul_ps(sums, _mm256_set1_ps(scale));
-  _mm_storeu_ps(scores, _mm256_castps256_ps128(s));
-  if (NH == 2) _mm_storeu_ps(scores + ld, _mm256_extractf128_ps(s, 1));
+  const __m128 lo = _mm256_castps256_ps128(s), hi = _mm256_extractf128_ps(s, 1);
+  _mm_storel_pi(reinterpret_cast<__m64*>(scores), lo);
+  if (NH > 1) _mm_storeh_pi(reinterpret_cast<__m64*>(scores + ld), lo);
+  if (NH > 2) _mm_storel_pi(reinterpret_cast<__m64*>(scores + 2 * ld), hi);
+  if (NH > 3) _mm_storeh_pi(reinterpret_cast<__m64*>(scores + 3 * ld), hi);
 }
 }  // namespace
 
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                       float* scores, size_t ld) {
-  const size_t n4 = head_dim % 8 == 0 ? n / 4 * 4 : 0;
-  for (size_t j = 0; j < n4; j += 4) {
-    size_t h = 0;
+  const size_t n2 = head_dim % 8 == 0 ? n / 2 * 2 : 0;
+  for (size_t j = 0; j < n2; j += 2) {
     const uint16_t* kj = k + j * head_dim;
-    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 4 * 2 * head_dim);  // rows ahead (attn_heads.h)
-    for (; h + 2 <= n_heads; h += 2) score4<2>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
-    if (h < n_heads) score4<1>(q + h * head_dim, head_dim, kj, scale, scores + h * ld + j, ld);
+    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 2 * 2 * head_dim);  // rows ahead (attn_heads.h)
+    for (size_t h = 0; h < n_heads; h += 4) {
+      const float* qh = q + h * head_dim;
+      float* sh = scores + h * ld + j;
+      switch (std::min<size_t>(4, n_heads - h)) {
+        case 4: score2<4>(qh, head_dim, kj, scale, sh, ld); break;
+        case 3: score2<3>(qh, head_dim, kj, scale, sh, ld); break;
+        case 2: score2<2>(qh, head_dim, kj, scale, sh, ld); break;
+        default: score2<1>(qh, head_dim, kj, scale, sh, ld); break;
+      }
+    }
   }
-  if (n4 < n) {  // the last keys one by one (f16_scores' own path for them)
+  if (n2 < n) {  // the last key, or every key when head_dim is not a multiple of 8 (f16_scores' own path)
     for (size_t h = 0; h < n_heads; ++h) {
-      f16_scores(q + h * head_dim, k + n4 * head_dim, head_dim, n - n4, scale, scores + h * ld + n4);
+      f16_scores(q + h * head_dim, k + n2 * head_dim, head_dim, n - n2, scale, scores + h * ld + n2);
     }
   }
 }
