@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "alap/kernels/attn.h"
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/fp16.h"
+#include "alap/kernels/huge_pages.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
 
@@ -30,39 +33,52 @@ constexpr size_t kColdBytes = size_t{256} << 20;
 
 enum class Kernel { f16_scores, k8_scores, f16_v, k8_v, f16_all, k8_all, k8v8_all };
 
+// A buffer in memory like the KV cache's (alloc_streamed: huge pages where Linux gives them), so
+// that the kernels' read-ahead is measured as decode sees it.
+template <class T>
+struct Streamed {
+  T* p = nullptr;
+  void resize(size_t n) {
+    p = static_cast<T*>(alloc_streamed(n * sizeof(T)));
+    if (p == nullptr) throw std::bad_alloc();
+  }
+  T& operator[](size_t i) const { return p[i]; }
+  ~Streamed() { std::free(p); }
+};
+
 struct Cache {  // every key of a cold walk; a warm run uses its first block only
   size_t n_keys = 0;
-  std::vector<uint16_t> kf, vf;    // fp16 rows
-  std::vector<int8_t> kq, vq;      // packed rows
-  std::vector<uint16_t> kd, vd;    // their scales [n][kDim / 32]
+  Streamed<uint16_t> kf, vf;    // fp16 rows
+  Streamed<int8_t> kq, vq;      // packed rows
+  Streamed<uint16_t> kd, vd;    // their scales [n][kDim / 32]
 };
 
 const Cache& cache() {
-  static const Cache c = [] {
-    Cache c;
+  static const Cache* c = [] {
+    auto* c = new Cache;
     // fp16 K + fp16 V is the largest form: 256 bytes a key.
-    c.n_keys = kColdBytes / (4 * kDim);
+    c->n_keys = kColdBytes / (4 * kDim);
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     const size_t nb = kDim / k8_block_size(kDim);
-    c.kf.resize(c.n_keys * kDim);
-    c.vf.resize(c.n_keys * kDim);
-    c.kq.resize(c.n_keys * kDim);
-    c.vq.resize(c.n_keys * kDim);
-    c.kd.resize(c.n_keys * nb);
-    c.vd.resize(c.n_keys * nb);
+    c->kf.resize(c->n_keys * kDim);
+    c->vf.resize(c->n_keys * kDim);
+    c->kq.resize(c->n_keys * kDim);
+    c->vq.resize(c->n_keys * kDim);
+    c->kd.resize(c->n_keys * nb);
+    c->vd.resize(c->n_keys * nb);
     std::vector<float> row(kDim);
-    for (size_t j = 0; j < c.n_keys; ++j) {
+    for (size_t j = 0; j < c->n_keys; ++j) {
       for (auto& e : row) e = nd(rng);
-      kv_row_to_fp16(row.data(), kDim, &c.kf[j * kDim]);
-      k8_quantize(row.data(), kDim, &c.kq[j * kDim], &c.kd[j * nb]);
+      kv_row_to_fp16(row.data(), kDim, &c->kf[j * kDim]);
+      k8_quantize(row.data(), kDim, &c->kq[j * kDim], &c->kd[j * nb]);
       for (auto& e : row) e = nd(rng);
-      kv_row_to_fp16(row.data(), kDim, &c.vf[j * kDim]);
-      k8_quantize(row.data(), kDim, &c.vq[j * kDim], &c.vd[j * nb]);
+      kv_row_to_fp16(row.data(), kDim, &c->vf[j * kDim]);
+      k8_quantize(row.data(), kDim, &c->vq[j * kDim], &c->vd[j * nb]);
     }
     return c;
   }();
-  return c;
+  return *c;
 }
 
 size_t bytes_per_key(Kernel k) {
