@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <new>
 #include <random>
 #include <string>
@@ -33,52 +32,48 @@ constexpr size_t kColdBytes = size_t{256} << 20;
 
 enum class Kernel { f16_scores, k8_scores, f16_v, k8_v, f16_all, k8_all, k8v8_all };
 
-// A buffer in memory like the KV cache's (alloc_streamed: huge pages where Linux gives them), so
-// that the kernels' read-ahead is measured as decode sees it.
+// n values in memory like the KV cache's (alloc_streamed: huge pages where Linux gives them), so
+// that the kernels' read-ahead is measured as decode sees it. Held for the whole process.
 template <class T>
-struct Streamed {
-  T* p = nullptr;
-  void resize(size_t n) {
-    p = static_cast<T*>(alloc_streamed(n * sizeof(T)));
-    if (p == nullptr) throw std::bad_alloc();
-  }
-  T& operator[](size_t i) const { return p[i]; }
-  ~Streamed() { std::free(p); }
-};
+T* streamed(size_t n) {
+  auto* p = static_cast<T*>(alloc_streamed(n * sizeof(T)));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
 
 struct Cache {  // every key of a cold walk; a warm run uses its first block only
   size_t n_keys = 0;
-  Streamed<uint16_t> kf, vf;    // fp16 rows
-  Streamed<int8_t> kq, vq;      // packed rows
-  Streamed<uint16_t> kd, vd;    // their scales [n][kDim / 32]
+  uint16_t *kf = nullptr, *vf = nullptr;  // fp16 rows
+  int8_t *kq = nullptr, *vq = nullptr;    // packed rows
+  uint16_t *kd = nullptr, *vd = nullptr;  // their scales [n][kDim / 32]
 };
 
 const Cache& cache() {
-  static const Cache* c = [] {
-    auto* c = new Cache;
+  static const Cache c = [] {
+    Cache c;
     // fp16 K + fp16 V is the largest form: 256 bytes a key.
-    c->n_keys = kColdBytes / (4 * kDim);
+    c.n_keys = kColdBytes / (4 * kDim);
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     const size_t nb = kDim / k8_block_size(kDim);
-    c->kf.resize(c->n_keys * kDim);
-    c->vf.resize(c->n_keys * kDim);
-    c->kq.resize(c->n_keys * kDim);
-    c->vq.resize(c->n_keys * kDim);
-    c->kd.resize(c->n_keys * nb);
-    c->vd.resize(c->n_keys * nb);
+    c.kf = streamed<uint16_t>(c.n_keys * kDim);
+    c.vf = streamed<uint16_t>(c.n_keys * kDim);
+    c.kq = streamed<int8_t>(c.n_keys * kDim);
+    c.vq = streamed<int8_t>(c.n_keys * kDim);
+    c.kd = streamed<uint16_t>(c.n_keys * nb);
+    c.vd = streamed<uint16_t>(c.n_keys * nb);
     std::vector<float> row(kDim);
-    for (size_t j = 0; j < c->n_keys; ++j) {
+    for (size_t j = 0; j < c.n_keys; ++j) {
       for (auto& e : row) e = nd(rng);
-      kv_row_to_fp16(row.data(), kDim, &c->kf[j * kDim]);
-      k8_quantize(row.data(), kDim, &c->kq[j * kDim], &c->kd[j * nb]);
+      kv_row_to_fp16(row.data(), kDim, &c.kf[j * kDim]);
+      k8_quantize(row.data(), kDim, &c.kq[j * kDim], &c.kd[j * nb]);
       for (auto& e : row) e = nd(rng);
-      kv_row_to_fp16(row.data(), kDim, &c->vf[j * kDim]);
-      k8_quantize(row.data(), kDim, &c->vq[j * kDim], &c->vd[j * nb]);
+      kv_row_to_fp16(row.data(), kDim, &c.vf[j * kDim]);
+      k8_quantize(row.data(), kDim, &c.vq[j * kDim], &c.vd[j * nb]);
     }
     return c;
   }();
-  return *c;
+  return c;
 }
 
 size_t bytes_per_key(Kernel k) {
@@ -111,14 +106,14 @@ void bm_attn(benchmark::State& state, Kernel kernel, const char* variant, size_t
   for (auto& e : p) e = std::fabs(nd(rng)) / kBlock;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
   const size_t n_blocks = cold ? c.n_keys / kBlock : 1;
+  const bool k8k = kernel == Kernel::k8_scores || kernel == Kernel::k8_all || kernel == Kernel::k8v8_all;
+  const bool do_scores = kernel != Kernel::f16_v && kernel != Kernel::k8_v;
+  const bool do_v = kernel != Kernel::f16_scores && kernel != Kernel::k8_scores;
+  const bool k8v = kernel == Kernel::k8_v || kernel == Kernel::k8v8_all;
   size_t b = 0;
   for (auto _ : state) {
     const size_t k0 = b * kBlock;
     b = b + 1 == n_blocks ? 0 : b + 1;
-    const bool k8k = kernel == Kernel::k8_scores || kernel == Kernel::k8_all || kernel == Kernel::k8v8_all;
-    const bool do_scores = kernel != Kernel::f16_v && kernel != Kernel::k8_v;
-    const bool do_v = kernel != Kernel::f16_scores && kernel != Kernel::k8_scores;
-    const bool k8v = kernel == Kernel::k8_v || kernel == Kernel::k8v8_all;
     float* pr = p.data();
     if (do_scores) {
       if (k8k) {
