@@ -204,10 +204,11 @@ class QualityCheckTest : public QObject {
   //   avx512vnni: ppl f16 86.2451, k8 KL 8.163e-05, k8v8 ppl 86.2581, KL 1.015e-04
   //   avx2:       ppl f16 86.2451, k8 KL 8.107e-05, k8v8 ppl 86.2342, KL 1.029e-04
   //   scalar:     ppl f16 86.2447, k8 KL 8.081e-05, k8v8 ppl 86.2377, KL 0.999e-04
-  // A real change of the packed cache's quality moves them far more (KL doubles at 7-bit codes). (The figures moved in the
-  // fourth digit when CPU attention began splitting keys into blocks of 256 with fused sums, and
-  // again in session 7: SwiGLU's vector exp, within 2 ulp of std::exp, and the k8v8 V sum's scale
-  // folded into p; before them: f16 86.2457, k8 KL 8.039e-05, k8v8 86.2435, KL 9.923e-05.)
+  // The bounds are the three variants' spread with a small margin, no wider.
+  // (The figures moved in the fourth digit when CPU attention began splitting keys into blocks of
+  // 256 with fused sums, and again in session 7: SwiGLU's vector exp, within 2 ulp of std::exp, and
+  // the k8v8 V sum's scale folded into p; before them: f16 86.2457, k8 KL 8.039e-05, k8v8 86.2435,
+  // KL 9.923e-05.)
   void evalModelRecommendsK8v8() {
     const QString path = sharedFile("models/alap-eval-30m-f16.gguf");
     if (path.isEmpty()) QSKIP("../shared/models/alap-eval-30m-f16.gguf is absent");
