@@ -42,14 +42,16 @@ struct MatJob {
 // The int8 blocks of one activation matrix, quantised once per matmul group and shared by every
 // thread and every matrix of the group (kernels::quantize_activations).
 struct ActScratch {
-  std::vector<int8_t> q;
-  std::vector<float> d;
+  std::vector<int8_t> q, q256;
+  std::vector<float> d, d256;
   std::vector<int32_t> s, s4;
   void reserve(size_t n_tok, size_t n_cols) {
     q.resize(std::max(q.size(), n_tok * n_cols));
     d.resize(std::max(d.size(), n_tok * n_cols / 32));
     s.resize(std::max(s.size(), n_tok * n_cols / 32));
     s4.resize(std::max(s4.size(), n_tok * n_cols / 4));
+    q256.resize(std::max(q256.size(), n_tok * n_cols));
+    d256.resize(std::max(d256.size(), n_tok * n_cols / 256));
   }
 };
 
@@ -94,21 +96,29 @@ Split split_products(uint64_t total_bytes, size_t total_rows, size_t n_tok, size
 }
 
 // x [n_tok][n_cols] as the products of a group see it: quantised to int8 blocks first (tokens split
-// over the pool) when a weight type of the group multiplies int8 activations.
-kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, bool int8_acts, size_t n_tok,
-                                      size_t n_cols) {
+// over the pool) when a weight type of the group multiplies int8 activations, and to blocks of 256
+// too when one of its products reads those (kernels::reads_acts_256).
+kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, bool int8_acts, bool acts_256,
+                                      size_t n_tok, size_t n_cols) {
   if (!int8_acts || n_cols % 32 != 0) return kernels::QuantizedActs{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
   const size_t nb = n_cols / 32;
+  acts_256 = acts_256 && n_cols % 256 == 0;
   auto quantise = [&](size_t begin, size_t end, size_t) {
     kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
                                   act.d.data() + begin * nb, act.s.data() + begin * nb, act.s4.data() + begin * n_cols / 4);
+    if (acts_256) {
+      kernels::quantize_activations_256(x + begin * n_cols, end - begin, n_cols, act.q256.data() + begin * n_cols,
+                                        act.d256.data() + begin * n_cols / 256);
+    }
   };
   if (n_tok > 1) {
     pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
   } else {
     quantise(0, 1, 0);
   }
-  return kernels::QuantizedActs{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
+  kernels::QuantizedActs a{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
+  if (acts_256) a.q256 = act.q256.data(), a.d256 = act.d256.data();
+  return a;
 }
 
 bool needs_int8_acts(const kernels::WeightView& w) {
@@ -121,6 +131,7 @@ kernels::QuantizedActs token_range(const kernels::QuantizedActs& a, size_t t0, s
   kernels::QuantizedActs sub = a;  // a token's result does not depend on its batch
   sub.x = a.x + t0 * n_cols;
   if (a.q != nullptr) sub.q = a.q + t0 * n_cols, sub.d = a.d + t0 * nb, sub.s = a.s + t0 * nb, sub.s4 = a.s4 + t0 * n_cols / 4;
+  if (a.q256 != nullptr) sub.q256 = a.q256 + t0 * n_cols, sub.d256 = a.d256 + t0 * n_cols / 256;
   sub.n_tok = t1 - t0;
   return sub;
 }
@@ -143,14 +154,15 @@ void for_product_chunks(ThreadPool& pool, const Split& sp, size_t n_tok, Fn&& fn
 void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
   size_t total = 0;
   uint64_t total_bytes = 0;
-  bool int8_acts = false;
+  bool int8_acts = false, acts_256 = false;
   const size_t n_cols = jobs.begin()->w.n_cols;
   for (const MatJob& j : jobs) {
     total += j.w.n_rows;
     total_bytes += kernels::matrix_bytes(j.w);
     int8_acts = int8_acts || needs_int8_acts(j.w);
+    acts_256 = acts_256 || kernels::reads_acts_256(j.w);
   }
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, int8_acts, n_tok, n_cols);
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, int8_acts, acts_256, n_tok, n_cols);
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
@@ -193,7 +205,9 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
 void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
                     const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
   const size_t F = wg.n_rows;
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, needs_int8_acts(wg) || needs_int8_acts(wu), n_tok, wg.n_cols);
+  const kernels::QuantizedActs a =
+      quantise_group(pool, act, x, needs_int8_acts(wg) || needs_int8_acts(wu),
+                     kernels::reads_acts_256(wg) || kernels::reads_acts_256(wu), n_tok, wg.n_cols);
   const Split sp = split_products(kernels::matrix_bytes(wg) + kernels::matrix_bytes(wu), 2 * F, n_tok, pool.n_threads());
   auto first_row = [&](size_t r) { return r == sp.n_rows ? F : std::min(F, (F * r / sp.n_rows + 8) / 16 * 16); };
   for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
@@ -322,7 +336,8 @@ size_t Forward::scratch_bytes() const {
                           &s.rope_sin, &s.logits}) {
     b += vec->capacity() * sizeof(float);
   }
-  b += s.act.q.capacity() + (s.act.d.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4;
+  b += s.act.q.capacity() + s.act.q256.capacity() +
+       (s.act.d.capacity() + s.act.d256.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4;
   b += s.attn.scratch_bytes();
   return b;
 }

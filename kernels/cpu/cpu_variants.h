@@ -35,6 +35,10 @@ struct CpuVariant {
                         size_t row_end) = nullptr;
   // activation.h; null: the scalar twin.
   void (*silu_mul)(float* gate, const float* up, size_t n) = nullptr;
+  // Types whose packed products read QuantizedActs::q256/d256 (quant.h reads_acts_256); null: none.
+  bool (*packed_reads_256)(DType t) = nullptr;
+  // quantize_activations_256; null: the scalar twin.
+  void (*quantize_acts_256)(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) = nullptr;
 };
 
 namespace scalar {
@@ -43,6 +47,7 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
             size_t row_end);
 void matmul_q(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+void quantize_acts_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d);
 void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
 void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
 void softmax(float* x, size_t n);
@@ -59,7 +64,9 @@ extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end);  // avx2/packed_avx2.cpp
+bool packed_reads_256(DType t);   // avx2/packed_avx2.cpp
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+void quantize_acts_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d);
 void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
 void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
 void softmax(float* x, size_t n);

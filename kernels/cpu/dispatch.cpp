@@ -76,6 +76,15 @@ void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q
   active().quantize_acts(x, n_tok, n_cols, q, d, s, s4);
 }
 
+void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) {
+  if (n_cols % 256 != 0) {
+    throw std::invalid_argument("quantize_activations_256: " + std::to_string(n_cols) +
+                                " columns is not a multiple of 256");
+  }
+  const CpuVariant& v = active();
+  (v.quantize_acts_256 ? v.quantize_acts_256 : scalar::quantize_acts_256)(x, n_tok, n_cols, q, d);
+}
+
 namespace {
 // ALAP_CPU_PACK_SKIP: types (GGUF names, comma-separated, e.g. "q6_k,q8_0") left in the file's
 // layout by pack_weights' callers (packed_bytes 0), to measure a type's packed path against the
@@ -117,10 +126,28 @@ void pack_weights(const WeightView& w, void* dst) {
   packed::pack(w.type, w.data, w.n_rows, w.n_cols, dst);
 }
 
+bool reads_acts_256(const WeightView& w) {
+  const CpuVariant& v = active();
+  return w.packed != nullptr && v.packed_reads_256 != nullptr && v.packed_reads_256(w.type) &&
+         w.n_rows % packed::kRows == 0 && packed::group_bytes(w.type, w.n_cols) != 0;
+}
+
 namespace {
-// The variant's product: on w.packed where it has a packed path for w, else on w.data.
+// The variant's product: on w.packed where it has a packed path for w, else on w.data. Blocks of
+// 256 the product reads and the caller did not give are quantised here, for this call.
 void run_matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
   const CpuVariant& v = active();
+  if (x.q != nullptr && x.q256 == nullptr && reads_acts_256(w)) {
+    thread_local std::vector<int8_t> q;
+    thread_local std::vector<float> d;
+    q.resize(x.n_tok * x.n_cols);
+    d.resize(x.n_tok * x.n_cols / 256);
+    quantize_activations_256(x.x, x.n_tok, x.n_cols, q.data(), d.data());
+    QuantizedActs a = x;
+    a.q256 = q.data();
+    a.d256 = d.data();
+    return run_matmul(w, a, y, ldy, row_begin, row_end);
+  }
   if (w.packed != nullptr && v.matmul_packed != nullptr && v.matmul_packed(w, x, y, ldy, row_begin, row_end)) return;
   v.matmul(w, x, y, ldy, row_begin, row_end);
 }

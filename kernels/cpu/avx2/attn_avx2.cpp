@@ -1,11 +1,11 @@
-// AVX2 + F16C: activation quantisation to int8 blocks (byte-identical to scalar::quantize_acts) and
-// the attention inner loops of alap/kernels/attn.h with vcvtph2ps. The V sums multiply then add
-// per lane in the scalar order, so they match the scalar twin bit for bit; f16 scores sum 8 lanes
-// at a time (tested within rounding of the scalar twin). Also the grouped-head scores (each key
-// converted once for up to 4 heads) and V sums (one FMA per key, head and 8 lanes, bit for bit
-// the scalar twin) and softmax_partial for attn_heads.h; the grouped kernels read rows ahead
-// (attn_heads.h prefetch_ahead). And the cache's per-token writes for every vector variant:
-// k8_quantize and the f16 row, the scalar twins' bytes.
+// AVX2 + F16C: activation quantisation to int8 blocks of 32 and 256 (byte-identical to
+// scalar::quantize_acts and quantize_acts_256) and the attention inner loops of alap/kernels/attn.h
+// with vcvtph2ps. The V sums multiply then add per lane in the scalar order, so they match the
+// scalar twin bit for bit; f16 scores sum 8 lanes at a time (tested within rounding of the scalar
+// twin). Also the grouped-head scores (each key converted once for up to 4 heads) and V sums (one
+// FMA per key, head and 8 lanes, bit for bit the scalar twin) and softmax_partial for
+// attn_heads.h; the grouped kernels read rows ahead (attn_heads.h prefetch_ahead). And the cache's
+// per-token writes for every vector variant: k8_quantize and the f16 row, the scalar twins' bytes.
 #include <algorithm>
 
 #include "alap/kernels/fp16.h"
@@ -20,36 +20,51 @@ namespace {
 inline __m256 h8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 }  // namespace
 
-void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
+namespace {
+// max |x| of src[0, n) (n a multiple of 8).
+inline float abs_max(const float* src, size_t n) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  __m256 mx = _mm256_setzero_ps();
+  for (size_t k = 0; k < n; k += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(src + k), abs_mask));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  return _mm_cvtss_f32(m4);
+}
+
+// src[0, 32) · id rounded to nearest even (cvtps2dq) and clamped to ±127, as 32 int8 in order.
+inline __m256i quant32(const float* src, float id) {
   const __m256i lim = _mm256_set1_epi32(127), nlim = _mm256_set1_epi32(-127);
+  __m256i iv[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * k), _mm256_set1_ps(id)));
+    iv[k] = _mm256_max_epi32(_mm256_min_epi32(r, lim), nlim);
+  }
+  const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(iv[0], iv[1]), _mm256_packs_epi32(iv[2], iv[3]));
+  return _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+}  // namespace
+
+void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
   for (size_t i = 0; i < n_tok * (n_cols / 32); ++i) {
-    const float* src = x + 32 * i;
-    __m256 v[4];
-    __m256 mx = _mm256_setzero_ps();
-    for (int k = 0; k < 4; ++k) {
-      v[k] = _mm256_loadu_ps(src + 8 * k);
-      mx = _mm256_max_ps(mx, _mm256_and_ps(v[k], abs_mask));
-    }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    const float amax = _mm_cvtss_f32(m4);
-    const float db = amax / 127.0f;
-    const float id = db != 0.0f ? 1.0f / db : 0.0f;
-    __m256i iv[4];
-    for (int k = 0; k < 4; ++k) {
-      const __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], _mm256_set1_ps(id)));  // nearest even
-      iv[k] = _mm256_max_epi32(_mm256_min_epi32(r, lim), nlim);
-    }
-    const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(iv[0], iv[1]), _mm256_packs_epi32(iv[2], iv[3]));
-    const __m256i qv = _mm256_permutevar8x32_epi32(p16, perm);
+    const float db = abs_max(x + 32 * i, 32) / 127.0f;
+    const __m256i qv = quant32(x + 32 * i, db != 0.0f ? 1.0f / db : 0.0f);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * i), qv);
     const __m256i sums4 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), qv), _mm256_set1_epi16(1));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(s4 + 8 * i), sums4);
     d[i] = db;
     s[i] = hsum_epi32(sums4);
+  }
+}
+
+void quantize_acts_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) {
+  for (size_t i = 0; i < n_tok * (n_cols / 256); ++i) {
+    const float db = abs_max(x + 256 * i, 256) / 127.0f;
+    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    for (size_t k = 0; k < 256; k += 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * i + k), quant32(x + 256 * i + k, id));
+    }
+    d[i] = db;
   }
 }
 

@@ -32,30 +32,39 @@ void matmul_q(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy,
   scalar::matmul(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
 }
 
+namespace {
+// One block of n values by the rule of quantize_activations: q written, d returned.
+float quant_block(const float* src, size_t n, int8_t* q) {
+  float amax = 0.0f;
+  for (size_t l = 0; l < n; ++l) amax = std::max(amax, std::fabs(src[l]));
+  const float db = amax / 127.0f;
+  const float id = db != 0.0f ? 1.0f / db : 0.0f;
+  for (size_t l = 0; l < n; ++l) {
+    // The SIMD conversion's rule (cvtps2dq): NaN or a value outside int32 gives INT32_MIN, here
+    // without an undefined float-to-int conversion; the clamp then makes it -127 in both.
+    const float r = std::nearbyint(src[l] * id);
+    const int v = (r >= -2147483648.0f && r < 2147483648.0f) ? static_cast<int>(r) : INT32_MIN;
+    q[l] = static_cast<int8_t>(v > 127 ? 127 : (v < -127 ? -127 : v));
+  }
+  return db;
+}
+}  // namespace
+
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
   for (size_t i = 0; i < n_tok * (n_cols / 32); ++i) {
-    const float* src = x + 32 * i;
-    float amax = 0.0f;
-    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(src[l]));
-    const float db = amax / 127.0f;
-    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    d[i] = quant_block(x + 32 * i, 32, q + 32 * i);
     int32_t sum = 0;
-    for (int l = 0; l < 32; ++l) {
-      // The SIMD conversion's rule (cvtps2dq): NaN or a value outside int32 gives INT32_MIN, here
-      // without an undefined float-to-int conversion; the clamp then makes it -127 in both.
-      const float r = std::nearbyint(src[l] * id);
-      const int v = (r >= -2147483648.0f && r < 2147483648.0f) ? static_cast<int>(r) : INT32_MIN;
-      const int qc = v > 127 ? 127 : (v < -127 ? -127 : v);
-      q[32 * i + l] = static_cast<int8_t>(qc);
-      sum += qc;
-    }
     for (int g = 0; g < 8; ++g) {
       const int8_t* qg = q + 32 * i + 4 * g;
       s4[8 * i + g] = int32_t{qg[0]} + qg[1] + qg[2] + qg[3];
+      sum += s4[8 * i + g];
     }
-    d[i] = db;
     s[i] = sum;
   }
+}
+
+void quantize_acts_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) {
+  for (size_t i = 0; i < n_tok * (n_cols / 256); ++i) d[i] = quant_block(x + 256 * i, 256, q + 256 * i);
 }
 
 }  // namespace alap::kernels::scalar

@@ -65,12 +65,27 @@ struct QuantizedActs {
   const int32_t* s4;   // [n_tok][n_cols / 4]
   size_t n_tok;
   size_t n_cols;
+  // The same activations quantised again in blocks of 256 (one K-quant super-block):
+  // x[t][c] ≈ d256[t][c/256]·q256[t][c], by quantize_activations_256. Read by the products for
+  // which reads_acts_256 is true; nullptr otherwise (matmul then quantises them itself, per call).
+  const int8_t* q256 = nullptr;  // [n_tok][n_cols]
+  const float* d256 = nullptr;   // [n_tok][n_cols / 256]
 };
 
 // Fills q, d, s, s4 for tokens [0, n_tok) of x (n_cols a multiple of 32): d = max|x|/127,
 // q = round-to-nearest-even(x / d) clamped to ±127 (d = 0 gives q = 0). Every variant gives the
 // same bytes. Callers may split tokens across threads (each token is independent).
 void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+
+// quantize_activations' rule in blocks of 256 values (n_cols a multiple of 256): d = max|x|/127
+// over the block, q = round-to-nearest-even(x / d) clamped to ±127. Every variant gives the same
+// bytes.
+void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d);
+
+// True when matmul on w reads QuantizedActs::q256/d256 instead of the blocks of 32: the plain
+// AVX2 products of packed Q4_K, Q5_K and Q6_K, which then apply the sub-block scales and mins in
+// int32 and take one f32 step a super-block (docs/bench/cpu.md, "Super-block activations").
+bool reads_acts_256(const WeightView& w);
 
 // The same product as matmul() on activations already quantised by quantize_activations; the
 // result for a (token, row) does not depend on n_tok, the row range or the thread that runs it.
