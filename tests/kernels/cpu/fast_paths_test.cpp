@@ -3,6 +3,7 @@
 // the attention inner loops against their scalar twins, F16C fp16_to_f32_row, and the probes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -65,6 +66,39 @@ TEST(FastPaths, QuantizeActivationsIsTheSameInEveryVariant) {
   std::vector<float> d(2);
   std::vector<int32_t> s(2), s4(10);
   EXPECT_THROW(quantize_activations(x.data(), 1, 40, q.data(), d.data(), s.data(), s4.data()), std::invalid_argument);
+}
+
+// Blocks of 256 (the K-quant products' activations on plain AVX2): the rule of the blocks of 32
+// over 256 values, the same bytes in every variant.
+TEST(FastPaths, QuantizeActivations256IsTheSameInEveryVariant) {
+  const size_t n_tok = 2, n_cols = 768;
+  std::vector<float> x = random_x(n_tok * n_cols, 6);
+  for (size_t c = 256; c < 512; ++c) x[c] = 0.0f;  // an all-zero block
+  x[600] = 9.0f;                                   // d = 9/127; values near ±(k + 0.5)·d
+  x[601] = 9.0f / 127.0f * 2.5f;
+  x[602] = -9.0f / 127.0f * 3.5f;
+  force_scalar_kernels(true);
+  std::vector<int8_t> want(n_tok * n_cols);
+  std::vector<float> dw(n_tok * n_cols / 256);
+  quantize_activations_256(x.data(), n_tok, n_cols, want.data(), dw.data());
+  EXPECT_EQ(dw[1], 0.0f);
+  EXPECT_EQ(dw[2], 9.0f / 127.0f);
+  EXPECT_EQ(want[600], 127);
+  for (size_t i = 0; i < want.size(); ++i) {  // the rule, spelled out
+    const float d = dw[i / 256];
+    const float r = d != 0.0f ? std::nearbyint(x[i] * (1.0f / d)) : 0.0f;
+    ASSERT_EQ(want[i], static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f))) << i;
+  }
+  for (const char* v : kVariants) {
+    if (!set_cpu_variant(v)) continue;
+    std::vector<int8_t> got(want.size());
+    std::vector<float> dg(dw.size());
+    quantize_activations_256(x.data(), n_tok, n_cols, got.data(), dg.data());
+    EXPECT_EQ(got, want) << v;
+    EXPECT_EQ(dg, dw) << v;
+  }
+  set_cpu_variant("best");
+  EXPECT_THROW(quantize_activations_256(x.data(), 1, 288, want.data(), dw.data()), std::invalid_argument);
 }
 
 namespace {

@@ -138,13 +138,15 @@ QuantizedActs token_view(const std::vector<float>& x, const Acts& a, size_t tok,
                        n_cols};
 }
 
-// The tolerance of matmul_test: f32 rounding plus quantising x to int8 blocks of 32.
+// The tolerance of matmul_test: f32 rounding plus quantising x to int8 blocks of 32, or of 256
+// where the active variant's product on m's packed form reads those (reads_acts_256).
 double tolerance(const Matrix& m, const float* x, size_t r) {
+  const size_t blk = reads_acts_256(m.packed()) ? 256 : 32;
   double mag = 0, actq = 0;
-  for (size_t b = 0; b < m.n_cols; b += 32) {
+  for (size_t b = 0; b < m.n_cols; b += blk) {
     double amax = 0;
-    for (size_t c = b; c < b + 32; ++c) amax = std::max(amax, double(std::fabs(x[c])));
-    for (size_t c = b; c < b + 32; ++c) {
+    for (size_t c = b; c < b + blk; ++c) amax = std::max(amax, double(std::fabs(x[c])));
+    for (size_t c = b; c < b + blk; ++c) {
       const double aw = std::fabs(double(m.wf[r * m.n_cols + c]));
       mag += aw * std::fabs(double(x[c]));
       actq += aw * amax / 127.0 / 2.0;
@@ -428,5 +430,59 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
         }
       }
     }
+  }
+}
+
+// Blocks of 256 are read exactly where the plain AVX2 products of packed Q4_K / Q5_K / Q6_K run:
+// not for other types, the file's layout, the scalar oracle or the VNNI variants (which keep
+// their blocks of 32).
+TEST(Packed, ActsOf256OnlyForPlainAvx2KQuants) {
+  VariantGuard guard;
+  for (DType t : kPacked) {
+    Matrix m = random_matrix(t, 16, 512, 40 + static_cast<uint32_t>(t));
+    for (const char* v : packed_variants()) {
+      set_cpu_variant(v);
+      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
+      const bool k = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+      EXPECT_EQ(reads_acts_256(m.packed()), k && std::string(v) == "avx2") << v << " " << name_of(t);
+      EXPECT_FALSE(reads_acts_256(m.plain())) << v << " " << name_of(t);
+    }
+    set_cpu_variant("scalar");
+    EXPECT_FALSE(reads_acts_256(m.packed())) << name_of(t);
+  }
+}
+
+// The blocks of 256 a caller gives (as the forward pass does, once for a group) and those matmul
+// quantises itself give the same bits; the tokens are independent of their batch.
+TEST(Packed, GivenActsOf256MatchTheOnesMatmulMakes) {
+  VariantGuard guard;
+  if (!set_cpu_variant("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  const size_t n_tok = 5, n_cols = 768, n_rows = 32;
+  for (DType t : {DType::q4_k, DType::q5_k, DType::q6_k}) {
+    Matrix m = random_matrix(t, n_rows, n_cols, 70 + static_cast<uint32_t>(t));
+    ASSERT_TRUE(pack(m)) << name_of(t);
+    ASSERT_TRUE(reads_acts_256(m.packed())) << name_of(t);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(n_tok * n_cols);
+    for (auto& v : x) v = nd(rng);
+    const Acts a = quantise(x, n_tok, n_cols);
+    std::vector<int8_t> q256(n_tok * n_cols);
+    std::vector<float> d256(n_tok * n_cols / 256);
+    quantize_activations_256(x.data(), n_tok, n_cols, q256.data(), d256.data());
+    QuantizedActs given = a.view(x.data(), n_tok, n_cols);
+    given.q256 = q256.data();
+    given.d256 = d256.data();
+    std::vector<float> with(n_tok * n_rows), made(n_tok * n_rows), one(n_tok * n_rows);
+    matmul(m.packed(), given, with.data(), n_rows, 0, n_rows);
+    matmul(m.packed(), a.view(x.data(), n_tok, n_cols), made.data(), n_rows, 0, n_rows);
+    for (size_t tok = 0; tok < n_tok; ++tok) {
+      QuantizedActs sub = token_view(x, a, tok, 1, n_cols);
+      sub.q256 = q256.data() + tok * n_cols;
+      sub.d256 = d256.data() + tok * n_cols / 256;
+      matmul(m.packed(), sub, one.data() + tok * n_rows, n_rows, 0, n_rows);
+    }
+    EXPECT_EQ(with, made) << name_of(t);
+    EXPECT_EQ(with, one) << name_of(t);
   }
 }
