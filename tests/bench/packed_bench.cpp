@@ -88,12 +88,16 @@ class Pair {
   std::thread helper_;
 };
 
+// The activations as the forward pass hands them to a group's products: blocks of 32, and of 256
+// where the columns allow (the AVX2 K-quant products read those), quantised before the timing.
 struct Acts {
-  std::vector<float> x, d;
-  std::vector<int8_t> q;
+  std::vector<float> x, d, d256;
+  std::vector<int8_t> q, q256;
   std::vector<int32_t> s, s4;
   QuantizedActs view(size_t n_tok, size_t n_cols) const {
-    return QuantizedActs{x.data(), q.data(), d.data(), s.data(), s4.data(), n_tok, n_cols};
+    QuantizedActs a{x.data(), q.data(), d.data(), s.data(), s4.data(), n_tok, n_cols};
+    if (!q256.empty()) a.q256 = q256.data(), a.d256 = d256.data();
+    return a;
   }
 };
 
@@ -107,6 +111,11 @@ Acts make_acts(size_t n_tok, size_t n_cols, std::mt19937& rng) {
   a.s.resize(a.d.size());
   a.s4.resize(n_tok * n_cols / 4);
   quantize_activations(a.x.data(), n_tok, n_cols, a.q.data(), a.d.data(), a.s.data(), a.s4.data());
+  if (n_cols % 256 == 0) {
+    a.q256.resize(n_tok * n_cols);
+    a.d256.resize(n_tok * n_cols / 256);
+    quantize_activations_256(a.x.data(), n_tok, n_cols, a.q256.data(), a.d256.data());
+  }
   return a;
 }
 
