@@ -85,12 +85,8 @@ int check(std::shared_ptr<GpuBackend> gpu) {
       if (arch == "llama") s.rope_freqs = true, s.out_bias = true, s.freq_base = 500000.0f;
       else s.qkv_bias = true, s.freq_base = 1000000.0f;
       const test::TinyFile tf = test::make_tiny(s);
-      // The device multiplies int8 activations in blocks of 32; where this CPU's packed products of
-      // t read blocks of 256 (plain AVX2, Q4_K) the reference would differ by that quantisation
-      // (~5% of these random models' logits), so the model stays unpacked there.
-      const uint8_t any = 0;
-      ModelOptions mo;
-      mo.pack_cpu = !kernels::reads_acts_256(kernels::WeightView{t, &any, 16, 256, &any});
+      ModelOptions mo;  // blocks of 32 on both sides (test::packed_reads_acts_256)
+      mo.pack_cpu = !test::packed_reads_acts_256(t);
       const Model m = Model::from_file(tf.to_file(), mo);
       for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
         for (int32_t layers : {4, 2}) {

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "alap/kernels/quant.h"
 #include "tests/core/model/tiny_model.h"
 
 namespace alap {
@@ -89,13 +88,8 @@ class GpuForwardVsCpu : public ::testing::TestWithParam<Case> {};
 // every result matches the CPU forward pass over the same caches.
 TEST_P(GpuForwardVsCpu, SameLogitsAsCpuForward) {
   const Case c = GetParam();
-  // The emulated device multiplies int8 activations in blocks of 32. Where this CPU's packed
-  // products of c.wtype read blocks of 256 (plain AVX2, Q4_K) the two passes would differ by that
-  // quantisation, ~5% of these random models' logits, so the model stays unpacked there and the
-  // CPU pass reads blocks of 32 too.
-  const uint8_t any = 0;
-  ModelOptions mo;
-  mo.pack_cpu = !kernels::reads_acts_256(kernels::WeightView{c.wtype, &any, 16, 256, &any});
+  ModelOptions mo;  // blocks of 32 on both sides (test::packed_reads_acts_256)
+  mo.pack_cpu = !test::packed_reads_acts_256(c.wtype);
   const test::TinyFile tf = test::make_tiny(spec(c.arch, c.wtype));
   const Model m = Model::from_file(tf.to_file(), mo);
   auto gpu = host_backend();
