@@ -23,24 +23,19 @@ struct Dims {
 // part = {m[G], l[G], o[G][Dv]}.
 void block_partial(const KvCache& cache, size_t layer, const Dims& d, const float* qf, const int8_t* qq,
                    const uint16_t* qd, size_t g, size_t k0, size_t k1, float scale, float* scores, float* part) {
-  const size_t nk = k1 - k0, ld = CpuAttention::kKeyBlock;
+  kernels::AttnBlock b;
+  b.head_dim_k = d.Dk, b.head_dim_v = d.Dv;
   if (cache.k_packed()) {
-    kernels::k8_scores_heads(qq, qd, d.G, cache.k_q8(layer, g) + k0 * d.Dk, cache.k_scales(layer, g) + k0 * d.nbk,
-                             d.Dk, nk, scale, scores, ld);
+    b.qq = qq, b.qd = qd, b.kq = cache.k_q8(layer, g) + k0 * d.Dk, b.kd = cache.k_scales(layer, g) + k0 * d.nbk;
   } else {
-    kernels::f16_scores_heads(qf, d.G, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores, ld);
+    b.q = qf, b.k = cache.k_f16(layer, g) + k0 * d.Dk;
   }
-  float* m = part;
-  float* l = part + d.G;
-  float* o = part + 2 * d.G;
-  for (size_t h = 0; h < d.G; ++h) kernels::softmax_partial(scores + h * ld, nk, &m[h], &l[h]);
-  std::fill(o, o + d.G * d.Dv, 0.0f);
   if (cache.v_packed()) {
-    kernels::k8_accum_v_heads(scores, ld, d.G, cache.v_q8(layer, g) + k0 * d.Dv, cache.v_scales(layer, g) + k0 * d.nbv,
-                              d.Dv, cache.block_v(), nk, o);
+    b.vq = cache.v_q8(layer, g) + k0 * d.Dv, b.vd = cache.v_scales(layer, g) + k0 * d.nbv, b.block_v = cache.block_v();
   } else {
-    kernels::f16_accum_v_heads(scores, ld, d.G, cache.v_f16(layer, g) + k0 * d.Dv, d.Dv, nk, o);
+    b.v = cache.v_f16(layer, g) + k0 * d.Dv;
   }
+  kernels::attn_block_heads(b, d.G, k1 - k0, scale, scores, CpuAttention::kKeyBlock, part, part + d.G, part + 2 * d.G);
 }
 
 // Asks for the first kb rows of group g (K, its scales, V, its scales) ahead of use: the decode

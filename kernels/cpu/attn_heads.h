@@ -51,6 +51,24 @@ __attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, si
   }
 }
 
+// Rows a pass asks for beside its own, as it goes: with its rows [j, j + r), rows [j, j + r) of
+// `rows` and of `scales` (null: none). The scores pass of a block asks so for the block's V rows
+// (attn_block_heads): on one core the V sum is mostly arithmetic, and its reads, made while it ran,
+// left it memory-bound. Measured on a Zen 3 core (docs/bench/cpu.md, "Decode attention: V read with
+// the scores (session 14)"): cold f16 attention 17-22% faster, k8 13%, k8v8 level.
+struct AttnAlong {
+  const char* rows = nullptr;
+  size_t row_bytes = 0;
+  const char* scales = nullptr;
+  size_t scale_bytes = 0;
+};
+
+// The reads of AttnAlong for rows [j, j + r).
+__attribute__((always_inline)) inline void read_along(const AttnAlong& a, size_t j, size_t r) {
+  if (a.rows != nullptr) prefetch_ahead(a.rows + j * a.row_bytes, r * a.row_bytes);
+  if (a.scales != nullptr) prefetch_ahead(a.scales + j * a.scale_bytes, r * a.scale_bytes);
+}
+
 struct AttnHeadsVariant {
   void (*k8_scores_heads)(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                           size_t head_dim, size_t n, float scale, float* scores, size_t ld);
@@ -93,9 +111,16 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                      size_t head_dim, size_t n, float scale, float* scores, size_t ld);
 // The grouped packed-K scores of 8 keys per ymm (avx2/k8_heads_avx2.inc; k8_scores_heads above
-// is one k8_scores per head): what dispatch.cpp runs for the avx2 variant.
+// is one k8_scores per head): what dispatch.cpp runs for the avx2 variant. `along`: rows to ask
+// for as the keys go (AttnAlong).
 void k8_scores_heads8(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
-                      size_t head_dim, size_t n, float scale, float* scores, size_t ld);
+                      size_t head_dim, size_t n, float scale, float* scores, size_t ld, const AttnAlong& along = {});
+using K8ScoresHeads8 = void (*)(const int8_t*, const uint16_t*, size_t, const int8_t*, const uint16_t*, size_t, size_t,
+                                float, float*, size_t, const AttnAlong&);
+// attn_block_heads (alap/kernels/attn.h) with the block's V asked for while its scores run (k8s:
+// the variant's k8_scores_heads8), the V sum then without its own read-ahead.
+void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out, K8ScoresHeads8 k8s);
 // Also the AVX-512 table's (8 lanes serve a 32-value block well enough).
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
 void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
@@ -103,7 +128,7 @@ void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 
 namespace avxvnni {  // AVX2 + FMA + F16C + AVX-VNNI: the same loop with VEX vpdpbusd
 void k8_scores_heads8(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
-                      size_t head_dim, size_t n, float scale, float* scores, size_t ld);
+                      size_t head_dim, size_t n, float scale, float* scores, size_t ld, const AttnAlong& along = {});
 }  // namespace avxvnni
 
 namespace avx512vnni {  // AVX-512 F/BW/VL/VNNI

@@ -1,5 +1,6 @@
 // Run-time selection of the CPU kernel variant (cpuid, once) and the public entry points that
 // forward to it. Not the kernels themselves: those live in scalar/, avx2/ and avx512_vnni/.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -284,6 +285,42 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   }
   if (n == 0 || n_heads == 0) return;
   active_heads().k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
+}
+
+void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out) {
+  check_ld("attn_block_heads", n, ld);
+  if (n == 0) throw std::invalid_argument("attn_block_heads: no keys");
+  if ((b.kq != nullptr ? b.qq == nullptr || b.qd == nullptr || b.kd == nullptr : b.q == nullptr || b.k == nullptr) ||
+      (b.vq != nullptr ? b.vd == nullptr : b.v == nullptr)) {
+    throw std::invalid_argument("attn_block_heads: a query, K or V pointer is missing");
+  }
+  if (b.kq != nullptr) checked_k8_block("attn_block_heads", b.head_dim_k);
+  if (b.vq != nullptr && (b.block_v == 0 || b.head_dim_v % b.block_v != 0)) {
+    throw std::invalid_argument("attn_block_heads: V block " + std::to_string(b.block_v) +
+                                " does not divide head_dim_v " + std::to_string(b.head_dim_v));
+  }
+  if (n_heads == 0) return;
+  const CpuVariant& v = active();
+  if (&v == &avx2::kVariant) {
+    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avx2::k8_scores_heads8);
+  }
+  if (&v == &avxvnni::kVariant) {
+    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avxvnni::k8_scores_heads8);
+  }
+  // The other variants: the calls in order, each reading its own rows ahead.
+  if (b.kq != nullptr) {
+    k8_scores_heads(b.qq, b.qd, n_heads, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
+  } else {
+    f16_scores_heads(b.q, n_heads, b.k, b.head_dim_k, n, scale, scores, ld);
+  }
+  for (size_t h = 0; h < n_heads; ++h) softmax_partial(scores + h * ld, n, &m[h], &l[h]);
+  std::fill(out, out + n_heads * b.head_dim_v, 0.0f);
+  if (b.vq != nullptr) {
+    k8_accum_v_heads(scores, ld, n_heads, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);
+  } else {
+    f16_accum_v_heads(scores, ld, n_heads, b.v, b.head_dim_v, n, out);
+  }
 }
 
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {

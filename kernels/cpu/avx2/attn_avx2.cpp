@@ -243,12 +243,14 @@ inline void score2(const float* q, size_t head_dim, const uint16_t* k, float sca
 }
 }  // namespace
 
-void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
-                      float* scores, size_t ld) {
+namespace {
+void f16_scores_heads_along(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                            float* scores, size_t ld, const AttnAlong& along) {
   const size_t n2 = head_dim % 8 == 0 ? n / 2 * 2 : 0;
   for (size_t j = 0; j < n2; j += 2) {
     const uint16_t* kj = k + j * head_dim;
     prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 2 * 2 * head_dim);  // rows ahead (attn_heads.h)
+    read_along(along, j, 2);
     for (size_t h = 0; h < n_heads; h += 4) {
       const float* qh = q + h * head_dim;
       float* sh = scores + h * ld + j;
@@ -261,10 +263,17 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
     }
   }
   if (n2 < n) {  // the last key, or every key when head_dim is not a multiple of 8 (f16_scores' own path)
+    read_along(along, n2, n - n2);
     for (size_t h = 0; h < n_heads; ++h) {
       f16_scores(q + h * head_dim, k + n2 * head_dim, head_dim, n - n2, scale, scores + h * ld + n2);
     }
   }
+}
+}  // namespace
+
+void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  f16_scores_heads_along(q, n_heads, k, head_dim, n, scale, scores, ld, AttnAlong{});
 }
 
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
@@ -339,12 +348,20 @@ void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, si
 }
 }  // namespace
 
+namespace {
+// ahead: read the rows after these as the keys go (false: their reads were asked for already).
+void f16_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
+                             float* out, bool ahead) {
+  if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
+  const AttnReadAhead rows{ahead ? reinterpret_cast<const char*>(v) : nullptr, 2 * head_dim, nullptr, 0};
+  accum_heads(
+      p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, rows);
+}
+}  // namespace
+
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
-  if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  const AttnReadAhead ahead{reinterpret_cast<const char*>(v), 2 * head_dim, nullptr, 0};
-  accum_heads(
-      p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, ahead);
+  f16_accum_v_heads_ahead(p, ldp, n_heads, v, head_dim, n, out, true);
 }
 
 namespace {
@@ -380,17 +397,19 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
 
 // The block scale on p (attn.h): the keys' scales converted once per call to ds [block][key], p·d
 // rows made once per 4 heads and block, then the block's 16-lane passes with the codes as floats in
-// the FMA; the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead).
-void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
-                      size_t head_dim, size_t block, size_t n, float* out) {
+// the FMA; the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead)
+// unless read_ahead is false (attn_block_heads asked for the rows while the scores ran).
+namespace {
+void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                            size_t head_dim, size_t block, size_t n, float* out, bool read_ahead) {
   const size_t nb = head_dim / block;
   if (head_dim % 16 != 0 || block % 16 != 0 || nb > 16) {
     return scalar::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
   }
   if (n > kPdRun) {  // keys in runs: each FMA chain continues through out, so the sums are the same
     for (size_t j0 = 0; j0 < n; j0 += kPdRun) {
-      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
-                       std::min(kPdRun, n - j0), out);
+      k8_accum_v_heads_ahead(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
+                             std::min(kPdRun, n - j0), out, read_ahead);
     }
     return;
   }
@@ -411,8 +430,10 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   for (; j < n; ++j) {
     for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
   }
-  const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
   const AttnReadAhead none{};
+  const AttnReadAhead ahead =
+      read_ahead ? AttnReadAhead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb}
+                 : none;
   alignas(32) float pd[4 * kPdRun];
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const size_t nh = std::min<size_t>(4, n_heads - h0);
@@ -438,6 +459,32 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
         }
       }
     }
+  }
+}
+}  // namespace
+
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  k8_accum_v_heads_ahead(p, ldp, n_heads, q, d, head_dim, block, n, out, true);
+}
+
+void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out, K8ScoresHeads8 k8s) {
+  const size_t dk = b.head_dim_k, dv = b.head_dim_v;
+  const AttnAlong v_rows = b.vq != nullptr ? AttnAlong{reinterpret_cast<const char*>(b.vq), dv,
+                                                       reinterpret_cast<const char*>(b.vd), 2 * (dv / b.block_v)}
+                                           : AttnAlong{reinterpret_cast<const char*>(b.v), 2 * dv, nullptr, 0};
+  if (b.kq != nullptr) {
+    k8s(b.qq, b.qd, n_heads, b.kq, b.kd, dk, n, scale, scores, ld, v_rows);
+  } else {
+    f16_scores_heads_along(b.q, n_heads, b.k, dk, n, scale, scores, ld, v_rows);
+  }
+  for (size_t h = 0; h < n_heads; ++h) softmax_partial(scores + h * ld, n, &m[h], &l[h]);
+  std::fill(out, out + n_heads * dv, 0.0f);
+  if (b.vq != nullptr) {
+    k8_accum_v_heads_ahead(scores, ld, n_heads, b.vq, b.vd, dv, b.block_v, n, out, false);
+  } else {
+    f16_accum_v_heads_ahead(scores, ld, n_heads, b.v, dv, n, out, false);
   }
 }
 

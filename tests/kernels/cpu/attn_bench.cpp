@@ -5,6 +5,11 @@
 // - warm: the same block again and again (its K and V in L1/L2): what the arithmetic costs;
 // - cold: the blocks of a 256 MiB cache walked in order, as decode walks a long context (DRAM):
 //   what the kernels reach when memory is also the limit (bytes = K and V bytes read).
+// The *_all kernels are attn_block_heads (what decode runs: the AVX2 variants read a block's V
+// while its scores run), the *_calls ones the same steps as separate calls (each pass reading its
+// own rows ahead). To compare them on a noisy machine, interleave the repetitions:
+// --benchmark_filter='attn_heads/(f16|k8|k8v8)_(all|calls)/avx2/G:4/cold'
+// --benchmark_repetitions=20 --benchmark_enable_random_interleaving=true --benchmark_min_time=0.05
 // Not a test: built into kernels_cpu_bench, not run by ctest. Filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
 
@@ -30,7 +35,7 @@ constexpr size_t kDim = 64;
 constexpr size_t kBlock = 256;                 // core/model/attention_cpu.h kKeyBlock
 constexpr size_t kColdBytes = size_t{256} << 20;
 
-enum class Kernel { f16_scores, k8_scores, f16_v, k8_v, f16_all, k8_all, k8v8_all };
+enum class Kernel { f16_scores, k8_scores, f16_v, k8_v, f16_all, k8_all, k8v8_all, f16_calls, k8_calls, k8v8_calls };
 
 // n values in memory like the KV cache's (alloc_streamed: huge pages where Linux gives them), so
 // that the kernels' read-ahead is measured as decode sees it. Held for the whole process.
@@ -80,9 +85,9 @@ size_t bytes_per_key(Kernel k) {
   switch (k) {
     case Kernel::f16_scores: case Kernel::f16_v: return 2 * kDim;
     case Kernel::k8_scores: case Kernel::k8_v: return kDim + 2 * (kDim / 32);
-    case Kernel::f16_all: return 4 * kDim;
-    case Kernel::k8_all: return 3 * kDim + 2 * (kDim / 32);
-    case Kernel::k8v8_all: return 2 * (kDim + 2 * (kDim / 32));
+    case Kernel::f16_all: case Kernel::f16_calls: return 4 * kDim;
+    case Kernel::k8_all: case Kernel::k8_calls: return 3 * kDim + 2 * (kDim / 32);
+    case Kernel::k8v8_all: case Kernel::k8v8_calls: return 2 * (kDim + 2 * (kDim / 32));
   }
   return 0;
 }
@@ -93,7 +98,7 @@ void bm_attn(benchmark::State& state, Kernel kernel, const char* variant, size_t
     return;
   }
   const Cache& c = cache();
-  const size_t nb = kDim / k8_block_size(kDim), block = k8_block_size(kDim);
+  const size_t nb = kDim / k8_block_size(kDim), block_size = k8_block_size(kDim);
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> q(n_heads * kDim);
@@ -106,14 +111,33 @@ void bm_attn(benchmark::State& state, Kernel kernel, const char* variant, size_t
   for (auto& e : p) e = std::fabs(nd(rng)) / kBlock;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
   const size_t n_blocks = cold ? c.n_keys / kBlock : 1;
-  const bool k8k = kernel == Kernel::k8_scores || kernel == Kernel::k8_all || kernel == Kernel::k8v8_all;
+  const bool k8k = kernel == Kernel::k8_scores || kernel == Kernel::k8_all || kernel == Kernel::k8v8_all ||
+                   kernel == Kernel::k8_calls || kernel == Kernel::k8v8_calls;
   const bool do_scores = kernel != Kernel::f16_v && kernel != Kernel::k8_v;
   const bool do_v = kernel != Kernel::f16_scores && kernel != Kernel::k8_scores;
-  const bool k8v = kernel == Kernel::k8_v || kernel == Kernel::k8v8_all;
+  const bool k8v = kernel == Kernel::k8_v || kernel == Kernel::k8v8_all || kernel == Kernel::k8v8_calls;
+  const bool block = kernel == Kernel::f16_all || kernel == Kernel::k8_all || kernel == Kernel::k8v8_all;
   size_t b = 0;
   for (auto _ : state) {
     const size_t k0 = b * kBlock;
     b = b + 1 == n_blocks ? 0 : b + 1;
+    if (block) {  // attn_block_heads: the decode step as one call
+      AttnBlock ab;
+      ab.head_dim_k = ab.head_dim_v = kDim, ab.block_v = block_size;
+      if (k8k) {
+        ab.qq = qq.data(), ab.qd = qd.data(), ab.kq = &c.kq[k0 * kDim], ab.kd = &c.kd[k0 * nb];
+      } else {
+        ab.q = q.data(), ab.k = &c.kf[k0 * kDim];
+      }
+      if (k8v) {
+        ab.vq = &c.vq[k0 * kDim], ab.vd = &c.vd[k0 * nb];
+      } else {
+        ab.v = &c.vf[k0 * kDim];
+      }
+      attn_block_heads(ab, n_heads, kBlock, scale, scores.data(), kBlock, m.data(), l.data(), out.data());
+      benchmark::DoNotOptimize(out.data());
+      continue;
+    }
     float* pr = p.data();
     if (do_scores) {
       if (k8k) {
@@ -125,11 +149,12 @@ void bm_attn(benchmark::State& state, Kernel kernel, const char* variant, size_t
       if (do_v) {
         for (size_t h = 0; h < n_heads; ++h) softmax_partial(&scores[h * kBlock], kBlock, &m[h], &l[h]);
         pr = scores.data();
+        std::fill(out.begin(), out.end(), 0.0f);  // as attn_block_heads: the sum from 0
       }
     }
     if (do_v) {
       if (k8v) {
-        k8_accum_v_heads(pr, kBlock, n_heads, &c.vq[k0 * kDim], &c.vd[k0 * nb], kDim, block, kBlock, out.data());
+        k8_accum_v_heads(pr, kBlock, n_heads, &c.vq[k0 * kDim], &c.vd[k0 * nb], kDim, block_size, kBlock, out.data());
       } else {
         f16_accum_v_heads(pr, kBlock, n_heads, &c.vf[k0 * kDim], kDim, kBlock, out.data());
       }
@@ -149,7 +174,8 @@ const int kRegistered = [] {
   const std::pair<Kernel, const char*> kernels[] = {
       {Kernel::f16_scores, "f16_scores"}, {Kernel::k8_scores, "k8_scores"}, {Kernel::f16_v, "f16_v"},
       {Kernel::k8_v, "k8_v"},             {Kernel::f16_all, "f16_all"},     {Kernel::k8_all, "k8_all"},
-      {Kernel::k8v8_all, "k8v8_all"}};
+      {Kernel::k8v8_all, "k8v8_all"},     {Kernel::f16_calls, "f16_calls"}, {Kernel::k8_calls, "k8_calls"},
+      {Kernel::k8v8_calls, "k8v8_calls"}};
   for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
     for (const auto& [k, kname] : kernels) {
       for (bool cold : {false, true}) {

@@ -294,6 +294,65 @@ TEST(AttnHeads, SoftmaxPartialFindsTheMaxAndKeepsTheExpBits) {
   set_cpu_variant("best");
 }
 
+// attn_block_heads is the decode step's calls in order (scores, softmax_partial per head, the V sum
+// from 0), bit for bit in every variant, for each cache form (fp16 K and V, packed K, packed K and
+// V) and with V rows of another width than K's; the AVX2 variants only read V at another time.
+TEST(AttnHeads, BlockIsTheCallsInOrder) {
+  struct BlockShape {
+    size_t head_dim_k, head_dim_v, n_heads, n;
+  };
+  const BlockShape shapes[] = {{64, 64, 4, 256}, {64, 64, 7, 255}, {64, 64, 1, 1},   {128, 128, 8, 100},
+                               {64, 128, 4, 33}, {128, 64, 2, 64}, {32, 32, 5, 17},  {64, 64, 40, 9}};
+  int checked = 0;
+  for (const BlockShape& sh : shapes) {
+    const Group gk = make_group(sh.head_dim_k, sh.n_heads, sh.n, 21);
+    const Group gv = make_group(sh.head_dim_v, sh.n_heads, sh.n, 22);  // its keys serve as the V rows
+    for (int form = 0; form < 3; ++form) {  // 0: fp16 K and V, 1: packed K, 2: packed K and V
+      AttnBlock b;
+      b.head_dim_k = sh.head_dim_k, b.head_dim_v = sh.head_dim_v, b.block_v = gv.block;
+      if (form == 0) {
+        b.q = gk.q.data(), b.k = gk.kf.data();
+      } else {
+        b.qq = gk.qq.data(), b.qd = gk.qd.data(), b.kq = gk.kq.data(), b.kd = gk.kd.data();
+      }
+      if (form == 2) {
+        b.vq = gv.kq.data(), b.vd = gv.kd.data();
+      } else {
+        b.v = gv.kf.data();
+      }
+      for (const char* v : kVariants) {
+        if (!set_cpu_variant(v)) continue;
+        const size_t ld = sh.n + 5;
+        std::vector<float> s1(sh.n_heads * ld, 3.0f), s2 = s1, m1(sh.n_heads), l1(sh.n_heads), m2(sh.n_heads),
+            l2(sh.n_heads), o1(sh.n_heads * sh.head_dim_v, 9.0f), o2(sh.n_heads * sh.head_dim_v, -9.0f);
+        attn_block_heads(b, sh.n_heads, sh.n, 0.125f, s1.data(), ld, m1.data(), l1.data(), o1.data());
+        if (form == 0) {
+          f16_scores_heads(b.q, sh.n_heads, b.k, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
+        } else {
+          k8_scores_heads(b.qq, b.qd, sh.n_heads, b.kq, b.kd, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
+        }
+        for (size_t h = 0; h < sh.n_heads; ++h) softmax_partial(&s2[h * ld], sh.n, &m2[h], &l2[h]);
+        std::fill(o2.begin(), o2.end(), 0.0f);
+        if (form == 2) {
+          k8_accum_v_heads(s2.data(), ld, sh.n_heads, b.vq, b.vd, sh.head_dim_v, b.block_v, sh.n, o2.data());
+        } else {
+          f16_accum_v_heads(s2.data(), ld, sh.n_heads, b.v, sh.head_dim_v, sh.n, o2.data());
+        }
+        const std::string at = std::string(v) + " form " + std::to_string(form) + " dims " +
+                               std::to_string(sh.head_dim_k) + "/" + std::to_string(sh.head_dim_v) + " heads " +
+                               std::to_string(sh.n_heads) + " keys " + std::to_string(sh.n);
+        EXPECT_EQ(s1, s2) << at;  // the probabilities, and nothing past n in a row written
+        EXPECT_EQ(m1, m2) << at;
+        EXPECT_EQ(l1, l2) << at;
+        EXPECT_EQ(o1, o2) << at;
+        ++checked;
+      }
+    }
+  }
+  set_cpu_variant("best");
+  EXPECT_GE(checked, 2 * 8 * 3);  // the scalar twin and at least one vector variant
+}
+
 TEST(AttnHeads, BadArgumentsAreRefused) {
   std::vector<float> s(8), q(64 * 2), p(8);
   std::vector<int8_t> kq(64 * 8);
@@ -306,4 +365,20 @@ TEST(AttnHeads, BadArgumentsAreRefused) {
   EXPECT_THROW(k8_accum_v_heads(p.data(), 8, 1, kq.data(), kd.data(), 64, 0, 4, q.data()), std::invalid_argument);
   float m = 0, l = 0;
   EXPECT_THROW(softmax_partial(p.data(), 0, &m, &l), std::invalid_argument);
+  AttnBlock b;
+  b.head_dim_k = b.head_dim_v = 64;
+  b.q = q.data(), b.k = kf.data(), b.v = kf.data();
+  std::vector<float> o(64);
+  EXPECT_NO_THROW(attn_block_heads(b, 1, 4, 1.0f, s.data(), 8, &m, &l, o.data()));
+  EXPECT_THROW(attn_block_heads(b, 1, 0, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);  // no keys
+  EXPECT_THROW(attn_block_heads(b, 1, 8, 1.0f, s.data(), 4, &m, &l, o.data()), std::invalid_argument);  // stride
+  AttnBlock no_v = b;
+  no_v.v = nullptr;
+  EXPECT_THROW(attn_block_heads(no_v, 1, 4, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);
+  AttnBlock packed_v = b;
+  packed_v.vq = kq.data(), packed_v.vd = kd.data(), packed_v.block_v = 48;  // 48 does not divide 64
+  EXPECT_THROW(attn_block_heads(packed_v, 1, 4, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);
+  AttnBlock packed_k = b;
+  packed_k.kq = kq.data(), packed_k.kd = kd.data(), packed_k.head_dim_k = 40;  // no packed queries, 40 not 32·k
+  EXPECT_THROW(attn_block_heads(packed_k, 1, 4, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);
 }

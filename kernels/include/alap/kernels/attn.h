@@ -52,4 +52,30 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
 
+// One block of n keys of one KV group, as the forward pass's decode runs it: K as fp16 rows (k)
+// or packed (kq, kd: kv_k8.h, with the packed queries qq, qd), V as fp16 rows (v) or packed (vq,
+// vd, blocks of block_v). K rows [n][head_dim_k], V rows [n][head_dim_v], scales [n][dim / block].
+struct AttnBlock {
+  const float* q = nullptr;  // the queries [n_heads][head_dim] (fp16 K)
+  const int8_t* qq = nullptr;  // the packed queries and their scales (packed K)
+  const uint16_t* qd = nullptr;
+  const uint16_t* k = nullptr;
+  const int8_t* kq = nullptr;
+  const uint16_t* kd = nullptr;
+  const uint16_t* v = nullptr;
+  const int8_t* vq = nullptr;
+  const uint16_t* vd = nullptr;
+  size_t head_dim_k = 0, head_dim_v = 0, block_v = 0;
+};
+
+// The block's partial for its n_heads query heads: scores (f16_scores_heads, or k8_scores_heads
+// when b.kq is set) into scores[h·ld + j], softmax_partial of each head's row (m[h], l[h]), and
+// out[h·head_dim_v + i] = the V sum from 0 (f16_accum_v_heads, or k8_accum_v_heads when b.vq is set).
+// Bit for bit those calls in that order; what may differ is when rows are read: the 256-bit
+// variants ask for the block's V rows while its scores run, so that the V sum, which on one core
+// is mostly arithmetic, reads them from cache (docs/bench/cpu.md, "Decode attention: V read with
+// the scores (session 14)").
+void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out);
+
 }  // namespace alap::kernels
