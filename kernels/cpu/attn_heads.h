@@ -52,10 +52,11 @@ __attribute__((always_inline)) inline void read_ahead(const AttnReadAhead& a, si
 }
 
 // Rows a pass asks for beside its own, as it goes: with its rows [j, j + r), rows [j, j + r) of
-// `rows` and of `scales` (null: none). The scores pass of a block asks so for the block's V rows
-// (attn_block_heads): on one core the V sum is mostly arithmetic, and its reads, made while it ran,
-// left it memory-bound. Measured on a Zen 3 core (docs/bench/cpu.md, "Decode attention: V read with
-// the scores (session 14)"): cold f16 attention 17-22% faster, k8 13%, k8v8 level.
+// `rows` and of `scales` (null: none). The 256-bit variants' scores pass of a block asks so for the
+// block's V rows (attn_block_heads): their V sum takes 16 lanes a pass, so its first pass waited on
+// the reads and the other three were arithmetic alone. Cold attention (docs/bench/cpu.md, "Decode
+// attention: V read with the scores (session 14)"): a Zen 3 core f16 −19%, k8 −18%, k8v8 level; an
+// Intel Xeon's AVX2 path level (−4…+2%); its AVX-512 kernels slower (+5…+22%), so not there.
 struct AttnAlong {
   const char* rows = nullptr;
   size_t row_bytes = 0;

@@ -308,7 +308,9 @@ void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale,
   if (&v == &avxvnni::kVariant) {
     return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avxvnni::k8_scores_heads8);
   }
-  // The other variants: the calls in order, each reading its own rows ahead.
+  // The others: the calls in order, each pass reading its own rows ahead. On AVX-512 (an Intel Xeon,
+  // docs/bench/cpu.md "Decode attention: V read with the scores (session 14)") reading V with the
+  // scores was 5-22% slower: its V sum takes 64 lanes a pass and keeps up with its own reads.
   if (b.kq != nullptr) {
     k8_scores_heads(b.qq, b.qd, n_heads, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
   } else {
