@@ -56,7 +56,7 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
 // or packed (kq, kd: kv_k8.h, with the packed queries qq, qd), V as fp16 rows (v) or packed (vq,
 // vd, blocks of block_v). K rows [n][head_dim_k], V rows [n][head_dim_v], scales [n][dim / block].
 struct AttnBlock {
-  const float* q = nullptr;  // the queries [n_heads][head_dim] (fp16 K)
+  const float* q = nullptr;  // the queries [n_heads][head_dim_k] (fp16 K)
   const int8_t* qq = nullptr;  // the packed queries and their scales (packed K)
   const uint16_t* qd = nullptr;
   const uint16_t* k = nullptr;
