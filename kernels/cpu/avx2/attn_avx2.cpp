@@ -349,11 +349,11 @@ void accum_heads(const float* p, size_t ldp, size_t n_heads, size_t head_dim, si
 }  // namespace
 
 namespace {
-// ahead: read the rows after these as the keys go (false: their reads were asked for already).
+// read_ahead: read the rows after these as the keys go (false: their reads were asked for already).
 void f16_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
-                             float* out, bool ahead) {
+                             float* out, bool read_ahead) {
   if (head_dim % 16 != 0) return scalar::f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
-  const AttnReadAhead rows{ahead ? reinterpret_cast<const char*>(v) : nullptr, 2 * head_dim, nullptr, 0};
+  const AttnReadAhead rows{read_ahead ? reinterpret_cast<const char*>(v) : nullptr, 2 * head_dim, nullptr, 0};
   accum_heads(
       p, ldp, n_heads, head_dim, n, out, [v, head_dim](size_t i) { return F16Column{v + i, head_dim}; }, rows);
 }
