@@ -40,7 +40,9 @@ struct MatJob {
 };
 
 // The int8 blocks of one activation matrix, quantised once per matmul group and shared by every
-// thread and every matrix of the group (kernels::quantize_activations).
+// thread and every matrix of the group (kernels::quantize_activations). The blocks of 256 are made
+// only where a product reads them (kernels::reads_acts_256: plain AVX2 K-quants), so their buffers
+// grow on first use and stay empty on other machines.
 struct ActScratch {
   std::vector<int8_t> q, q256;
   std::vector<float> d, d256;
@@ -50,6 +52,8 @@ struct ActScratch {
     d.resize(std::max(d.size(), n_tok * n_cols / 32));
     s.resize(std::max(s.size(), n_tok * n_cols / 32));
     s4.resize(std::max(s4.size(), n_tok * n_cols / 4));
+  }
+  void reserve_256(size_t n_tok, size_t n_cols) {
     q256.resize(std::max(q256.size(), n_tok * n_cols));
     d256.resize(std::max(d256.size(), n_tok * n_cols / 256));
   }
@@ -103,6 +107,7 @@ kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const f
   if (!int8_acts || n_cols % 32 != 0) return kernels::QuantizedActs{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
   const size_t nb = n_cols / 32;
   acts_256 = acts_256 && n_cols % 256 == 0;
+  if (acts_256) act.reserve_256(n_tok, n_cols);
   auto quantise = [&](size_t begin, size_t end, size_t) {
     kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
                                   act.d.data() + begin * nb, act.s.data() + begin * nb, act.s4.data() + begin * n_cols / 4);
