@@ -219,59 +219,59 @@ inline __m256 hsum8(__m256 A, __m256 B, __m256 C, __m256 D, __m256 E, __m256 F, 
   return _mm256_add_ps(_mm256_shuffle_ps(abcd, efgh, 0x88), _mm256_shuffle_ps(abcd, efgh, 0xDD));
 }
 
-// Keys k[0], k[1] against NH (1..4) heads: scores[h·ld + u]. Each 8-dim piece of the two keys is
-// converted once for all NH heads (up to 8 chains: 11 of the 16 ymm registers).
-template <int NH>
-inline void score2(const float* q, size_t head_dim, const uint16_t* k, float scale, float* scores, size_t ld) {
-  __m256 a[4][2];
-  for (int h = 0; h < 4; ++h) a[h][0] = a[h][1] = _mm256_setzero_ps();
+// Keys k[0..NK) (NK 2 or 3) against NH (1..4) heads: scores[h·ld + u]. Each 8-dim piece of the
+// keys is converted once for all NH heads. Three keys keep 12 chains in flight (15 of the 16 ymm
+// registers) where two kept 8, whose 8 dependent FMAs a key took as long as the pair's 64 FMAs at
+// two a cycle: a Zen 3 core (plain AVX2) runs the grouped scores ~14% faster so and prefill at
+// depth ~10% faster, decode level (docs/bench/cpu.md, "fp16 scores three keys at a time (session
+// 15)"). The same chains and sum order either way, so the same bits.
+template <int NK, int NH>
+__attribute__((always_inline)) inline void score_keys(const float* q, size_t head_dim, const uint16_t* k, float scale,
+                                                      float* scores, size_t ld) {
+  static_assert(NK == 2 || NK == 3);
+  __m256 a[4][NK];
+  for (int h = 0; h < 4; ++h) {
+    for (int u = 0; u < NK; ++u) a[h][u] = _mm256_setzero_ps();
+  }
   for (size_t i = 0; i < head_dim; i += 8) {
-    const __m256 x0 = h8(k + i), x1 = h8(k + head_dim + i);
+    __m256 x[NK];
+    for (int u = 0; u < NK; ++u) x[u] = h8(k + u * head_dim + i);
     for (int h = 0; h < NH; ++h) {
       const __m256 qv = _mm256_loadu_ps(q + h * head_dim + i);
-      a[h][0] = _mm256_fmadd_ps(qv, x0, a[h][0]);
-      a[h][1] = _mm256_fmadd_ps(qv, x1, a[h][1]);
+      for (int u = 0; u < NK; ++u) a[h][u] = _mm256_fmadd_ps(qv, x[u], a[h][u]);
     }
   }
-  // hsum8's lanes [A, C, E, G, B, D, F, H] = [h0k0, h0k1, h1k0, h1k1 | h2k0, h2k1, h3k0, h3k1].
-  const __m256 sums = hsum8(a[0][0], a[2][0], a[0][1], a[2][1], a[1][0], a[3][0], a[1][1], a[3][1]);
-  const __m256 s = _mm256_mul_ps(sums, _mm256_set1_ps(scale));
-  const __m128 lo = _mm256_castps256_ps128(s), hi = _mm256_extractf128_ps(s, 1);
-  _mm_storel_pi(reinterpret_cast<__m64*>(scores), lo);
-  if (NH > 1) _mm_storeh_pi(reinterpret_cast<__m64*>(scores + ld), lo);
-  if (NH > 2) _mm_storel_pi(reinterpret_cast<__m64*>(scores + 2 * ld), hi);
-  if (NH > 3) _mm_storeh_pi(reinterpret_cast<__m64*>(scores + 3 * ld), hi);
+  // hsum8's lanes [A, C, E, G, B, D, F, H]: keys 0, 1 as [h0k0, h0k1, h1k0, h1k1 | h2k0, h2k1, h3k0,
+  // h3k1]; key 2 as [h0k2, 0, h1k2, 0 | h2k2, 0, h3k2, 0].
+  const __m256 vs = _mm256_set1_ps(scale);
+  alignas(32) float t[16];
+  _mm256_store_ps(t, _mm256_mul_ps(hsum8(a[0][0], a[2][0], a[0][1], a[2][1], a[1][0], a[3][0], a[1][1], a[3][1]), vs));
+  if constexpr (NK == 3) {
+    const __m256 z = _mm256_setzero_ps();
+    _mm256_store_ps(t + 8, _mm256_mul_ps(hsum8(a[0][2], a[2][2], z, z, a[1][2], a[3][2], z, z), vs));
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int u = 0; u < NK; ++u) scores[h * ld + u] = t[8 * (u / 2) + 2 * h + u % 2];
+  }
 }
 
-// Keys k[0..2] against NH (1..4) heads: 12 chains (15 of the 16 ymm registers) instead of score2's
-// 8, the same chains and sum order. A Zen 3 core (plain AVX2) runs the grouped scores ~14% faster
-// this way and prefill at depth ~10% faster; decode is level (docs/bench/cpu.md, "fp16 scores
-// three keys at a time (session 15)").
-template <int NH>
-__attribute__((always_inline)) inline void score3(const float* q, size_t head_dim, const uint16_t* k, float scale,
-                                                  float* scores, size_t ld) {
-  __m256 a[4][3];
-  for (int h = 0; h < 4; ++h) a[h][0] = a[h][1] = a[h][2] = _mm256_setzero_ps();
-  for (size_t i = 0; i < head_dim; i += 8) {
-    const __m256 x0 = h8(k + i), x1 = h8(k + head_dim + i), x2 = h8(k + 2 * head_dim + i);
-    for (int h = 0; h < NH; ++h) {
-      const __m256 qv = _mm256_loadu_ps(q + h * head_dim + i);
-      a[h][0] = _mm256_fmadd_ps(qv, x0, a[h][0]);
-      a[h][1] = _mm256_fmadd_ps(qv, x1, a[h][1]);
-      a[h][2] = _mm256_fmadd_ps(qv, x2, a[h][2]);
+// Keys [j, j + NK) against every head: rows ahead and along asked for, then the heads 4 at a time.
+template <int NK>
+__attribute__((always_inline)) inline void score_step(const float* q, size_t n_heads, const uint16_t* k,
+                                                      size_t head_dim, size_t j, float scale, float* scores, size_t ld,
+                                                      const AttnAlong& along) {
+  const uint16_t* kj = k + j * head_dim;
+  prefetch_ahead(k + (j + kReadAheadRows) * head_dim, NK * 2 * head_dim);  // rows ahead (attn_heads.h)
+  read_along(along, j, NK);
+  for (size_t h = 0; h < n_heads; h += 4) {
+    const float* qh = q + h * head_dim;
+    float* sh = scores + h * ld + j;
+    switch (std::min<size_t>(4, n_heads - h)) {
+      case 4: score_keys<NK, 4>(qh, head_dim, kj, scale, sh, ld); break;
+      case 3: score_keys<NK, 3>(qh, head_dim, kj, scale, sh, ld); break;
+      case 2: score_keys<NK, 2>(qh, head_dim, kj, scale, sh, ld); break;
+      default: score_keys<NK, 1>(qh, head_dim, kj, scale, sh, ld); break;
     }
-  }
-  const __m256 vs = _mm256_set1_ps(scale);
-  const __m256 s01 = _mm256_mul_ps(hsum8(a[0][0], a[2][0], a[0][1], a[2][1], a[1][0], a[3][0], a[1][1], a[3][1]), vs);
-  const __m256 z = _mm256_setzero_ps();
-  const __m256 s2 = _mm256_mul_ps(hsum8(a[0][2], a[2][2], z, z, a[1][2], a[3][2], z, z), vs);
-  alignas(32) float t[16];
-  _mm256_store_ps(t, s01);
-  _mm256_store_ps(t + 8, s2);
-  for (int h = 0; h < NH; ++h) {
-    scores[h * ld] = t[2 * h];
-    scores[h * ld + 1] = t[2 * h + 1];
-    scores[h * ld + 2] = t[8 + 2 * h];
   }
 }
 }  // namespace
@@ -279,38 +279,12 @@ __attribute__((always_inline)) inline void score3(const float* q, size_t head_di
 namespace {
 void f16_scores_heads_along(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                             float* scores, size_t ld, const AttnAlong& along) {
-  const size_t n3 = head_dim % 8 == 0 ? n / 3 * 3 : 0;
-  for (size_t j = 0; j < n3; j += 3) {
-    const uint16_t* kj = k + j * head_dim;
-    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 3 * 2 * head_dim);  // rows ahead (attn_heads.h)
-    read_along(along, j, 3);
-    for (size_t h = 0; h < n_heads; h += 4) {
-      const float* qh = q + h * head_dim;
-      float* sh = scores + h * ld + j;
-      switch (std::min<size_t>(4, n_heads - h)) {
-        case 4: score3<4>(qh, head_dim, kj, scale, sh, ld); break;
-        case 3: score3<3>(qh, head_dim, kj, scale, sh, ld); break;
-        case 2: score3<2>(qh, head_dim, kj, scale, sh, ld); break;
-        default: score3<1>(qh, head_dim, kj, scale, sh, ld); break;
-      }
-    }
+  size_t j = 0;  // keys before j scored in steps of 3 (a last pair in one of 2)
+  if (head_dim % 8 == 0) {
+    for (; j + 3 <= n; j += 3) score_step<3>(q, n_heads, k, head_dim, j, scale, scores, ld, along);
+    if (n - j == 2) score_step<2>(q, n_heads, k, head_dim, j, scale, scores, ld, along), j += 2;
   }
-  const size_t n2 = head_dim % 8 == 0 ? n3 + (n - n3) / 2 * 2 : 0;
-  for (size_t j = n3; j < n2; j += 2) {
-    const uint16_t* kj = k + j * head_dim;
-    prefetch_ahead(k + (j + kReadAheadRows) * head_dim, 2 * 2 * head_dim);  // rows ahead (attn_heads.h)
-    read_along(along, j, 2);
-    for (size_t h = 0; h < n_heads; h += 4) {
-      const float* qh = q + h * head_dim;
-      float* sh = scores + h * ld + j;
-      switch (std::min<size_t>(4, n_heads - h)) {
-        case 4: score2<4>(qh, head_dim, kj, scale, sh, ld); break;
-        case 3: score2<3>(qh, head_dim, kj, scale, sh, ld); break;
-        case 2: score2<2>(qh, head_dim, kj, scale, sh, ld); break;
-        default: score2<1>(qh, head_dim, kj, scale, sh, ld); break;
-      }
-    }
-  }
+  const size_t n2 = j;
   if (n2 < n) {  // the last key, or every key when head_dim is not a multiple of 8 (f16_scores' own path)
     read_along(along, n2, n - n2);
     for (size_t h = 0; h < n_heads; ++h) {
