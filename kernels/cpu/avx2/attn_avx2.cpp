@@ -222,9 +222,9 @@ inline __m256 hsum8(__m256 A, __m256 B, __m256 C, __m256 D, __m256 E, __m256 F, 
 // Keys k[0..NK) (NK 2 or 3) against NH (1..4) heads: scores[h·ld + u]. Each 8-dim piece of the
 // keys is converted once for all NH heads. Three keys keep 12 chains in flight (15 of the 16 ymm
 // registers) where two kept 8, whose 8 dependent FMAs a key took as long as the pair's 64 FMAs at
-// two a cycle: a Zen 3 core (plain AVX2) runs the grouped scores ~14% faster so and prefill at
-// depth ~10% faster, decode level (docs/bench/cpu.md, "fp16 scores three keys at a time (session
-// 15)"). The same chains and sum order either way, so the same bits.
+// two a cycle. On a Zen 3 core (plain AVX2) a prefill tile's scores take ~15% less time so and
+// prefill at depth runs 8-11% faster; a decode group's scores 2-5% (docs/bench/cpu.md, "fp16 scores
+// three keys at a time (session 15)"). The same chains and sum order either way, so the same bits.
 template <int NK, int NH>
 __attribute__((always_inline)) inline void score_keys(const float* q, size_t head_dim, const uint16_t* k, float scale,
                                                       float* scores, size_t ld) {
