@@ -284,11 +284,10 @@ void f16_scores_heads_along(const float* q, size_t n_heads, const uint16_t* k, s
     for (; j + 3 <= n; j += 3) score_step<3>(q, n_heads, k, head_dim, j, scale, scores, ld, along);
     if (n - j == 2) score_step<2>(q, n_heads, k, head_dim, j, scale, scores, ld, along), j += 2;
   }
-  const size_t n2 = j;
-  if (n2 < n) {  // the last key, or every key when head_dim is not a multiple of 8 (f16_scores' own path)
-    read_along(along, n2, n - n2);
+  if (j < n) {  // the last key, or every key when head_dim is not a multiple of 8 (f16_scores' own path)
+    read_along(along, j, n - j);
     for (size_t h = 0; h < n_heads; ++h) {
-      f16_scores(q + h * head_dim, k + n2 * head_dim, head_dim, n - n2, scale, scores + h * ld + n2);
+      f16_scores(q + h * head_dim, k + j * head_dim, head_dim, n - j, scale, scores + h * ld + j);
     }
   }
 }
