@@ -17,9 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "side.h"
@@ -96,11 +94,7 @@ int main(int argc, char** argv) {
   const AbQuery q{G, qf.data(), qq.data(), qd.data()};
   std::vector<float> p(G * kAbBlock);
   for (auto& e : p) e = std::fabs(nd(rng)) / kAbBlock;
-  Side so, sn;
-  for (Side* s : {&so, &sn}) {
-    s->p = p, s->scores.assign(G * kAbBlock, 0.0f), s->m.assign(G, 0.0f), s->l.assign(G, 0.0f);
-    s->out.assign(G * D, 0.0f);
-  }
+  Side so, sn;  // filled before each mode
   const size_t n_blocks = c.n_keys / kAbBlock, chunk = 64;
   std::printf("attn_ab: variant %s, %zu heads of %zu, %zu keys cold (%zu MiB of fp16 K+V), %d rounds\n", variant, G, D,
               c.n_keys, (4 * D * c.n_keys) >> 20, rounds);
