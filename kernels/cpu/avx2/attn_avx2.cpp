@@ -417,10 +417,34 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
 }
 }  // namespace
 
+// Codes of rows [0, n) (head_dim a multiple of 8) as fp16, exact (|code| <= 128), reading the
+// following rows ahead as it goes (ahead.rows null: not). A V sum of many heads runs one group of
+// passes per 4 heads over the same codes: converted once here and read with vcvtph2ps, which rides
+// along with the FMAs, they cost less than int8 converted again in every group (vcvtdq2ps competes
+// with the FMAs on a Zen 3 core: 2.0 against 1.4 ns a key and pass). Zen 3, attn_ab: 32 heads (a
+// prefill tile) 0.77-0.80 of the time, 12 heads 0.89-0.93, 8 heads 1.08, so from 9 heads on
+// (docs/bench/cpu.md "k8 against f16, attention alone, paired (session 16)").
+namespace {
+void codes_to_fp16(const int8_t* q, size_t head_dim, size_t n, uint16_t* out, const AttnReadAhead& ahead) {
+  for (size_t j = 0; j < n; ++j) {
+    if (ahead.rows != nullptr) read_ahead(ahead, j);
+    for (size_t i = 0; i < head_dim; i += 8) {
+      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim + i));
+      const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j * head_dim + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    }
+  }
+}
+
+constexpr size_t kF16CodesDim = 128;  // widest head_dim whose codes codes_to_fp16 holds (a 64 KB run)
+}  // namespace
+
 // The block scale on p (attn.h): the keys' scales converted once per call to ds [block][key], p·d
 // rows made once per 4 heads and block, then the block's 16-lane passes with the codes as floats in
 // the FMA; the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead)
-// unless read_ahead is false (attn_block_heads asked for the rows while the scores ran).
+// unless read_ahead is false (attn_block_heads asked for the rows while the scores ran). More than
+// 8 heads (a prefill tile) and head_dim <= kF16CodesDim: the codes go to fp16 once (codes_to_fp16),
+// then the passes read those; the same floats in the same FMAs, so the same bits.
 namespace {
 void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                             size_t head_dim, size_t block, size_t n, float* out, bool read_ahead) {
@@ -457,6 +481,9 @@ void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const in
       read_ahead ? AttnReadAhead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb}
                  : none;
   alignas(32) float pd[4 * kPdRun];
+  alignas(32) uint16_t vf[kPdRun * kF16CodesDim];  // the codes as fp16 when `wide`
+  const bool wide = n_heads > 8 && head_dim <= kF16CodesDim;
+  if (wide) codes_to_fp16(q, head_dim, n, vf, ahead);
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const size_t nh = std::min<size_t>(4, n_heads - h0);
     float* oh = out + h0 * head_dim;
@@ -472,6 +499,16 @@ void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const in
         for (; k < n; ++k) row[k] = ph[k] * db[k];
       }
       for (size_t i0 = b * block; i0 < (b + 1) * block; i0 += 16) {
+        if (wide) {
+          const auto column = [&vf, head_dim](size_t i) { return F16Column{vf + i, head_dim}; };
+          switch (nh) {
+            case 4: accum_heads_tile<4, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
+            case 3: accum_heads_tile<3, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
+            case 2: accum_heads_tile<2, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
+            default: accum_heads_tile<1, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
+          }
+          continue;
+        }
         const AttnReadAhead& a = h0 == 0 && i0 == 0 ? ahead : none;
         switch (nh) {
           case 4: k8_tile<4>(pd, q, head_dim, n, oh, i0, a); break;
