@@ -7,7 +7,11 @@
 //
 // Shapes: qwen2.5-0.5b (E 896, 24 layers, H 14, Hk 2, head_dim 64, F 4864, V 151936, tied, qkv
 // bias), llama3.2-1b (E 2048, 16 layers, H 32, Hk 8, head_dim 64, F 8192, V 128256, tied) and
-// llama3-8b (E 4096, 32 layers, H 32, Hk 8, head_dim 128, F 14336, V 128256, output.weight of its own).
+// llama3-8b (E 4096, 32 layers, H 32, Hk 8, head_dim 128, F 14336, V 128256, output.weight of its own);
+// for attention's group sizes also smollm2-1.7b (E 2048, 24 layers, H 32, Hk 32: one query head a KV
+// head, head_dim 64, F 8192, V 49152, tied), qwen2.5-1.5b (E 1536, 28 layers, H 12, Hk 2, head_dim
+// 128, F 8960, V 151936, tied, qkv bias) and llama3.2-3b (E 3072, 28 layers, H 24, Hk 8, head_dim
+// 128, F 8192, V 128256, tied).
 // Types: q8_0 (every matrix) or q4_k (Q4_K where the row length is a multiple of 256, else Q5_0,
 // the fallback llama.cpp uses; token_embd Q6_K or Q8_0); likewise q2_k, q3_k, q5_k, q6_k (Q5_0
 // fallback, token_embd Q6_K) and the blocks of 32 q4_0, q4_1, q5_0, q5_1 (every matrix; token_embd Q8_0). To keep making a 1B model fast, each
@@ -69,7 +73,9 @@ std::vector<uint8_t> random_f32(int64_t n, float center, float spread, std::mt19
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b TYPE OUT.gguf\n"
+    std::fprintf(stderr,
+                 "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b|smollm2-1.7b|qwen2.5-1.5b|llama3.2-3b "
+                 "TYPE OUT.gguf\n"
                          "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
     return 2;
   }
@@ -81,6 +87,12 @@ int main(int argc, char** argv) {
     s = {"llama", 2048, 16, 32, 8, 64, 8192, 128256, false, 500000.0f};
   } else if (which == "llama3-8b") {
     s = {"llama", 4096, 32, 32, 8, 128, 14336, 128256, false, 500000.0f, false};
+  } else if (which == "smollm2-1.7b") {
+    s = {"llama", 2048, 24, 32, 32, 64, 8192, 49152, false, 130000.0f};
+  } else if (which == "qwen2.5-1.5b") {
+    s = {"qwen2", 1536, 28, 12, 2, 128, 8960, 151936, true, 1000000.0f};
+  } else if (which == "llama3.2-3b") {
+    s = {"llama", 3072, 28, 24, 8, 128, 8192, 128256, false, 500000.0f};
   } else {
     std::fprintf(stderr, "make_random_model: unknown shape %s\n", which.c_str());
     return 2;

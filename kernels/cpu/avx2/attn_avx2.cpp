@@ -3,10 +3,12 @@
 // with vcvtph2ps. The V sums multiply then add per lane in the scalar order, so they match the
 // scalar twin bit for bit; f16 scores sum 8 lanes at a time (tested within rounding of the scalar
 // twin). Also the grouped-head scores (each key converted once for up to 4 heads) and V sums (one
-// FMA per key, head and 8 lanes, bit for bit the scalar twin) and softmax_partial for
+// FMA per key, head and 8 lanes, bit for bit the scalar twin; one or two heads, MHA or 2 heads a KV
+// head, in wider steps so that 12 or 8 FMA chains are in flight) and softmax_partial for
 // attn_heads.h; the grouped kernels read rows ahead (attn_heads.h prefetch_ahead). And the cache's
 // per-token writes for every vector variant: k8_quantize and the f16 row, the scalar twins' bytes.
 #include <algorithm>
+#include <type_traits>
 
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/kv_k8.h"
@@ -255,6 +257,43 @@ __attribute__((always_inline)) inline void score_keys(const float* q, size_t hea
   }
 }
 
+// Keys k[0..NK) against one or two heads (NH·NK = 12 chains): a group of one or two query heads
+// (multi-head attention, or GQA with 2 heads a KV head) has too few chains in score_keys' 3-key
+// steps (3 or 6, each FMA waiting on its chain's last), so its steps take 12 or 6 keys. The same
+// chain per (head, key) and the same hsum_ps order, so the same bits.
+// The step's row reads (two streams of NK rows of 2·head_dim bytes, rb null: one) are spread over
+// its dims, a slice each 8 (all at once, 48 lines a 12-key step, the block was slower cold).
+template <int NK, int NH>
+__attribute__((always_inline)) inline void score_keys_few(const float* q, size_t head_dim, const uint16_t* k,
+                                                          float scale, float* scores, size_t ld, const char* ra,
+                                                          const char* rb) {
+  static_assert(NH * NK == 12 && (NH == 1 || NH == 2));
+  __m256 a[NH * NK];  // chain c = h·NK + u
+  for (int c = 0; c < NH * NK; ++c) a[c] = _mm256_setzero_ps();
+  // NK rows of 2·head_dim bytes are NK·head_dim/32 lines: NK/4 a step of 8 dims.
+  for (size_t i = 0, t = 0; i < head_dim; i += 8, ++t) {
+    for (size_t ln = t * NK / 4; ln < (t + 1) * NK / 4; ++ln) {
+      _mm_prefetch(ra + 64 * ln, _MM_HINT_T0);
+      if (rb != nullptr) _mm_prefetch(rb + 64 * ln, _MM_HINT_T0);
+    }
+    __m256 qv[NH];
+    for (int h = 0; h < NH; ++h) qv[h] = _mm256_loadu_ps(q + h * head_dim + i);
+    for (int u = 0; u < NK; ++u) {
+      const __m256 x = h8(k + u * head_dim + i);
+      for (int h = 0; h < NH; ++h) a[h * NK + u] = _mm256_fmadd_ps(qv[h], x, a[h * NK + u]);
+    }
+  }
+  // hsum8's lanes [A, C, E, G, B, D, F, H]: chain m of its 8 at lane (m % 2)·4 + m / 2.
+  const __m256 vs = _mm256_set1_ps(scale), z = _mm256_setzero_ps();
+  alignas(32) float t[16];
+  _mm256_store_ps(t, _mm256_mul_ps(hsum8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]), vs));
+  _mm256_store_ps(t + 8, _mm256_mul_ps(hsum8(a[8], a[9], a[10], a[11], z, z, z, z), vs));
+  for (int c = 0; c < NH * NK; ++c) {
+    const int m = c % 8;
+    scores[(c / NK) * ld + c % NK] = t[8 * (c / 8) + (m % 2) * 4 + m / 2];
+  }
+}
+
 // Keys [j, j + NK) against every head: rows ahead and along asked for, then the heads 4 at a time.
 template <int NK>
 __attribute__((always_inline)) inline void score_step(const float* q, size_t n_heads, const uint16_t* k,
@@ -274,6 +313,21 @@ __attribute__((always_inline)) inline void score_step(const float* q, size_t n_h
     }
   }
 }
+
+// Keys [j, j + NK) against the one or two heads of the call (score_keys_few), rows asked for as in
+// score_step.
+template <int NK, int NH>
+__attribute__((always_inline)) inline void score_step_few(const float* q, const uint16_t* k, size_t head_dim,
+                                                          size_t j, float scale, float* scores, size_t ld,
+                                                          const AttnAlong& along) {
+  // K rows ahead and V rows along (the same bytes a row when V is fp16 of the same head_dim),
+  // spread over the dims; otherwise along as score_step.
+  const char* kr = reinterpret_cast<const char*>(k + (j + kReadAheadRows) * head_dim);
+  const bool spread_v = along.rows != nullptr && along.row_bytes == 2 * head_dim && along.scales == nullptr;
+  if (!spread_v) read_along(along, j, NK);
+  score_keys_few<NK, NH>(q, head_dim, k + j * head_dim, scale, scores + j, ld, kr,
+                         spread_v ? along.rows + j * along.row_bytes : nullptr);
+}
 }  // namespace
 
 namespace {
@@ -281,6 +335,11 @@ void f16_scores_heads_along(const float* q, size_t n_heads, const uint16_t* k, s
                             float* scores, size_t ld, const AttnAlong& along) {
   size_t j = 0;  // keys before j scored in steps of 3 (a last pair in one of 2)
   if (head_dim % 8 == 0) {
+    if (n_heads == 1) {
+      for (; j + 12 <= n; j += 12) score_step_few<12, 1>(q, k, head_dim, j, scale, scores, ld, along);
+    } else if (n_heads == 2) {
+      for (; j + 6 <= n; j += 6) score_step_few<6, 2>(q, k, head_dim, j, scale, scores, ld, along);
+    }
     for (; j + 3 <= n; j += 3) score_step<3>(q, n_heads, k, head_dim, j, scale, scores, ld, along);
     if (n - j == 2) score_step<2>(q, n_heads, k, head_dim, j, scale, scores, ld, along), j += 2;
   }
@@ -340,7 +399,74 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
 }
 
-// The first pass over the keys (heads 0-3, lanes 0-15) also reads the following n rows ahead.
+// The same sums for NH heads over NC columns of 8 lanes from i0 (NH·NC chains): a group of fewer
+// than 4 heads has too few chains over 16 lanes (2 to 6, each FMA waiting on its chain's last), so
+// it takes 24 (3 heads), 32 (2) or 64 (1) lanes a pass. Each key's p broadcast once per head, each
+// column converted once; the same FMAs in the same order, so the same bits.
+template <int NH, int NC, size_t LDP, class Column>
+void accum_heads_cols(const float* p, size_t ldp_any, size_t head_dim, size_t n, float* out, size_t i0, Column column,
+                      const AttnReadAhead& ahead) {
+  const size_t ldp = LDP != 0 ? LDP : ldp_any;
+  __m256 o[NH][NC];
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
+  }
+  std::remove_cvref_t<decltype(column(i0))> l[NC];
+#pragma GCC unroll 32
+  for (int c = 0; c < NC; ++c) l[c] = column(i0 + 8 * c);
+  // Two loops, with and without the read-ahead: with the test inside, GCC 12 kept o in registers
+  // but also stored all of it to the stack every key.
+  const auto key = [&](size_t j) __attribute__((always_inline)) {
+    __m256 pb[NH];
+#pragma GCC unroll 32
+    for (int h = 0; h < NH; ++h) pb[h] = _mm256_broadcast_ss(p + h * ldp + j);
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) {
+      const __m256 x = l[c](j);
+#pragma GCC unroll 32
+      for (int h = 0; h < NH; ++h) o[h][c] = _mm256_fmadd_ps(pb[h], x, o[h][c]);
+    }
+  };
+  if (ahead.rows != nullptr) {
+    for (size_t j = 0; j < n; ++j) {
+      read_ahead(ahead, j);
+      key(j);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) key(j);
+  }
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
+  }
+}
+
+// NH (1 to 3) heads over every lane (head_dim a multiple of 16): passes of kCols[NH] columns, then
+// the rest (a multiple of 2 columns; 1 for 3 heads).
+template <int NH, size_t LDP, class Column>
+void accum_heads_few(const float* p, size_t ldp, size_t head_dim, size_t n, float* out, Column column,
+                     const AttnReadAhead& ahead) {
+  constexpr int kCols = NH == 1 ? 8 : NH == 2 ? 4 : 3;
+  const AttnReadAhead none{};
+  size_t i0 = 0;
+  for (; i0 + 8 * kCols <= head_dim; i0 += 8 * kCols) {
+    accum_heads_cols<NH, kCols, LDP>(p, ldp, head_dim, n, out, i0, column, i0 == 0 ? ahead : none);
+  }
+  const AttnReadAhead& a = i0 == 0 ? ahead : none;
+  switch ((head_dim - i0) / 8) {
+    case 0: break;
+    case 1: accum_heads_cols<NH, 1, LDP>(p, ldp, head_dim, n, out, i0, column, a); break;
+    case 2: accum_heads_cols<NH, 2, LDP>(p, ldp, head_dim, n, out, i0, column, a); break;
+    case 4: accum_heads_cols<NH, 4, LDP>(p, ldp, head_dim, n, out, i0, column, a); break;
+    default: accum_heads_cols<NH, 6, LDP>(p, ldp, head_dim, n, out, i0, column, a); break;
+  }
+}
+
+// Heads in groups of 4 (16 lanes a pass), a last group of 1 to 3 in wider passes (accum_heads_few).
+// The first pass over the keys also reads the following n rows ahead.
 template <size_t LDP, class Column>
 void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
                     const AttnReadAhead& ahead) {
@@ -348,14 +474,17 @@ void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim,
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const float* ph = p + h0 * ldp;
     float* oh = out + h0 * head_dim;
-    for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
-      const AttnReadAhead& a = h0 == 0 && i0 == 0 ? ahead : none;
-      switch (std::min<size_t>(4, n_heads - h0)) {
-        case 4: accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
-        case 3: accum_heads_tile<3, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
-        case 2: accum_heads_tile<2, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
-        default: accum_heads_tile<1, LDP>(ph, ldp, head_dim, n, oh, i0, column, a); break;
-      }
+    const size_t nh = std::min<size_t>(4, n_heads - h0);
+    const AttnReadAhead& first = h0 == 0 ? ahead : none;
+    switch (nh) {
+      case 4:
+        for (size_t i0 = 0; i0 < head_dim; i0 += 16) {
+          accum_heads_tile<4, LDP>(ph, ldp, head_dim, n, oh, i0, column, i0 == 0 ? first : none);
+        }
+        break;
+      case 3: accum_heads_few<3, LDP>(ph, ldp, head_dim, n, oh, column, first); break;
+      case 2: accum_heads_few<2, LDP>(ph, ldp, head_dim, n, oh, column, first); break;
+      default: accum_heads_few<1, LDP>(ph, ldp, head_dim, n, oh, column, first); break;
     }
   }
 }
@@ -413,6 +542,47 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
   }
   for (int h = 0; h < NH; ++h) {
     for (int c = 0; c < 2; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
+  }
+}
+// Packed V sums of one or two heads over NB consecutive scale blocks of 32 lanes from i0 (NH·NB·4
+// chains, as accum_heads_cols for fp16 V): row b·NH + h of pd holds p·d of head h and block b. One
+// or two heads over k8_tile's 16 lanes had 2 or 4 chains, each FMA waiting on its chain's last.
+// The same products in the same FMAs, so the same bits.
+template <int NH, int NB>
+void k8_cols(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
+             const AttnReadAhead& ahead) {
+  constexpr int NC = 4 * NB;
+  __m256 o[NH][NC];
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
+  }
+  const int8_t* qi = q + i0;
+  const auto key = [&](size_t j) __attribute__((always_inline)) {
+    __m256 pb[NB * NH];
+#pragma GCC unroll 32
+    for (int r = 0; r < NB * NH; ++r) pb[r] = _mm256_broadcast_ss(pd + r * kPdRun + j);
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) {
+      const __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qi + j * head_dim + 8 * c));
+      const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
+#pragma GCC unroll 32
+      for (int h = 0; h < NH; ++h) o[h][c] = _mm256_fmadd_ps(pb[(c / 4) * NH + h], x, o[h][c]);
+    }
+  };
+  if (ahead.rows != nullptr) {  // two loops: see accum_heads_cols
+    for (size_t j = 0; j < n; ++j) {
+      read_ahead(ahead, j);
+      key(j);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) key(j);
+  }
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
   }
 }
 }  // namespace
@@ -487,17 +657,39 @@ void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const in
   for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
     const size_t nh = std::min<size_t>(4, n_heads - h0);
     float* oh = out + h0 * head_dim;
-    for (size_t b = 0; b < nb; ++b) {  // p·d rows once per block, then its 16-lane passes
+    // Row `r` of pd = p·d of head h0 + h and block b.
+    const auto pd_row = [&](size_t r, size_t h, size_t b) {
       const float* db = ds + b * kPdRun;
-      for (size_t h = 0; h < nh; ++h) {
-        const float* ph = p + (h0 + h) * ldp;
-        float* row = pd + h * kPdRun;
-        size_t k = 0;
-        for (; k + 8 <= n; k += 8) {
-          _mm256_store_ps(row + k, _mm256_mul_ps(_mm256_loadu_ps(ph + k), _mm256_load_ps(db + k)));
-        }
-        for (; k < n; ++k) row[k] = ph[k] * db[k];
+      const float* ph = p + (h0 + h) * ldp;
+      float* row = pd + r * kPdRun;
+      size_t k = 0;
+      for (; k + 8 <= n; k += 8) {
+        _mm256_store_ps(row + k, _mm256_mul_ps(_mm256_loadu_ps(ph + k), _mm256_load_ps(db + k)));
       }
+      for (; k < n; ++k) row[k] = ph[k] * db[k];
+    };
+    if (!wide && nh <= 2 && block == 32) {  // one or two heads: 8 chains a pass (k8_cols)
+      const AttnReadAhead& first = h0 == 0 ? ahead : none;
+      if (nh == 2) {
+        for (size_t b = 0; b < nb; ++b) {
+          pd_row(0, 0, b), pd_row(1, 1, b);
+          k8_cols<2, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
+        }
+      } else {
+        size_t b = 0;
+        for (; b + 2 <= nb; b += 2) {
+          pd_row(0, 0, b), pd_row(1, 0, b + 1);
+          k8_cols<1, 2>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
+        }
+        if (b < nb) {
+          pd_row(0, 0, b);
+          k8_cols<1, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
+        }
+      }
+      continue;
+    }
+    for (size_t b = 0; b < nb; ++b) {  // p·d rows once per block, then its 16-lane passes
+      for (size_t h = 0; h < nh; ++h) pd_row(h, h, b);
       for (size_t i0 = b * block; i0 < (b + 1) * block; i0 += 16) {
         if (wide) {
           const auto column = [&vf, head_dim](size_t i) { return F16Column{vf + i, head_dim}; };

@@ -87,7 +87,11 @@ struct Shape {
 // time (every head count appears at 64 or 128, with and without a key tail); the rest the general one.
 const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45}, {128, 3, 33}, {32, 5, 17},
                          {96, 2, 40},  {256, 9, 19}, {16, 4, 21},  {64, 12, 64}, {128, 40, 20}, {64, 2, 37},
-                         {64, 5, 50},  {64, 6, 18},  {128, 2, 29}, {128, 4, 64}, {64, 8, 256}};
+                         {64, 5, 50},  {64, 6, 18},  {128, 2, 29}, {128, 4, 64}, {64, 8, 256},
+                         // one to three heads over wide passes (the 256-bit variants: 12- and 6-key
+                         // score steps, V sums of 64 / 32 / 24 lanes, packed V over two blocks):
+                         // key counts past a step, an odd block count (96), runs of 256 keys (300)
+                         {64, 1, 40},  {96, 1, 27},  {128, 1, 300}, {256, 1, 13}, {64, 3, 20}, {96, 2, 300}};
 
 }  // namespace
 
@@ -150,7 +154,7 @@ TEST(AttnHeads, EveryVariantMatchesTheScalarTwin) {
 TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
   int checked = 0;
   for (const Shape& sh : {Shape{64, 70, 300}, Shape{64, 28, 45}, Shape{128, 32, 37}, Shape{32, 9, 20},
-                          Shape{64, 4, 45}, Shape{64, 5, 29}, Shape{128, 6, 33}}) {
+                          Shape{64, 4, 45}, Shape{64, 5, 29}, Shape{128, 6, 33}, Shape{96, 4, 40}}) {
     const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 21);
     for (const char* v : kVariants) {
       if (!set_cpu_variant(v)) continue;
