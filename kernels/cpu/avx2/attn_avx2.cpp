@@ -399,6 +399,41 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
   }
 }
 
+// The V sums' accumulators of NH heads × NC columns of 8 lanes from i0, loaded from and stored to out.
+template <int NH, int NC>
+__attribute__((always_inline)) inline void load_heads(__m256 (&o)[NH][NC], const float* out, size_t head_dim,
+                                                      size_t i0) {
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
+  }
+}
+template <int NH, int NC>
+__attribute__((always_inline)) inline void store_heads(const __m256 (&o)[NH][NC], float* out, size_t head_dim,
+                                                       size_t i0) {
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
+  }
+}
+
+// key(j) for j in [0, n), each after read_ahead(ahead, j) when ahead.rows is set. Two loops: with
+// the test inside one, GCC 12 kept the accumulators in registers but also stored all of them to the
+// stack every key. (The small loops of the callers are unrolled by pragma for the same reason.)
+template <class Key>
+__attribute__((always_inline)) inline void each_key(size_t n, const AttnReadAhead& ahead, Key key) {
+  if (ahead.rows != nullptr) {
+    for (size_t j = 0; j < n; ++j) {
+      read_ahead(ahead, j);
+      key(j);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) key(j);
+  }
+}
+
 // The same sums for NH heads over NC columns of 8 lanes from i0 (NH·NC chains): a group of fewer
 // than 4 heads has too few chains over 16 lanes (2 to 6, each FMA waiting on its chain's last), so
 // it takes 24 (3 heads), 32 (2) or 64 (1) lanes a pass. Each key's p broadcast once per head, each
@@ -408,17 +443,11 @@ void accum_heads_cols(const float* p, size_t ldp_any, size_t head_dim, size_t n,
                       const AttnReadAhead& ahead) {
   const size_t ldp = LDP != 0 ? LDP : ldp_any;
   __m256 o[NH][NC];
-#pragma GCC unroll 32
-  for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-    for (int c = 0; c < NC; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
-  }
+  load_heads(o, out, head_dim, i0);
   std::remove_cvref_t<decltype(column(i0))> l[NC];
 #pragma GCC unroll 32
   for (int c = 0; c < NC; ++c) l[c] = column(i0 + 8 * c);
-  // Two loops, with and without the read-ahead: with the test inside, GCC 12 kept o in registers
-  // but also stored all of it to the stack every key.
-  const auto key = [&](size_t j) __attribute__((always_inline)) {
+  each_key(n, ahead, [&](size_t j) __attribute__((always_inline)) {
     __m256 pb[NH];
 #pragma GCC unroll 32
     for (int h = 0; h < NH; ++h) pb[h] = _mm256_broadcast_ss(p + h * ldp + j);
@@ -428,20 +457,8 @@ void accum_heads_cols(const float* p, size_t ldp_any, size_t head_dim, size_t n,
 #pragma GCC unroll 32
       for (int h = 0; h < NH; ++h) o[h][c] = _mm256_fmadd_ps(pb[h], x, o[h][c]);
     }
-  };
-  if (ahead.rows != nullptr) {
-    for (size_t j = 0; j < n; ++j) {
-      read_ahead(ahead, j);
-      key(j);
-    }
-  } else {
-    for (size_t j = 0; j < n; ++j) key(j);
-  }
-#pragma GCC unroll 32
-  for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-    for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
-  }
+  });
+  store_heads(o, out, head_dim, i0);
 }
 
 // NH (1 to 3) heads over every lane (head_dim a multiple of 16): passes of kCols[NH] columns, then
@@ -553,13 +570,9 @@ void k8_cols(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
              const AttnReadAhead& ahead) {
   constexpr int NC = 4 * NB;
   __m256 o[NH][NC];
-#pragma GCC unroll 32
-  for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-    for (int c = 0; c < NC; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
-  }
+  load_heads(o, out, head_dim, i0);
   const int8_t* qi = q + i0;
-  const auto key = [&](size_t j) __attribute__((always_inline)) {
+  each_key(n, ahead, [&](size_t j) __attribute__((always_inline)) {
     __m256 pb[NB * NH];
 #pragma GCC unroll 32
     for (int r = 0; r < NB * NH; ++r) pb[r] = _mm256_broadcast_ss(pd + r * kPdRun + j);
@@ -570,20 +583,8 @@ void k8_cols(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
 #pragma GCC unroll 32
       for (int h = 0; h < NH; ++h) o[h][c] = _mm256_fmadd_ps(pb[(c / 4) * NH + h], x, o[h][c]);
     }
-  };
-  if (ahead.rows != nullptr) {  // two loops: see accum_heads_cols
-    for (size_t j = 0; j < n; ++j) {
-      read_ahead(ahead, j);
-      key(j);
-    }
-  } else {
-    for (size_t j = 0; j < n; ++j) key(j);
-  }
-#pragma GCC unroll 32
-  for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-    for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
-  }
+  });
+  store_heads(o, out, head_dim, i0);
 }
 }  // namespace
 
