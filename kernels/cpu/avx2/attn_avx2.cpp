@@ -673,13 +673,15 @@ void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const in
       const AttnReadAhead& first = h0 == 0 ? ahead : none;
       if (nh == 2) {
         for (size_t b = 0; b < nb; ++b) {
-          pd_row(0, 0, b), pd_row(1, 1, b);
+          pd_row(0, 0, b);
+          pd_row(1, 1, b);
           k8_cols<2, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
         }
       } else {
         size_t b = 0;
         for (; b + 2 <= nb; b += 2) {
-          pd_row(0, 0, b), pd_row(1, 0, b + 1);
+          pd_row(0, 0, b);
+          pd_row(1, 0, b + 1);
           k8_cols<1, 2>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
         }
         if (b < nb) {
