@@ -561,10 +561,11 @@ void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float*
     for (int c = 0; c < 2; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
   }
 }
-// Packed V sums of one or two heads over NB consecutive scale blocks of 32 lanes from i0 (NH·NB·4
+// Packed V sums of one to three heads over NB consecutive scale blocks of 32 lanes from i0 (NH·NB·4
 // chains, as accum_heads_cols for fp16 V): row b·NH + h of pd holds p·d of head h and block b. One
-// or two heads over k8_tile's 16 lanes had 2 or 4 chains, each FMA waiting on its chain's last.
-// The same products in the same FMAs, so the same bits.
+// to three heads over k8_tile's 16 lanes had 2 to 6 chains, each FMA waiting on its chain's last.
+// The same products in the same FMAs, so the same bits. (Three heads: 12 accumulators, 3
+// broadcasts and the codes in the 16 ymm registers, no spill.)
 template <int NH, int NB>
 void k8_cols(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
              const AttnReadAhead& ahead) {
@@ -669,9 +670,16 @@ void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const in
       }
       for (; k < n; ++k) row[k] = ph[k] * db[k];
     };
-    if (!wide && nh <= 2 && block == 32) {  // one or two heads: 8 chains a pass (k8_cols)
+    if (!wide && nh <= 3 && block == 32) {  // one to three heads: 8 to 12 chains a pass (k8_cols)
       const AttnReadAhead& first = h0 == 0 ? ahead : none;
-      if (nh == 2) {
+      if (nh == 3) {
+        for (size_t b = 0; b < nb; ++b) {
+          pd_row(0, 0, b);
+          pd_row(1, 1, b);
+          pd_row(2, 2, b);
+          k8_cols<3, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
+        }
+      } else if (nh == 2) {
         for (size_t b = 0; b < nb; ++b) {
           pd_row(0, 0, b);
           pd_row(1, 1, b);
