@@ -1,11 +1,13 @@
 // AVX-512 VNNI grouped-head attention (attn_heads.h): all query heads of one KV group per pass
 // over 16 keys. Packed K: the 16 rows are transposed to dword columns once and biased to
 // unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
-// block (bit for bit scalar::k8_scores). fp16 K: rows converted once and half transposed, one
+// block (bit for bit scalar::k8_scores); a single head instead one vpdpbusd per key and 64 bytes,
+// then the dwords summed per block. fp16 K: rows converted once and half transposed, one
 // FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. V: each row converted once
 // (int8: the codes as floats, the block scale on p through a p·d table per pass), one FMA per head
-// and 16 lanes, 8 heads × 32 lanes or 4 heads × 64 lanes per pass. A head's results never depend
-// on the heads or keys beside it in a call (CPU prefill tiles rely on it; attn_heads_test checks it).
+// and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or one head × 128 lanes per pass. A head's
+// results never depend on the heads or keys beside it in a call (CPU prefill tiles rely on it;
+// attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
 // -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -59,6 +61,14 @@ __attribute__((always_inline)) inline __m512 key_scales(const uint16_t* dk, size
     const __m512i idx = _mm512_setr_epi32(0x00020000, 0x00060004, 0x000A0008, 0x000E000C, 0x00120010, 0x00160014,
                                           0x001A0018, 0x001E001C, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i sel = _mm512_permutexvar_epi16(_mm512_add_epi16(idx, _mm512_set1_epi16(static_cast<short>(b))), v);
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(sel));
+  }
+  if (nb == 4 && r == 16) {  // head_dim 128: the 16 keys' 64 scales in two loads, key i's at 4i + b
+    const __m512i idx = _mm512_setr_epi32(0x00040000, 0x000C0008, 0x00140010, 0x001C0018, 0x00240020, 0x002C0028,
+                                          0x00340030, 0x003C0038, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i sel = _mm512_permutex2var_epi16(_mm512_loadu_si512(dk + j * 4),
+                                                  _mm512_add_epi16(idx, _mm512_set1_epi16(static_cast<short>(b))),
+                                                  _mm512_loadu_si512(dk + j * 4 + 32));
     return _mm512_cvtph_ps(_mm512_castsi512_si256(sel));
   }
   alignas(32) uint16_t t[16] = {};
@@ -139,11 +149,80 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
   }
 }
 
+// The int32 sums of 16 keys' rows s[i] (16 dwords each; dwords 0-7 one 32-value block, 8-15 the
+// next) per block: lo lane i = Σ of s[i]'s dwords 0-7, hi lane i = Σ of dwords 8-15. Pairs of
+// rows, then quads, then 128-bit lanes: 30 shuffles and 14 adds (integer sums: any order is exact).
+__attribute__((always_inline)) inline void block_sums16(const __m512i (&s)[16], __m512i& lo, __m512i& hi) {
+  __m512i u[8], v[4];
+  for (int i = 0; i < 8; ++i) {  // 128-bit lane L: keys 2i, 2i+1, 2i, 2i+1 over 2 of the lane's dwords
+    u[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2 * i], s[2 * i + 1]), _mm512_unpackhi_epi32(s[2 * i], s[2 * i + 1]));
+  }
+  for (int m = 0; m < 4; ++m) {  // 128-bit lane L: keys 4m..4m+3 over the lane's 4 dwords
+    v[m] = _mm512_add_epi32(_mm512_unpacklo_epi64(u[2 * m], u[2 * m + 1]), _mm512_unpackhi_epi64(u[2 * m], u[2 * m + 1]));
+  }
+  // [keys 0-3 lo, keys 0-3 hi, keys 4-7 lo, keys 4-7 hi], then the same for keys 8-15
+  const __m512i a = _mm512_add_epi32(_mm512_shuffle_i32x4(v[0], v[1], 0x88), _mm512_shuffle_i32x4(v[0], v[1], 0xDD));
+  const __m512i b = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2], v[3], 0x88), _mm512_shuffle_i32x4(v[2], v[3], 0xDD));
+  lo = _mm512_shuffle_i32x4(a, b, 0x88);
+  hi = _mm512_shuffle_i32x4(a, b, 0xDD);
+}
+
+// Packed-K scores of a single query head (multi-head attention), head_dim HD (64 or 128): one
+// vpdpbusd per key and 64 bytes against the query's own 64 bytes, then the 16 keys' dwords summed
+// per block (block_sums16) instead of the 16 rows transposed first (64 shuffles a 64-byte pass,
+// which one head's 8 vpdpbusd could not hide). The int32 block sums are the same integers, and
+// the float steps after them (scales, the blocks' sum in order, the scale) are k8_scores_fixed's:
+// the same bits.
+template <size_t HD>
+void k8_scores_one(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t n, float scale,
+                   float* scores) {
+  constexpr size_t nb = HD / 32, nz = HD / 64;
+  int32_t nbias[nb];  // −128·Σ q over each block
+  float fq[nb];
+  for (size_t b = 0; b < nb; ++b) {
+    nbias[b] = -128 * block_sum(q + 32 * b);
+    fq[b] = _cvtsh_ss(dq[b]);
+  }
+  __m512i qz[nz];
+  for (size_t z = 0; z < nz; ++z) qz[z] = _mm512_loadu_si512(q + 64 * z);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0; j < n; j += 16) {
+    const size_t r = std::min<size_t>(16, n - j);
+    prefetch_ahead(k + (j + kReadAheadRows) * HD, 16 * HD);  // keys ahead (attn_heads.h)
+    prefetch_ahead(dk + (j + kReadAheadRows) * nb, 16 * 2 * nb);
+    __m512 a;
+#pragma GCC unroll 2
+    for (size_t z = 0; z < nz; ++z) {  // 64 bytes (2 blocks) of every row per pass
+      const int8_t* kr = k + j * HD + 64 * z;
+      const auto row = [&](size_t i) {
+        return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip),
+                                   qz[z]);
+      };
+      __m512i s[16];
+      if (r == 16) {  // whole groups: no per-row test
+        for (size_t i = 0; i < 16; ++i) s[i] = row(i);
+      } else {
+        for (size_t i = 0; i < 16; ++i) s[i] = i < r ? row(i) : _mm512_setzero_si512();
+      }
+      __m512i sb[2];
+      block_sums16(s, sb[0], sb[1]);
+      for (size_t b = 0; b < 2; ++b) {
+        const size_t blk = 2 * z + b;
+        const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(fq[blk]), key_scales(dk, nb, j, r, blk));
+        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set1_epi32(nbias[blk]), sb[b])), dd);
+        a = blk == 0 ? x : _mm512_add_ps(a, x);  // the first block: 0 + x is x
+      }
+    }
+    _mm512_mask_storeu_ps(scores + j, tail_mask(r), _mm512_mul_ps(vscale, a));
+  }
+}
+
 template <size_t HD>
 bool k8_scores_fixed_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                            size_t n, float scale, float* scores, size_t ld) {
   switch (n_heads) {
-    case 1: k8_scores_fixed<HD, 1>(q, dq, k, dk, n, scale, scores, ld); return true;
+    case 1: k8_scores_one<HD>(q, dq, k, dk, n, scale, scores); return true;
     case 2: k8_scores_fixed<HD, 2>(q, dq, k, dk, n, scale, scores, ld); return true;
     case 3: k8_scores_fixed<HD, 3>(q, dq, k, dk, n, scale, scores, ld); return true;
     case 4: k8_scores_fixed<HD, 4>(q, dq, k, dk, n, scale, scores, ld); return true;
@@ -456,17 +535,25 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
     case 5:
       if constexpr (NC <= 2) return accum_heads_tile<5, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
       break;
-    case 4: return accum_heads_tile<4, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
-    case 3: return accum_heads_tile<3, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
-    case 2: return accum_heads_tile<2, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+    case 4:
+      if constexpr (NC <= 4) return accum_heads_tile<4, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 3:
+      if constexpr (NC <= 4) return accum_heads_tile<3, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 2:
+      if constexpr (NC <= 4) return accum_heads_tile<2, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
     default: return accum_heads_tile<1, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
   }
 }
 
 // The passes of a V sum over n_heads heads: heads in groups of up to 8; a group of up to 4 heads
-// takes 64 lanes a pass, then 32, then a last 16. pass(nc, h0, nh, i0, ahead) runs one pass of
-// nc·16 lanes from i0 for heads [h0, h0 + nh) (nc a std::integral_constant); only the first pass
-// carries the read-ahead.
+// takes 64 lanes a pass, then 32, then a last 16; a single head (multi-head attention: a KV group
+// of one) 128 lanes a pass first, so that it too runs 8 FMA chains. pass(nc, h0, nh, i0, ahead)
+// runs one pass of nc·16 lanes from i0 for heads [h0, h0 + nh) (nc a std::integral_constant);
+// only the first pass carries the read-ahead. Each lane's chain over the keys is the same
+// whatever the pass: the bits do not depend on the heads beside a head.
 template <class Pass>
 void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, Pass&& pass) {
   const AttnReadAhead none{};
@@ -474,6 +561,9 @@ void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, P
     const size_t nh = std::min<size_t>(8, n_heads - h0);
     const auto ra = [&](size_t i0) -> const AttnReadAhead& { return h0 == 0 && i0 == 0 ? ahead : none; };
     size_t i0 = 0;
+    if (nh == 1) {
+      for (; i0 + 128 <= head_dim; i0 += 128) pass(std::integral_constant<int, 8>{}, h0, nh, i0, ra(i0));
+    }
     if (nh <= 4) {
       for (; i0 + 64 <= head_dim; i0 += 64) pass(std::integral_constant<int, 4>{}, h0, nh, i0, ra(i0));
     }
@@ -570,7 +660,7 @@ template <int NC, int CPB>
 void k8_pass(const float* p, size_t ldp, size_t nh, const float* ds, size_t block, const int8_t* q, size_t head_dim,
              size_t n, float* out, size_t i0, const AttnReadAhead& ahead) {
   constexpr int NB = NC / CPB;
-  alignas(64) float pd[8 * NB * kPdRun];
+  alignas(64) float pd[(NC > 4 ? 1 : 8) * NB * kPdRun];  // 128 lanes a pass: one head
   const __mmask16 tail = tail_mask(n % 16);
   for (size_t h = 0; h < nh; ++h) {
     for (int b = 0; b < NB; ++b) {
@@ -600,9 +690,15 @@ void k8_pass(const float* p, size_t ldp, size_t nh, const float* ds, size_t bloc
     case 5:
       if constexpr (NC <= 2) return k8_tile<5, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
       break;
-    case 4: return k8_tile<4, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-    case 3: return k8_tile<3, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-    case 2: return k8_tile<2, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+    case 4:
+      if constexpr (NC <= 4) return k8_tile<4, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 3:
+      if constexpr (NC <= 4) return k8_tile<3, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
+    case 2:
+      if constexpr (NC <= 4) return k8_tile<2, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+      break;
     default: return k8_tile<1, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
   }
 }

@@ -84,7 +84,8 @@ struct Shape {
   size_t head_dim, n_heads, n;
 };
 // head_dim 64 and 128 with 1..8 heads take the AVX-512 packed-K path with both fixed at compile
-// time (every head count appears at 64 or 128, with and without a key tail); the rest the general one.
+// time (every head count appears at 64 or 128, with and without a key tail; one head its own
+// per-key loop); the rest the general one. One head of 128 or more: AVX-512 V sums of 128 lanes.
 const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45}, {128, 3, 33}, {32, 5, 17},
                          {96, 2, 40},  {256, 9, 19}, {16, 4, 21},  {64, 12, 64}, {128, 40, 20}, {64, 2, 37},
                          {64, 5, 50},  {64, 6, 18},  {128, 2, 29}, {128, 4, 64}, {64, 8, 256},
