@@ -212,6 +212,52 @@ std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu) {
   return {};
 }
 
+// The host rows the logits are copied into: page-locked memory from the library when it gives it
+// (the copy then runs at the bus's rate with no staging copy: a 150k-token vocabulary's row took
+// 18 µs against 80 µs from ordinary memory on the H200 machine, docs/bench/gpu.md "Session 18"),
+// else ordinary memory. Grows, never shrinks; rows are not kept across a growth.
+class HostRows {
+ public:
+  HostRows() = default;
+  HostRows(const HostRows&) = delete;
+  HostRows& operator=(const HostRows&) = delete;
+  ~HostRows() { release(); }
+  void init(const GpuOps* ops, bool pinned) {
+    ops_ = ops;
+    want_pinned_ = pinned;
+  }
+  void reserve(size_t n) {
+    if (n <= size_) return;
+    release();
+    if (want_pinned_) {
+      void* p = nullptr;
+      if (ops_->gpu_host_alloc(&p, n * sizeof(float)) == 0 && p != nullptr) {
+        pinned_ = static_cast<float*>(p);
+        size_ = n;
+        return;
+      }
+      want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
+    }
+    plain_.resize(n);
+    size_ = n;
+  }
+  float* data() { return pinned_ != nullptr ? pinned_ : plain_.data(); }
+  bool pinned() const { return pinned_ != nullptr; }
+
+ private:
+  void release() {
+    if (pinned_ != nullptr) ops_->gpu_host_release(pinned_);
+    pinned_ = nullptr;
+    std::vector<float>().swap(plain_);
+    size_ = 0;
+  }
+  const GpuOps* ops_ = nullptr;
+  bool want_pinned_ = false;
+  float* pinned_ = nullptr;
+  std::vector<float> plain_;
+  size_t size_ = 0;
+};
+
 struct GpuForward::Impl {
   const Model* model = nullptr;
   std::shared_ptr<GpuBackend> gpu;
@@ -224,7 +270,7 @@ struct GpuForward::Impl {
   std::unique_ptr<Forward> host_forward;
   std::vector<float> host_x;      // [B][E] hidden state handed over / embeddings
   std::vector<int32_t> host_ids;  // [B]
-  std::vector<float> logits;      // [n_out][V]
+  HostRows logits;                // [n_out][V]
   // Decode graphs: two executables used in turn (one may run while the other is re-captured);
   // prepared_pos: the position execs[prepared_slot] was last captured for (npos: none).
   bool graphs = true;
@@ -665,7 +711,10 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   }
   s.host_x.resize(max_batch_ * static_cast<size_t>(hp.n_embd));
   s.host_ids.resize(max_batch_);
-  s.logits.resize(static_cast<size_t>(hp.n_vocab));
+  const char* pinned_env = std::getenv("ALAP_GPU_PINNED");
+  s.logits.init(s.ops, options.pinned_logits && !(pinned_env != nullptr && std::string(pinned_env) == "0"));
+  s.logits.reserve(static_cast<size_t>(hp.n_vocab));
+  s.stats.logits_pinned = s.logits.pinned();
   s.sync("uploading the weights");
   const char* env = std::getenv("ALAP_GPU_GRAPHS");
   if (!options.graphs) s.graphs_off("turned off by the caller");
@@ -700,7 +749,8 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
   }
   const bool all = mode == LogitsMode::all;
   const bool all_gpu = !s.host_forward;
-  if (s.logits.size() < (all ? n : 1) * V) s.logits.resize((all ? n : 1) * V);
+  s.logits.reserve((all ? n : 1) * V);
+  s.stats.logits_pinned = s.logits.pinned();
   // The caches are cut to pos0; from here a failure leaves them holding pos0 tokens.
   n_tokens_ = pos0;
   if (s.host_cache) s.host_cache->truncate(pos0);

@@ -42,6 +42,7 @@ struct GpuForwardOptions {
   size_t max_batch = 128;     // prefill chunk (tokens per pass)
   double headroom = 0.05;     // fraction of the device's total memory left free
   bool graphs = true;         // replay decode steps from a captured graph (ALAP_GPU_GRAPHS=0 also turns it off)
+  bool pinned_logits = true;  // logits copied into page-locked host memory (ALAP_GPU_PINNED=0 also turns it off)
 };
 
 // Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
@@ -56,6 +57,7 @@ struct GpuStepStats {
   double instantiate_us = 0;     // host time ending captures (update or instantiate), all captures
   double launch_us = 0;          // host time in gpu_graph_launch, all graph steps
   std::string graphs_off;        // why graphs are not used ("" when they are)
+  bool logits_pinned = false;    // the logits land in page-locked host memory
 };
 
 // Bytes the GPU part takes for n_gpu_layers layers (exactly what the constructor allocates).

@@ -72,6 +72,14 @@ inline alap_gpu_error_t alap_gpu_malloc(T** ptr, size_t bytes) {
   return ALAP_GPU_RT(cudaMalloc, hipMalloc)(reinterpret_cast<void**>(ptr), bytes);
 }
 inline alap_gpu_error_t alap_gpu_free(void* ptr) { return ALAP_GPU_RT(cudaFree, hipFree)(ptr); }
+inline alap_gpu_error_t alap_gpu_host_malloc(void** ptr, size_t bytes) {
+#if defined(ALAP_GPU_BACKEND_HIP)
+  return hipHostMalloc(ptr, bytes, hipHostMallocDefault);
+#else
+  return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
+#endif
+}
+inline alap_gpu_error_t alap_gpu_host_free(void* ptr) { return ALAP_GPU_RT(cudaFreeHost, hipHostFree)(ptr); }
 inline alap_gpu_error_t alap_gpu_memcpy(void* dst, const void* src, size_t bytes, alap_gpu_memcpy_kind_t kind) {
   return ALAP_GPU_RT(cudaMemcpy, hipMemcpy)(dst, src, bytes, kind);
 }

@@ -136,6 +136,26 @@ int gpu_release(void* d_ptr) {
   });
 }
 
+int gpu_host_alloc(void** h_ptr, size_t bytes) {
+  if (h_ptr != nullptr) *h_ptr = nullptr;
+  return gpu_api_call("gpu_host_alloc", [&] {
+    if (h_ptr == nullptr) throw std::invalid_argument("h_ptr is null");
+    void* p = nullptr;
+    const alap_gpu_error_t err = alap_gpu_host_malloc(&p, bytes == 0 ? 1 : bytes);
+    if (err != alap_gpu_success) {
+      (void)alap_gpu_get_last_error();
+      throw std::runtime_error("cannot lock " + std::to_string(bytes) + " bytes of host memory: " + alap_gpu_error_string(err));
+    }
+    *h_ptr = p;
+  });
+}
+
+int gpu_host_release(void* h_ptr) {
+  return gpu_api_call("gpu_host_release", [&] {
+    if (h_ptr != nullptr) check(alap_gpu_host_free(h_ptr), "host free");
+  });
+}
+
 int gpu_copy_to_device(void* d_dst, const void* h_src, size_t bytes, void* stream) {
   return gpu_api_call("gpu_copy_to_device", [&] {
     if (bytes == 0) return;

@@ -175,6 +175,22 @@ int gpu_release(void* d_ptr) {
   return 0;
 }
 
+// Page-locked memory is plain memory here (ALAP_HOST_GPU_NO_PINNED=1: the runtime refuses it, as
+// one whose lock limit is reached).
+int gpu_host_alloc(void** h_ptr, size_t bytes) {
+  *h_ptr = nullptr;
+  const char* no = std::getenv("ALAP_HOST_GPU_NO_PINNED");
+  if (no != nullptr && std::strcmp(no, "1") == 0) return fail("cannot lock host memory (host emulation)");
+  void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  if (p == nullptr) return fail("out of memory");
+  *h_ptr = p;
+  return 0;
+}
+int gpu_host_release(void* h_ptr) {
+  std::free(h_ptr);
+  return 0;
+}
+
 int gpu_copy_to_device(void* d, const void* h, size_t n, void* st) {
   ALAP_HOST_RECORD(gpu_copy_to_device(d, h, n, st));
   std::memcpy(d, h, n);

@@ -9,12 +9,16 @@
 //       Prints one line per case and exits 1 when a case is outside its limits (kLimit below).
 //   forward_gpu_device bench MODEL.gguf CTX MODE [LAYERS [plain|nofill|plain-nofill]]
 //       fills the cache to CTX − 256 tokens in prefill chunks (the engine's 128) and times it, then
-//       decodes 64 tokens (greedy on the host); prints tokens/s, the memory report and the host
+//       decodes 64 tokens (greedy on the host: sampler_argmax); prints tokens/s, the memory report and the host
 //       cost of a decode step (calls, µs issuing/capturing, ending the capture, launching the
 //       graph). "plain": decode steps as plain launches (no graphs). "nofill": no prefill, the
 //       cache taken as filled to that depth (GpuForward::assume_filled; decode only, same cost per
 //       step). LAYERS -1: all that fit. ALAP_BENCH_CHUNK=N: prefill chunks of N tokens (default 128,
-//       the engine's), also the pass's max_batch.
+//       the engine's), also the pass's max_batch. ALAP_BENCH_SAMPLE=1: each next token drawn by
+//       alap::Sampler with its defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)
+//       over the tokens so far, as the engine's chat decodes, instead of the host argmax; the
+//       line then also gives the sampler's mean µs a token. ALAP_GPU_PINNED=0: logits copied into
+//       ordinary host memory.
 //
 // The GPU library is found like the engine finds it (ALAP_GPU_LIBRARY first).
 #include <algorithm>
@@ -27,6 +31,7 @@
 
 #include "alap/kernels/quant.h"
 #include "core/model/forward_gpu.h"
+#include "core/sample/sampler.h"
 // GCC 12 at -O3 warns falsely (-Wrestrict) inside tiny_model.h's "t" + std::to_string(i) here.
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include "tests/core/model/tiny_model.h"
@@ -174,12 +179,28 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
     logits = g.run(pool, std::span<const int32_t>(fill_ids).subspan(pos, n), pos);
   }
   double prefill_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const char* sample_env = std::getenv("ALAP_BENCH_SAMPLE");
+  const bool sample = sample_env != nullptr && std::string(sample_env) == "1";
+  SamplerParams sp;
+  sp.seed = 1;
+  Sampler sampler(sp);
+  std::vector<int32_t> history;
+  double sample_us = 0;
+  const auto pick = [&] {
+    if (!sample) return sampler_argmax(logits);  // the engine's greedy choice
+    const auto ts = Clock::now();
+    const int32_t id = sampler.sample(logits, history);
+    sample_us += std::chrono::duration<double, std::micro>(Clock::now() - ts).count();
+    history.push_back(id);
+    return id;
+  };
+  int32_t next = pick();
+  sample_us = 0;
   const int n_dec = 64;
   const auto t1 = Clock::now();
   for (int i = 0; i < n_dec; ++i) {
     logits = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
-    next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    next = pick();
   }
   const double decode_s = std::chrono::duration<double>(Clock::now() - t1).count();
   const MemoryReport r = g.memory_report();
@@ -202,6 +223,9 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               static_cast<unsigned long long>(st.graph_steps), static_cast<unsigned long long>(st.graph_captures),
               st.capture_us / caps, st.instantiate_us / caps, static_cast<unsigned long long>(st.graph_updates),
               st.launch_us / graph, st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
+  std::printf("  next token: %s%s; logits in %s host memory\n", sample ? "alap::Sampler, " : "host argmax",
+              sample ? (std::to_string(sample_us / n_dec) + " us a token").c_str() : "",
+              st.logits_pinned ? "page-locked" : "ordinary");
   return 0;
 }
 

@@ -227,6 +227,21 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
     EXPECT_EQ(decode(off), a);
     EXPECT_EQ(off.step_stats().graph_steps, 0u);
   }
+  // The logits land in page-locked memory when the library gives it, in ordinary memory when it
+  // refuses or is told not to: the same logits every way.
+  EXPECT_TRUE(sw.logits_pinned);
+  {
+    ScopedEnv env("ALAP_HOST_GPU_NO_PINNED", "1");
+    GpuForward refused(m, gpu, o);
+    EXPECT_EQ(decode(refused), a);
+    EXPECT_FALSE(refused.step_stats().logits_pinned);
+  }
+  {
+    ScopedEnv env("ALAP_GPU_PINNED", "0");
+    GpuForward off(m, gpu, o);
+    EXPECT_EQ(decode(off), a);
+    EXPECT_FALSE(off.step_stats().logits_pinned);
+  }
   // Layers on the CPU: no graphs.
   o.n_gpu_layers = 2;
   GpuForward split(m, gpu, o);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace alap {
@@ -82,6 +83,75 @@ TEST(Sampler, TopKMatchesAFullSortWithTies) {
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
     order.resize(std::min(n, static_cast<size_t>(p.top_k)));
     EXPECT_EQ(ids_of(sampler_candidates(p, logits, {})), order) << "trial " << trial << " k " << p.top_k;
+  }
+}
+
+// The filter chain read in place (the penalised ids aside, the row scanned in blocks of 16) against
+// its plain statement: copy the row, apply both penalties with the public functions, sort it all
+// (logit descending, lower id first), keep top_k, softmax in double. Rows of random lengths (block
+// tails), ties, -inf, penalised ids among the best and the worst, repeated ids (frequency), ids out
+// of range, greedy and sampling: the same ids, the same probabilities bit for bit.
+TEST(Sampler, CandidatesMatchThePlainFilterChain) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t n = 1 + rng() % 2000;
+    std::vector<float> logits(n);
+    std::normal_distribution<float> nd(0.0f, 2.0f);
+    for (auto& l : logits) l = trial % 3 == 0 ? static_cast<float>(static_cast<int>(rng() % 7)) : nd(rng);
+    if (trial % 5 == 0) logits[rng() % n] = -INFINITY;
+    if (trial % 4 == 0) logits[n - 1] = 50.0f;  // the best one last
+    std::vector<int32_t> recent(rng() % 40);
+    for (auto& id : recent) id = static_cast<int32_t>(rng() % (n + 3)) - 1;  // some out of range
+    if (!recent.empty() && trial % 2 == 0) recent.push_back(recent.front());  // a repeat
+    SamplerParams p = no_filters(trial % 7 == 0 ? 0.0f : 1.0f);
+    p.top_k = trial % 11 == 0 ? 0 : 1 + static_cast<int32_t>(rng() % 50);
+    p.repeat_penalty = trial % 3 == 1 ? 1.0f : 1.3f;
+    p.presence_penalty = trial % 4 == 1 ? 0.5f : 0.0f;
+    p.frequency_penalty = trial % 6 == 1 ? 0.25f : 0.0f;
+    p.repeat_last_n = trial % 8 == 0 ? -1 : 16;
+
+    std::vector<float> work = logits;
+    sampler_apply_repeat_penalty(work, recent, p.repeat_penalty, p.repeat_last_n);
+    sampler_apply_presence_penalty(work, recent, p.presence_penalty, p.frequency_penalty, p.repeat_last_n);
+    std::vector<int32_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return work[a] > work[b]; });
+    size_t k = p.top_k > 0 ? std::min(n, static_cast<size_t>(p.top_k)) : n;
+    if (p.temperature <= 0.0f) k = 1;
+    order.resize(k);
+
+    const auto got = sampler_candidates(p, logits, recent);
+    ASSERT_EQ(ids_of(got), order) << "trial " << trial << " n " << n << " k " << p.top_k;
+    EXPECT_EQ(sampler_argmax(work), order[0]) << "trial " << trial;
+    if (p.temperature <= 0.0f || !std::isfinite(work[order[0]])) continue;
+    const double mx = work[order[0]];
+    double total = 0.0;
+    std::vector<double> e(k);
+    for (size_t i = 0; i < k; ++i) total += e[i] = std::exp((static_cast<double>(work[order[i]]) - mx) * 1.0);
+    for (size_t i = 0; i < k; ++i) EXPECT_EQ(got[i].p, e[i] / total) << "trial " << trial << " rank " << i;
+  }
+}
+
+// A NaN anywhere is refused with its index: in the first top_k values, later in a block of the
+// scan, in the row's tail, at a penalised id; the greedy and the full-sort paths too.
+TEST(Sampler, NaNIsRefusedWherever) {
+  for (const size_t at : {size_t{0}, size_t{3}, size_t{100}, size_t{517}, size_t{999}}) {
+    std::vector<float> logits(1000, 1.0f);
+    logits[at] = std::nanf("");
+    for (const int32_t k : {0, 1, 10}) {
+      for (const float t : {0.0f, 1.0f}) {
+        SamplerParams p = no_filters(t);
+        p.top_k = k;
+        p.repeat_penalty = 1.2f;
+        const std::vector<int32_t> recent{static_cast<int32_t>(at), 5};
+        try {
+          sampler_candidates(p, logits, recent);
+          ADD_FAILURE() << "no error for a NaN at " << at << " k " << k << " t " << t;
+        } catch (const SamplerError& e) {
+          EXPECT_NE(std::string(e.what()).find("logit " + std::to_string(at) + " is NaN"), std::string::npos) << e.what();
+        }
+      }
+    }
   }
 }
 
