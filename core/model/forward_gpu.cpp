@@ -215,47 +215,50 @@ std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu) {
 // The host rows the logits are copied into: page-locked memory from the library when it gives it
 // (the copy then runs at the bus's rate with no staging copy: a 150k-token vocabulary's row took
 // 18 µs against 80 µs from ordinary memory on the H200 machine, docs/bench/gpu.md "Session 18"),
-// else ordinary memory. Grows, never shrinks; rows are not kept across a growth.
+// else ordinary memory. Page-locked up to `pinned_max` floats (a few rows: decode steps and
+// LogitsMode::last); every token's logits of a long prefill (LogitsMode::all, hundreds of MB for
+// perplexity) go to ordinary memory rather than lock that much. Rows are not kept across reserve.
 class HostRows {
  public:
   HostRows() = default;
   HostRows(const HostRows&) = delete;
   HostRows& operator=(const HostRows&) = delete;
-  ~HostRows() { release(); }
-  void init(const GpuOps* ops, bool pinned) {
+  ~HostRows() {
+    if (pinned_ != nullptr) ops_->gpu_host_release(pinned_);
+  }
+  void init(const GpuOps* ops, bool pinned, size_t pinned_max) {
     ops_ = ops;
     want_pinned_ = pinned;
+    pinned_max_ = pinned_max;
   }
   void reserve(size_t n) {
-    if (n <= size_) return;
-    release();
-    if (want_pinned_) {
-      void* p = nullptr;
-      if (ops_->gpu_host_alloc(&p, n * sizeof(float)) == 0 && p != nullptr) {
-        pinned_ = static_cast<float*>(p);
-        size_ = n;
-        return;
+    use_pinned_ = false;
+    if (want_pinned_ && n <= pinned_max_) {
+      if (n > pinned_size_) {
+        if (pinned_ != nullptr) ops_->gpu_host_release(pinned_);
+        pinned_ = nullptr;
+        pinned_size_ = 0;
+        void* p = nullptr;
+        if (ops_->gpu_host_alloc(&p, pinned_max_ * sizeof(float)) == 0 && p != nullptr) {
+          pinned_ = static_cast<float*>(p);
+          pinned_size_ = pinned_max_;
+        } else {
+          want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
+        }
       }
-      want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
+      use_pinned_ = pinned_ != nullptr;
     }
-    plain_.resize(n);
-    size_ = n;
+    if (!use_pinned_ && plain_.size() < n) plain_.resize(n);
   }
-  float* data() { return pinned_ != nullptr ? pinned_ : plain_.data(); }
-  bool pinned() const { return pinned_ != nullptr; }
+  float* data() { return use_pinned_ ? pinned_ : plain_.data(); }
+  bool pinned() const { return use_pinned_; }
 
  private:
-  void release() {
-    if (pinned_ != nullptr) ops_->gpu_host_release(pinned_);
-    pinned_ = nullptr;
-    std::vector<float>().swap(plain_);
-    size_ = 0;
-  }
   const GpuOps* ops_ = nullptr;
-  bool want_pinned_ = false;
+  bool want_pinned_ = false, use_pinned_ = false;
+  size_t pinned_max_ = 0, pinned_size_ = 0;
   float* pinned_ = nullptr;
   std::vector<float> plain_;
-  size_t size_ = 0;
 };
 
 struct GpuForward::Impl {
@@ -712,7 +715,8 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   s.host_x.resize(max_batch_ * static_cast<size_t>(hp.n_embd));
   s.host_ids.resize(max_batch_);
   const char* pinned_env = std::getenv("ALAP_GPU_PINNED");
-  s.logits.init(s.ops, options.pinned_logits && !(pinned_env != nullptr && std::string(pinned_env) == "0"));
+  s.logits.init(s.ops, options.pinned_logits && !(pinned_env != nullptr && std::string(pinned_env) == "0"),
+                kLogitRows * static_cast<size_t>(hp.n_vocab));
   s.logits.reserve(static_cast<size_t>(hp.n_vocab));
   s.stats.logits_pinned = s.logits.pinned();
   s.sync("uploading the weights");

@@ -242,6 +242,25 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
     EXPECT_EQ(decode(off), a);
     EXPECT_FALSE(off.step_stats().logits_pinned);
   }
+  // Every token's logits of a run longer than a few rows go to ordinary memory (not locked), and
+  // the next decode step is page-locked again; the logits are the same as without page-locking.
+  {
+    const std::vector<int32_t> long_prompt{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};  // 11 rows > 8
+    GpuForward g1(m, gpu, o);
+    const std::span<const float> all1 = g1.run(pool, long_prompt, 0, LogitsMode::all);
+    const std::vector<float> all_pinned(all1.begin(), all1.end());
+    EXPECT_FALSE(g1.step_stats().logits_pinned);
+    const int32_t next = 7;
+    const std::span<const float> step1 = g1.run(pool, std::span<const int32_t>(&next, 1), g1.n_tokens());
+    const std::vector<float> step_pinned(step1.begin(), step1.end());
+    EXPECT_TRUE(g1.step_stats().logits_pinned);
+    ScopedEnv env("ALAP_GPU_PINNED", "0");
+    GpuForward g0(m, gpu, o);
+    const std::span<const float> all0 = g0.run(pool, long_prompt, 0, LogitsMode::all);
+    EXPECT_EQ(std::vector<float>(all0.begin(), all0.end()), all_pinned);
+    const std::span<const float> step0 = g0.run(pool, std::span<const int32_t>(&next, 1), g0.n_tokens());
+    EXPECT_EQ(std::vector<float>(step0.begin(), step0.end()), step_pinned);
+  }
   // Layers on the CPU: no graphs.
   o.n_gpu_layers = 2;
   GpuForward split(m, gpu, o);
