@@ -132,6 +132,70 @@ TEST(Sampler, CandidatesMatchThePlainFilterChain) {
   }
 }
 
+// Top-k off with top-p and/or min-p: only the logits that can survive are sorted (and the whole row
+// when they cannot be bounded), against the plain chain's full sort: the same survivors with the
+// same probabilities. Rows: random, flat, and a long tail 20–30 under the best with top-p so near 1
+// that its prefix reaches into the tail (top-p alone then needs the whole row).
+TEST(Sampler, TopKOffMatchesTheFullSort) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    size_t n = 1 + rng() % 3000;
+    std::vector<float> logits(n);
+    std::normal_distribution<float> nd(0.0f, trial % 3 == 0 ? 0.3f : 3.0f);
+    for (auto& l : logits) l = nd(rng);
+    if (trial % 10 == 1) std::fill(logits.begin(), logits.end(), 1.5f);  // flat
+    if (trial % 10 == 2) {  // the best alone, then a long tail just over 20 under it (~6e-6 of the mass)
+      logits.assign(3000, 0.0f);
+      for (size_t i = 0; i < logits.size(); ++i) logits[i] = -20.05f - static_cast<float>(i % 7) * 0.01f;
+      logits[rng() % logits.size()] = 0.0f;
+      n = logits.size();
+    }
+    SamplerParams p = no_filters(trial % 4 == 0 ? 0.7f : 1.0f);
+    p.top_k = 0;
+    p.top_p = trial % 3 == 1 ? 1.0f : 0.5f + 0.49f * static_cast<float>(rng() % 100) / 100.0f;
+    p.min_p = trial % 3 == 2 ? 0.0f : 0.01f * static_cast<float>(1 + rng() % 20);
+    if (p.top_p >= 1.0f && p.min_p <= 0.0f) p.min_p = 0.05f;
+    if (trial % 10 == 2) {  // top-p alone, so near 1 that the prefix reaches into the tail
+      p.top_p = 0.999999f;
+      p.min_p = 0.0f;
+    }
+    std::vector<int32_t> recent{static_cast<int32_t>(rng() % n), static_cast<int32_t>(rng() % n)};
+    p.repeat_penalty = trial % 2 == 0 ? 1.2f : 1.0f;
+
+    std::vector<float> work = logits;
+    sampler_apply_repeat_penalty(work, recent, p.repeat_penalty, p.repeat_last_n);
+    std::vector<int32_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return work[a] > work[b]; });
+    const double mx = work[order[0]];
+    size_t keep = n;
+    if (p.top_p < 1.0f) {
+      double total = 0.0, cum = 0.0;
+      for (const int32_t id : order) total += std::exp(static_cast<double>(work[id]) - mx);
+      for (size_t i = 0; i < n; ++i) {
+        cum += std::exp(static_cast<double>(work[order[i]]) - mx) / total;
+        if (cum >= static_cast<double>(p.top_p)) {
+          keep = i + 1;
+          break;
+        }
+      }
+    }
+    if (p.min_p > 0.0f) {
+      size_t m = 1;
+      while (m < keep && std::exp(static_cast<double>(work[order[m]]) - mx) >= static_cast<double>(p.min_p)) ++m;
+      keep = m;
+    }
+    order.resize(keep);
+    const auto got = sampler_candidates(p, logits, recent);
+    ASSERT_EQ(ids_of(got), order) << "trial " << trial << " n " << n << " top_p " << p.top_p << " min_p " << p.min_p;
+    const double inv_t = 1.0 / static_cast<double>(p.temperature);
+    double z = 0.0;
+    std::vector<double> e(keep);
+    for (size_t i = 0; i < keep; ++i) z += e[i] = std::exp((static_cast<double>(work[order[i]]) - mx) * inv_t);
+    for (size_t i = 0; i < keep; ++i) EXPECT_EQ(got[i].p, e[i] / z) << "trial " << trial << " rank " << i;
+  }
+}
+
 // A NaN anywhere is refused with its index: in the first top_k values, later in a block of the
 // scan, in the row's tail, at a penalised id; the greedy and the full-sort paths too.
 TEST(Sampler, NaNIsRefusedWherever) {
