@@ -25,11 +25,19 @@ bool cand_before(const Cand& a, const Cand& b) {
   return a.id < b.id;
 }
 
-void check_logits(std::span<const float> logits) {
-  if (logits.empty()) throw SamplerError("sampler: empty logits row");
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (std::isnan(logits[i])) throw SamplerError("sampler: logit " + std::to_string(i) + " is NaN");
-  }
+// The last `last_n` of `recent` (all when last_n is -1) that the penalties look at.
+std::span<const int32_t> penalty_window(std::span<const int32_t> recent, int32_t last_n) {
+  size_t n = recent.size();
+  if (last_n > 0) n = std::min(n, static_cast<size_t>(last_n));
+  return recent.subspan(recent.size() - n);
+}
+
+// One logit under the repetition penalty (divided when positive, multiplied otherwise) and under
+// the presence and frequency penalties of a token seen `count` times: the arithmetic of the public
+// functions below and of the in-place sampler (penalised), written once.
+float repeat_penalised(float l, float penalty) { return l > 0.0f ? l / penalty : l * penalty; }
+float presence_penalised(float l, float presence, float frequency, size_t count) {
+  return l - (presence + frequency * static_cast<float>(count));
 }
 
 }  // namespace
@@ -53,27 +61,24 @@ void sampler_params_validate(const SamplerParams& p) {
 void sampler_apply_presence_penalty(std::span<float> logits, std::span<const int32_t> recent, float presence,
                                     float frequency, int32_t last_n) {
   if ((presence == 0.0f && frequency == 0.0f) || last_n == 0 || recent.empty()) return;
-  size_t n = recent.size();
-  if (last_n > 0) n = std::min(n, static_cast<size_t>(last_n));
-  std::unordered_map<int32_t, int> counts;
-  for (const int32_t id : recent.subspan(recent.size() - n)) {
+  std::unordered_map<int32_t, size_t> counts;
+  for (const int32_t id : penalty_window(recent, last_n)) {
     if (id >= 0 && static_cast<size_t>(id) < logits.size()) ++counts[id];
   }
   for (const auto& [id, count] : counts) {
-    logits[static_cast<size_t>(id)] -= presence + frequency * static_cast<float>(count);
+    float& l = logits[static_cast<size_t>(id)];
+    l = presence_penalised(l, presence, frequency, count);
   }
 }
 
 void sampler_apply_repeat_penalty(std::span<float> logits, std::span<const int32_t> recent, float penalty,
                                   int32_t last_n) {
   if (penalty == 1.0f || last_n == 0 || recent.empty()) return;
-  size_t n = recent.size();
-  if (last_n > 0) n = std::min(n, static_cast<size_t>(last_n));
   std::unordered_set<int32_t> seen;
-  for (const int32_t id : recent.subspan(recent.size() - n)) {
+  for (const int32_t id : penalty_window(recent, last_n)) {
     if (id < 0 || static_cast<size_t>(id) >= logits.size() || !seen.insert(id).second) continue;
     float& l = logits[static_cast<size_t>(id)];
-    l = l > 0.0f ? l / penalty : l * penalty;
+    l = repeat_penalised(l, penalty);
   }
 }
 
@@ -106,10 +111,8 @@ std::vector<Cand> penalised(std::span<const float> logits, std::span<const int32
   const bool repeat = p.repeat_penalty != 1.0f;
   const bool presence = p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
   if ((!repeat && !presence) || p.repeat_last_n == 0 || recent.empty()) return {};
-  size_t n = recent.size();
-  if (p.repeat_last_n > 0) n = std::min(n, static_cast<size_t>(p.repeat_last_n));
   std::vector<int32_t> ids;
-  for (const int32_t id : recent.subspan(recent.size() - n)) {
+  for (const int32_t id : penalty_window(recent, p.repeat_last_n)) {
     if (id >= 0 && static_cast<size_t>(id) < logits.size()) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
@@ -118,15 +121,15 @@ std::vector<Cand> penalised(std::span<const float> logits, std::span<const int32
     size_t j = i;
     while (j < ids.size() && ids[j] == ids[i]) ++j;  // count = j − i occurrences
     float l = logits[static_cast<size_t>(ids[i])];
-    if (repeat) l = l > 0.0f ? l / p.repeat_penalty : l * p.repeat_penalty;
-    if (presence) l -= p.presence_penalty + p.frequency_penalty * static_cast<float>(j - i);
+    if (repeat) l = repeat_penalised(l, p.repeat_penalty);
+    if (presence) l = presence_penalised(l, p.presence_penalty, p.frequency_penalty, j - i);
     out.push_back(Cand{ids[i], l});
     i = j;
   }
   return out;
 }
 
-// The best k (1 <= k < logits.size()) of the row, with the logits of the ids in `pen` (sorted by
+// The best k (1 <= k <= logits.size()) of the row, with the logits of the ids in `pen` (sorted by
 // id) replaced by theirs, sorted by cand_before; throws on a NaN logit. One pass over the row in
 // blocks of 16 that only compares each value with the worst kept one (vectorised by the
 // compiler), and looks closer at a block only when one of its values would displace it: the row is
@@ -252,8 +255,7 @@ std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span
     // the penalties and a heap over the copy, which mattered beside a GPU decode step of ~1 ms).
     cands = best_k(logits, k, pen);
   } else if (cands = untruncated(params, logits, pen, &total); cands.empty()) {
-    total = -1.0;
-    check_logits(logits);
+    total = -1.0;  // (untruncated's best_k read the whole row: a NaN was refused there)
     cands.resize(n_vocab);
     for (size_t i = 0; i < n_vocab; ++i) cands[i] = Cand{static_cast<int32_t>(i), logits[i]};
     for (const Cand& c : pen) cands[static_cast<size_t>(c.id)].logit = c.logit;
