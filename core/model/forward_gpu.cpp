@@ -232,22 +232,15 @@ class HostRows {
     pinned_max_ = pinned_max;
   }
   void reserve(size_t n) {
-    use_pinned_ = false;
-    if (want_pinned_ && n <= pinned_max_) {
-      if (n > pinned_size_) {
-        if (pinned_ != nullptr) ops_->gpu_host_release(pinned_);
-        pinned_ = nullptr;
-        pinned_size_ = 0;
-        void* p = nullptr;
-        if (ops_->gpu_host_alloc(&p, pinned_max_ * sizeof(float)) == 0 && p != nullptr) {
-          pinned_ = static_cast<float*>(p);
-          pinned_size_ = pinned_max_;
-        } else {
-          want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
-        }
+    if (want_pinned_ && pinned_ == nullptr) {  // pinned_max floats, locked once
+      void* p = nullptr;
+      if (ops_->gpu_host_alloc(&p, pinned_max_ * sizeof(float)) == 0 && p != nullptr) {
+        pinned_ = static_cast<float*>(p);
+      } else {
+        want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
       }
-      use_pinned_ = pinned_ != nullptr;
     }
+    use_pinned_ = pinned_ != nullptr && n <= pinned_max_;
     if (!use_pinned_ && plain_.size() < n) plain_.resize(n);
   }
   float* data() { return use_pinned_ ? pinned_ : plain_.data(); }
@@ -256,7 +249,7 @@ class HostRows {
  private:
   const GpuOps* ops_ = nullptr;
   bool want_pinned_ = false, use_pinned_ = false;
-  size_t pinned_max_ = 0, pinned_size_ = 0;
+  size_t pinned_max_ = 0;
   float* pinned_ = nullptr;
   std::vector<float> plain_;
 };
