@@ -104,27 +104,48 @@ inline bool any_above(const float* x, float w) {
   return any_lane((load4(x) > wv) | (load4(x + 4) > wv) | (load4(x + 8) > wv) | (load4(x + 12) > wv));
 }
 
-// The distinct ids of the last `last_n` of `recent` that lie in [0, n_vocab), with their logits
-// after sampler_apply_repeat_penalty and then sampler_apply_presence_penalty (the same float
-// operations in the same order, so the same values), sorted by id. Empty when no penalty applies.
-std::vector<Cand> penalised(std::span<const float> logits, std::span<const int32_t> recent, const SamplerParams& p) {
+// Whether any penalty changes a logit for this history.
+bool penalties_apply(const SamplerParams& p, std::span<const int32_t> recent) {
   const bool repeat = p.repeat_penalty != 1.0f;
   const bool presence = p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
-  if ((!repeat && !presence) || p.repeat_last_n == 0 || recent.empty()) return {};
+  return (repeat || presence) && p.repeat_last_n != 0 && !recent.empty();
+}
+
+// The distinct ids of the last `last_n` of `recent` that lie in [0, n_vocab), sorted, each with
+// how often it occurs there. Empty when no penalty applies.
+std::vector<std::pair<int32_t, size_t>> penalty_counts(size_t n_vocab, std::span<const int32_t> recent,
+                                                       const SamplerParams& p) {
+  if (!penalties_apply(p, recent)) return {};
   std::vector<int32_t> ids;
   for (const int32_t id : penalty_window(recent, p.repeat_last_n)) {
-    if (id >= 0 && static_cast<size_t>(id) < logits.size()) ids.push_back(id);
+    if (id >= 0 && static_cast<size_t>(id) < n_vocab) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
-  std::vector<Cand> out;
+  std::vector<std::pair<int32_t, size_t>> out;
   for (size_t i = 0; i < ids.size();) {
     size_t j = i;
-    while (j < ids.size() && ids[j] == ids[i]) ++j;  // count = j − i occurrences
-    float l = logits[static_cast<size_t>(ids[i])];
-    if (repeat) l = repeat_penalised(l, p.repeat_penalty);
-    if (presence) l = presence_penalised(l, p.presence_penalty, p.frequency_penalty, j - i);
-    out.push_back(Cand{ids[i], l});
+    while (j < ids.size() && ids[j] == ids[i]) ++j;
+    out.emplace_back(ids[i], j - i);
     i = j;
+  }
+  return out;
+}
+
+// A logit after sampler_apply_repeat_penalty and then sampler_apply_presence_penalty for a token
+// seen `count` times (the same float operations in the same order, so the same value).
+float penalised_logit(float l, const SamplerParams& p, size_t count) {
+  if (p.repeat_penalty != 1.0f) l = repeat_penalised(l, p.repeat_penalty);
+  if (p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f) {
+    l = presence_penalised(l, p.presence_penalty, p.frequency_penalty, count);
+  }
+  return l;
+}
+
+// The penalised ids of the row with their penalised logits, sorted by id.
+std::vector<Cand> penalised(std::span<const float> logits, std::span<const int32_t> recent, const SamplerParams& p) {
+  std::vector<Cand> out;
+  for (const auto& [id, count] : penalty_counts(logits.size(), recent, p)) {
+    out.push_back(Cand{id, penalised_logit(logits[static_cast<size_t>(id)], p, count)});
   }
   return out;
 }
@@ -216,51 +237,10 @@ std::vector<Cand> untruncated(const SamplerParams& p, std::span<const float> log
   return keep;
 }
 
-}  // namespace
-
-int32_t sampler_argmax(std::span<const float> logits) {
-  if (logits.empty()) throw SamplerError("sampler: empty logits row");
-  // In blocks of 16 compared with the best so far (vectorised), a closer look only where one beats
-  // it: the first index of the largest value, as one compare a value in order gives (a NaN never
-  // beats anything; a NaN first is never beaten).
-  const float* x = logits.data();
-  const size_t n = logits.size();
-  size_t best = 0;
-  const auto look = [&](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i) {
-      if (x[i] > x[best]) best = i;
-    }
-  };
-  constexpr size_t kBlock = 16;
-  size_t i = 1;
-  for (; i + kBlock <= n; i += kBlock) {
-    if (any_above(x + i, x[best])) look(i, i + kBlock);
-  }
-  look(i, n);
-  return static_cast<int32_t>(best);
-}
-
-std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span<const float> logits,
-                                          std::span<const int32_t> recent) {
-  if (logits.empty()) throw SamplerError("sampler: empty logits row");
-  const std::vector<Cand> pen = penalised(logits, recent, params);
-  const size_t n_vocab = logits.size();
-
-  // cands [n] sorted by logit, descending: the best top_k (one when greedy), or all of them.
-  std::vector<Cand> cands;
-  double total = -1.0;  // top-p's denominator when untruncated() gave it (< 0: the sum over cands)
-  const size_t k = params.temperature <= 0.0f ? 1 : params.top_k > 0 ? static_cast<size_t>(params.top_k) : n_vocab;
-  if (k < n_vocab) {
-    // The row read once in place (~0.05 ms for 150k logits here, against ~0.4 ms for the copy,
-    // the penalties and a heap over the copy, which mattered beside a GPU decode step of ~1 ms).
-    cands = best_k(logits, k, pen);
-  } else if (cands = untruncated(params, logits, pen, &total); cands.empty()) {
-    total = -1.0;  // (untruncated's best_k read the whole row: a NaN was refused there)
-    cands.resize(n_vocab);
-    for (size_t i = 0; i < n_vocab; ++i) cands[i] = Cand{static_cast<int32_t>(i), logits[i]};
-    for (const Cand& c : pen) cands[static_cast<size_t>(c.id)].logit = c.logit;
-    std::sort(cands.begin(), cands.end(), cand_before);
-  }
+// The tail of the chain over cands (sorted by cand_before; the best top-k, or the untruncated
+// ones): greedy, top-p (total: its denominator when known, < 0: summed over cands), min-p,
+// temperature and the softmax.
+std::vector<TokenProb> distribution(const SamplerParams& params, const std::vector<Cand>& cands, double total) {
   if (params.temperature <= 0.0f) return {TokenProb{cands[0].id, 1.0}};
   size_t n = cands.size();
   const double max_logit = cands[0].logit;
@@ -306,6 +286,105 @@ std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span
   return out;
 }
 
+}  // namespace
+
+int32_t sampler_argmax(std::span<const float> logits) {
+  if (logits.empty()) throw SamplerError("sampler: empty logits row");
+  // In blocks of 16 compared with the best so far (vectorised), a closer look only where one beats
+  // it: the first index of the largest value, as one compare a value in order gives (a NaN never
+  // beats anything; a NaN first is never beaten).
+  const float* x = logits.data();
+  const size_t n = logits.size();
+  size_t best = 0;
+  const auto look = [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) {
+      if (x[i] > x[best]) best = i;
+    }
+  };
+  constexpr size_t kBlock = 16;
+  size_t i = 1;
+  for (; i + kBlock <= n; i += kBlock) {
+    if (any_above(x + i, x[best])) look(i, i + kBlock);
+  }
+  look(i, n);
+  return static_cast<int32_t>(best);
+}
+
+std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span<const float> logits,
+                                          std::span<const int32_t> recent) {
+  if (logits.empty()) throw SamplerError("sampler: empty logits row");
+  const std::vector<Cand> pen = penalised(logits, recent, params);
+  const size_t n_vocab = logits.size();
+
+  // cands [n] sorted by logit, descending: the best top_k (one when greedy), or all of them.
+  std::vector<Cand> cands;
+  double total = -1.0;  // top-p's denominator when untruncated() gave it (< 0: the sum over cands)
+  const size_t k = params.temperature <= 0.0f ? 1 : params.top_k > 0 ? static_cast<size_t>(params.top_k) : n_vocab;
+  if (k < n_vocab) {
+    // The row read once in place (~0.05 ms for 150k logits here, against ~0.4 ms for the copy,
+    // the penalties and a heap over the copy, which mattered beside a GPU decode step of ~1 ms).
+    cands = best_k(logits, k, pen);
+  } else if (cands = untruncated(params, logits, pen, &total); cands.empty()) {
+    total = -1.0;  // (untruncated's best_k read the whole row: a NaN was refused there)
+    cands.resize(n_vocab);
+    for (size_t i = 0; i < n_vocab; ++i) cands[i] = Cand{static_cast<int32_t>(i), logits[i]};
+    for (const Cand& c : pen) cands[static_cast<size_t>(c.id)].logit = c.logit;
+    std::sort(cands.begin(), cands.end(), cand_before);
+  }
+  return distribution(params, cands, total);
+}
+
+size_t sampler_top_wanted(const SamplerParams& params, std::span<const int32_t> recent) {
+  const size_t bound = sampler_top_bound(params);
+  if (bound == 0) return 0;
+  const size_t k = params.temperature <= 0.0f ? 1 : static_cast<size_t>(params.top_k);
+  if (!penalties_apply(params, recent)) return k;
+  std::vector<int32_t> ids(penalty_window(recent, params.repeat_last_n).begin(),
+                           penalty_window(recent, params.repeat_last_n).end());
+  std::sort(ids.begin(), ids.end());
+  return k + static_cast<size_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+}
+
+size_t sampler_top_bound(const SamplerParams& params) {
+  const bool greedy = params.temperature <= 0.0f;
+  if (!greedy && params.top_k <= 0) return 0;  // top-p and min-p alone reach into the whole row
+  // A penalty that can raise a logit could lift a token from anywhere in the row.
+  if (params.repeat_penalty < 1.0f || params.presence_penalty < 0.0f || params.frequency_penalty < 0.0f) return 0;
+  const size_t k = greedy ? 1 : static_cast<size_t>(params.top_k);
+  const bool any = params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f;
+  if (!any || params.repeat_last_n == 0) return k;
+  if (params.repeat_last_n < 0) return 0;  // every token so far: no bound
+  return k + static_cast<size_t>(params.repeat_last_n);
+}
+
+std::vector<TokenProb> sampler_candidates_top(const SamplerParams& params, const LogitsTop& top,
+                                              std::span<const int32_t> recent) {
+  if (top.n_vocab == 0) throw SamplerError("sampler: empty logits row");
+  if (top.first_nan >= 0) throw SamplerError("sampler: logit " + std::to_string(top.first_nan) + " is NaN");
+  const size_t want = sampler_top_wanted(params, recent);
+  if (want == 0) throw SamplerError("sampler: these settings need the whole row of logits, not its best entries");
+  const size_t m = std::min(want, top.n_vocab);
+  if (top.ids.size() < m || top.logits.size() != top.ids.size()) {
+    throw SamplerError("sampler: " + std::to_string(top.ids.size()) + " best logits given where " + std::to_string(m) +
+                       " are needed");
+  }
+  // The k best of the row under the penalties are among these m (a penalty here only lowers a
+  // logit, so a penalised id outside them stays below the >= k unpenalised ids inside them).
+  const std::vector<std::pair<int32_t, size_t>> counts = penalty_counts(top.n_vocab, recent, params);
+  std::vector<Cand> cands(m);
+  for (size_t i = 0; i < m; ++i) {
+    Cand c{top.ids[i], top.logits[i]};
+    const auto it = std::lower_bound(counts.begin(), counts.end(), c.id,
+                                     [](const std::pair<int32_t, size_t>& e, int32_t id) { return e.first < id; });
+    if (it != counts.end() && it->first == c.id) c.logit = penalised_logit(c.logit, params, it->second);
+    cands[i] = c;
+  }
+  const size_t k = std::min(params.temperature <= 0.0f ? size_t{1} : static_cast<size_t>(params.top_k), m);
+  std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k), cands.end(), cand_before);
+  cands.resize(k);
+  return distribution(params, cands, -1.0);
+}
+
 Sampler::Sampler(const SamplerParams& params) : params_(params), rng_(params.seed) {
   sampler_params_validate(params_);
 }
@@ -320,7 +399,14 @@ double Sampler::next_uniform() {
 }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> recent) {
-  const std::vector<TokenProb> cands = sampler_candidates(params_, logits, recent);
+  return draw(sampler_candidates(params_, logits, recent));
+}
+
+int32_t Sampler::sample_top(const LogitsTop& top, std::span<const int32_t> recent) {
+  return draw(sampler_candidates_top(params_, top, recent));
+}
+
+int32_t Sampler::draw(const std::vector<TokenProb>& cands) {
   if (cands.size() == 1) return cands[0].id;  // greedy or a single survivor: no draw consumed
   const double u = next_uniform();
   double cum = 0.0;

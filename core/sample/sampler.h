@@ -60,6 +60,36 @@ int32_t sampler_argmax(std::span<const float> logits);
 std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span<const float> logits,
                                           std::span<const int32_t> recent);
 
+// The best entries of one logits row, as a device that holds the row finds them (GPU decode:
+// kernels/gpu/ops.h gpu_logits_top), so that only these cross the bus instead of the row.
+// ids/logits: the m best of the row (m = min(Sampler::top_wanted, n_vocab)) in the sampler's full
+// order (logit descending, then lower id), the logits as in the row (a -0.0 may read +0.0).
+// first_nan: the lowest index of a NaN in the row, or -1.
+struct LogitsTop {
+  std::span<const int32_t> ids;
+  std::span<const float> logits;
+  size_t n_vocab = 0;
+  int64_t first_nan = -1;
+};
+
+// The candidates of sampler_candidates(params, row, recent) from the row's best entries alone:
+// the same ids in the same order with the same probabilities, bit for bit, when top holds the
+// min(top_wanted(params, recent), n_vocab) best. Throws SamplerError as that call would on a NaN,
+// and when top is shorter than that (a caller's error).
+std::vector<TokenProb> sampler_candidates_top(const SamplerParams& params, const LogitsTop& top,
+                                              std::span<const int32_t> recent);
+
+// How many of a row's best entries sampler_candidates_top needs for these parameters and this
+// history: top-k (1 when greedy) plus the distinct ids the penalties touch. 0 when the best
+// entries cannot decide it and the whole row is needed: top-k off (unless greedy), or a penalty
+// that can raise a logit (repeat_penalty < 1, a negative presence or frequency penalty), which
+// could lift a token from anywhere in the row.
+size_t sampler_top_wanted(const SamplerParams& params, std::span<const int32_t> recent);
+// An upper bound of sampler_top_wanted over every history (the penalty window full of distinct
+// ids), for sizing a device request once per answer; 0 as above, and when repeat_last_n is -1
+// (all tokens so far, unbounded) with a penalty on.
+size_t sampler_top_bound(const SamplerParams& params);
+
 // Stateful sampler: the parameters plus a std::mt19937_64 seeded with params.seed, so the same
 // seed, logits and history give the same sequence of ids on every platform.
 class Sampler {
@@ -68,6 +98,9 @@ class Sampler {
 
   // Picks the next id from logits [n_vocab]; recent = tokens so far (oldest first) for the penalty.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> recent = {});
+  // The same draw from the row's best entries (sampler_candidates_top): the same id as sample()
+  // on the whole row, consuming the same engine draws.
+  int32_t sample_top(const LogitsTop& top, std::span<const int32_t> recent = {});
 
   void reseed(uint64_t seed);
   const SamplerParams& params() const { return params_; }
@@ -77,6 +110,8 @@ class Sampler {
   double next_uniform();
 
  private:
+  int32_t draw(const std::vector<TokenProb>& cands);  // one engine draw unless a single candidate
+
   SamplerParams params_;
   std::mt19937_64 rng_;
 };

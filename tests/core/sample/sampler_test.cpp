@@ -219,6 +219,122 @@ TEST(Sampler, NaNIsRefusedWherever) {
   }
 }
 
+// The m best entries of a row in the sampler's full order, as a device returns them.
+struct HostTop {
+  std::vector<int32_t> ids;
+  std::vector<float> logits;
+  LogitsTop view(size_t n_vocab) const { return LogitsTop{ids, logits, n_vocab, -1}; }
+};
+HostTop host_top(const std::vector<float>& row, size_t m) {
+  std::vector<int32_t> order(row.size());
+  for (size_t i = 0; i < row.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  HostTop t;
+  for (size_t i = 0; i < std::min(m, row.size()); ++i) {
+    t.ids.push_back(order[i]);
+    t.logits.push_back(row[order[i]] == 0.0f ? 0.0f : row[order[i]]);  // a device may give +0 for -0
+  }
+  return t;
+}
+
+// The draw from a row's best entries (a GPU decode step sends back only those): the same
+// candidates with the same probabilities, bit for bit, as from the whole row, over random rows
+// with ties, -0.0 and -inf, every penalty that only lowers logits, greedy and sampled, windows
+// with repeats and ids outside the vocabulary; and the same sequence of draws from one seed.
+TEST(Sampler, BestEntriesGiveTheRowsCandidates) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t n = 1 + rng() % 3000;
+    std::vector<float> row(n);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    for (auto& l : row) l = trial % 3 == 0 ? static_cast<float>(static_cast<int>(rng() % 5)) : nd(rng);
+    if (trial % 5 == 0) row[rng() % n] = -INFINITY;
+    if (trial % 6 == 0) row[rng() % n] = -0.0f;
+    std::vector<int32_t> recent(rng() % 80);
+    for (auto& id : recent) {
+      // Often the best ids (a penalty then reorders the top), sometimes outside the row.
+      id = rng() % 2 == 0 ? static_cast<int32_t>(rng() % (n + 3)) - 1
+                          : host_top(row, 8).ids[rng() % std::min<size_t>(8, n)];
+    }
+    SamplerParams p;
+    p.temperature = trial % 7 == 0 ? 0.0f : 0.5f + static_cast<float>(rng() % 10) / 10.0f;
+    p.top_k = 1 + static_cast<int32_t>(rng() % 60);
+    p.top_p = trial % 4 == 0 ? 1.0f : 0.9f;
+    p.min_p = trial % 3 == 0 ? 0.0f : 0.05f;
+    p.repeat_penalty = trial % 3 == 1 ? 1.0f : 1.0f + static_cast<float>(rng() % 8) / 10.0f;
+    p.presence_penalty = trial % 4 == 1 ? 0.5f : 0.0f;
+    p.frequency_penalty = trial % 5 == 1 ? 0.25f : 0.0f;
+    p.repeat_last_n = trial % 9 == 0 ? 0 : 1 + static_cast<int32_t>(rng() % 64);
+    p.seed = static_cast<uint64_t>(trial);
+
+    const size_t want = sampler_top_wanted(p, recent);
+    ASSERT_GT(want, 0u) << "trial " << trial;
+    ASSERT_LE(want, sampler_top_bound(p)) << "trial " << trial;
+    const HostTop top = host_top(row, want);
+    const auto full = sampler_candidates(p, row, recent);
+    const auto part = sampler_candidates_top(p, top.view(n), recent);
+    ASSERT_EQ(ids_of(part), ids_of(full)) << "trial " << trial << " n " << n << " k " << p.top_k << " want " << want;
+    for (size_t i = 0; i < full.size(); ++i) EXPECT_EQ(part[i].p, full[i].p) << "trial " << trial << " rank " << i;
+
+    Sampler a(p), b(p);
+    std::vector<int32_t> ha = recent, hb = recent;
+    for (int step = 0; step < 5; ++step) {
+      const HostTop t = host_top(row, sampler_top_wanted(p, hb));
+      const int32_t ia = a.sample(row, ha), ib = b.sample_top(t.view(n), hb);
+      ASSERT_EQ(ia, ib) << "trial " << trial << " step " << step;
+      ha.push_back(ia);
+      hb.push_back(ib);
+    }
+  }
+}
+
+// What the best entries cannot decide is refused, never guessed: top-k off, a penalty that can
+// raise a logit, an unbounded window with a penalty (bound 0), too few entries; a NaN the device
+// found is the row's error.
+TEST(Sampler, BestEntriesRefuseWhatTheyCannotDecide) {
+  const std::vector<float> row{1.0f, 4.0f, 2.0f, 3.0f};
+  const HostTop top = host_top(row, 4);
+  const std::vector<int32_t> recent{1, 1, 3};
+  SamplerParams p;
+  p.top_k = 2;
+  EXPECT_EQ(sampler_top_wanted(p, recent), 2u);
+  EXPECT_EQ(sampler_top_bound(p), 2u);
+  p.repeat_penalty = 1.1f;
+  p.repeat_last_n = 64;
+  EXPECT_EQ(sampler_top_wanted(p, recent), 4u);  // k + the 2 distinct penalised ids
+  EXPECT_EQ(sampler_top_bound(p), 66u);
+  EXPECT_EQ(ids_of(sampler_candidates_top(p, top.view(4), recent)), ids_of(sampler_candidates(p, row, recent)));
+  LogitsTop short_top = top.view(4);
+  short_top.ids = short_top.ids.first(3);
+  short_top.logits = short_top.logits.first(3);
+  EXPECT_THROW(sampler_candidates_top(p, short_top, recent), SamplerError);
+  LogitsTop nan_top = top.view(4);
+  nan_top.first_nan = 2;
+  try {
+    sampler_candidates_top(p, nan_top, recent);
+    ADD_FAILURE() << "no error for a NaN";
+  } catch (const SamplerError& e) {
+    EXPECT_NE(std::string(e.what()).find("logit 2 is NaN"), std::string::npos) << e.what();
+  }
+  p.repeat_last_n = -1;
+  EXPECT_EQ(sampler_top_bound(p), 0u);
+  EXPECT_EQ(sampler_top_wanted(p, recent), 0u);
+  p.repeat_last_n = 64;
+  for (const auto& raise : {std::pair{0.9f, 0.0f}, std::pair{1.0f, -0.5f}}) {
+    SamplerParams q = p;
+    q.repeat_penalty = raise.first;
+    q.presence_penalty = raise.second;
+    EXPECT_EQ(sampler_top_bound(q), 0u);
+    EXPECT_EQ(sampler_top_wanted(q, recent), 0u);
+    EXPECT_THROW(sampler_candidates_top(q, top.view(4), recent), SamplerError);
+  }
+  SamplerParams off = p;
+  off.top_k = 0;
+  EXPECT_EQ(sampler_top_bound(off), 0u);
+  off.temperature = 0.0f;  // greedy needs only the best (plus the penalised ids)
+  EXPECT_EQ(sampler_top_wanted(off, recent), 3u);
+}
+
 TEST(Sampler, TopPKeepsTheSmallestSetReachingP) {
   // Probabilities 0.5, 0.25, 0.125, 0.125 (logits are their logs).
   const std::vector<float> logits{std::log(0.125f), std::log(0.5f), std::log(0.125f), std::log(0.25f)};
