@@ -449,6 +449,18 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
     return std::move(result);
   };
 
+  // GPU decode steps send back only the best logits the sampler needs (its bound for this answer),
+  // not the row: run() then returns an empty span and the sampler reads GpuForward::logits_top().
+  // Turned back to whole rows when this call ends, however it ends.
+  struct TopRequest {
+    GpuForward* gpu = nullptr;
+    ~TopRequest() {
+      if (gpu != nullptr) gpu->set_logits_top(0);
+    }
+  } top_request;
+  if (st.gpu && st.gpu->set_logits_top(sampler_top_bound(request.sampling))) top_request.gpu = st.gpu.get();
+  const size_t n_vocab = st.model->hparams().n_vocab;
+
   // Prefill [keep, n_prompt) in chunks, cancel checked between them.
   std::span<const float> logits;
   size_t pos = keep;
@@ -506,7 +518,12 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
     const auto t_step = Clock::now();
     int32_t id = 0;
     try {
-      id = sampler.sample(logits, history);
+      if (logits.empty()) {  // a GPU step's best logits (top_request)
+        const GpuLogitsTop top = st.gpu->logits_top();
+        id = sampler.sample_top(LogitsTop{top.ids, top.logits, n_vocab, top.first_nan}, history);
+      } else {
+        id = sampler.sample(logits, history);
+      }
     } catch (const std::exception& e) {
       throw EngineError(std::string("sampler: ") + e.what());
     }

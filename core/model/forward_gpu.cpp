@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -49,6 +50,7 @@ struct Layout {
   // q: [n][H·D] then k [n][Hk·D] then v [n][Hk·D] (for n = 1 the fused product's [q | k | v]);
   // gate: [n][F] then up [n][F] likewise.
   uint64_t x = 0, a = 0, q = 0, o = 0, gate = 0, xq = 0, ids = 0, logits = 0, attn = 0;
+  uint64_t top = kNone, top_out = kNone;  // gpu_logits_top's scratch and its [2 + 2·256] words (all layers)
   size_t logit_rows = 1;
 };
 
@@ -147,6 +149,10 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
   L.ids = sp.add(B * 4);
   L.logits = sp.add(std::max<size_t>(L.logit_rows, 1) * V * 4);
   L.attn = sp.add(gpu.ops().attn_decode_scratch_bytes(static_cast<int>(H), static_cast<int>(Dk)));
+  if (all) {
+    L.top = sp.add(gpu.ops().gpu_logits_top_scratch_bytes(static_cast<int>(V)));
+    L.top_out = sp.add((2 + 2 * GpuForward::kMaxLogitsTop) * 4);
+  }
   L.scratch_bytes = sp.total();
   return L;
 }
@@ -267,6 +273,15 @@ struct GpuForward::Impl {
   std::vector<float> host_x;      // [B][E] hidden state handed over / embeddings
   std::vector<int32_t> host_ids;  // [B]
   HostRows logits;                // [n_out][V]
+  // The best logits of a decode step (set_logits_top): m, or 0 for the row; allowed at all; the
+  // device's words [2 + 2m] land in top_host; top_ids / top_logits unpacked from them.
+  size_t top_m = 0;
+  bool top_allowed = true;
+  HostRows top_host;
+  std::vector<int32_t> top_ids;
+  std::vector<float> top_logits;
+  int64_t top_first_nan = -1;
+  bool top_ready = false;         // the last run() left top_* (and returned an empty span)
   // Decode graphs: two executables used in turn (one may run while the other is re-captured);
   // prepared_pos: the position execs[prepared_slot] was last captured for (npos: none).
   bool graphs = true;
@@ -351,6 +366,10 @@ struct GpuForward::Impl {
   void output_rows(int first, int n_out, float* host_out);
   // Embedding lookup of the m ids in the ids buffer, every layer, the last row's logits in scratch.
   void device_step(int m, size_t pos0, CacheMode mode, size_t cap);
+  // With top_m > 0: the top_m best of the logits scratch's first row into top_out (gpu_logits_top).
+  void logits_top();
+  // top_host's words into top_ids, top_logits, top_first_nan (after the copy and the sync).
+  void unpack_top();
   // Captures the decode step at position pos into execs[slot] (updated in place, or instantiated).
   // False when the runtime cannot (graphs are then off for good; nothing was enqueued).
   bool capture(int slot, size_t pos, CacheMode mode, size_t cap);
@@ -551,6 +570,29 @@ void GpuForward::Impl::output_rows(int first, int n_out, float* host_out) {
   }
 }
 
+void GpuForward::Impl::logits_top() {
+  if (top_m == 0) return;
+  ck(ops->gpu_logits_top(s<float>(L.logits), static_cast<int>(model->hparams().n_vocab), static_cast<int>(top_m),
+                         s<int32_t>(L.top_out), s<void>(L.top), stream),
+     "the best logits");
+}
+
+void GpuForward::Impl::unpack_top() {
+  const size_t V = model->hparams().n_vocab;
+  std::vector<int32_t> w(2 + 2 * top_m);
+  std::memcpy(w.data(), top_host.data(), w.size() * sizeof(int32_t));
+  const size_t count = static_cast<size_t>(w[1]);
+  if (count != std::min(top_m, V)) {
+    throw GpuError("GPU forward pass: the best logits came back with " + std::to_string(count) + " entries, not " +
+                   std::to_string(std::min(top_m, V)));
+  }
+  top_first_nan = w[0];
+  top_ids.assign(w.begin() + 2, w.begin() + 2 + static_cast<std::ptrdiff_t>(count));
+  top_logits.resize(count);
+  std::memcpy(top_logits.data(), w.data() + 2 + top_m, count * sizeof(float));
+  top_ready = true;
+}
+
 void GpuForward::Impl::device_step(int m, size_t pos0, CacheMode mode, size_t cap) {
   const ModelWeights& mw = model->weights();
   ck(ops->gpu_get_rows(static_cast<uint32_t>(mw.token_embd.type), w<void>(L.token_embd),
@@ -572,6 +614,7 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
   try {
     device_step(1, pos, mode, cap);
     output_rows(0, 1, nullptr);
+    logits_top();
   } catch (const GpuError& e) {
     failed = e.what();  // the capture is spoiled; end it below (the step then runs plainly)
   }
@@ -712,6 +755,12 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
                 kLogitRows * static_cast<size_t>(hp.n_vocab));
   s.logits.reserve(static_cast<size_t>(hp.n_vocab));
   s.stats.logits_pinned = s.logits.pinned();
+  const char* top_env = std::getenv("ALAP_GPU_TOP");
+  s.top_allowed = options.logits_top && !(top_env != nullptr && std::string(top_env) == "0") && n_gpu_ == n_layer;
+  if (s.top_allowed) {
+    s.top_host.init(s.ops, s.logits.pinned(), 2 + 2 * kMaxLogitsTop);  // int32 words in float slots
+    s.top_host.reserve(2 + 2 * kMaxLogitsTop);
+  }
   s.sync("uploading the weights");
   const char* env = std::getenv("ALAP_GPU_GRAPHS");
   if (!options.graphs) s.graphs_off("turned off by the caller");
@@ -720,6 +769,20 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
 }
 
 const GpuStepStats& GpuForward::step_stats() const { return impl_->stats; }
+
+bool GpuForward::set_logits_top(size_t m) {
+  Impl& s = *impl_;
+  if (m > kMaxLogitsTop || !s.top_allowed) m = 0;
+  if (m != s.top_m) s.prepared_pos = std::numeric_limits<size_t>::max();  // a prepared graph has the old m
+  s.top_m = m;
+  return m > 0;
+}
+
+GpuLogitsTop GpuForward::logits_top() const {
+  const Impl& s = *impl_;
+  if (!s.top_ready) throw ModelError("GPU forward pass: the last step left the logits row, not its best entries");
+  return GpuLogitsTop{s.top_ids, s.top_logits, s.top_first_nan};
+}
 
 void GpuForward::assume_filled(size_t n) {
   if (n > capacity_) throw ModelError("assume_filled: " + std::to_string(n) + " tokens exceed the context");
@@ -746,6 +809,7 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
   }
   const bool all = mode == LogitsMode::all;
   const bool all_gpu = !s.host_forward;
+  s.top_ready = false;
   s.logits.reserve((all ? n : 1) * V);
   s.stats.logits_pinned = s.logits.pinned();
   // The caches are cut to pos0; from here a failure leaves them holding pos0 tokens.
@@ -773,14 +837,24 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
           const uint64_t calls0 = s.calls;
           s.device_step(1, pos0, mode_, capacity_);
           s.output_rows(0, 1, nullptr);
+          s.logits_top();
           s.stats.enqueue_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
           s.stats.calls_per_step = s.calls - calls0 + 2;  // + the ids and logits copies
         }
         s.stats.decode_steps += 1;
-        s.ck(s.ops->gpu_copy_to_host(s.logits.data(), s.s<float>(s.L.logits), V * sizeof(float), s.stream),
-             "copying logits to the host");
+        if (s.top_m > 0) {
+          s.ck(s.ops->gpu_copy_to_host(s.top_host.data(), s.s<int32_t>(s.L.top_out), (2 + 2 * s.top_m) * 4, s.stream),
+               "copying the best logits to the host");
+        } else {
+          s.ck(s.ops->gpu_copy_to_host(s.logits.data(), s.s<float>(s.L.logits), V * sizeof(float), s.stream),
+               "copying logits to the host");
+        }
         s.sync("forward pass");
         n_tokens_ = pos0 + 1;
+        if (s.top_m > 0) {
+          s.unpack_top();
+          return {};
+        }
         break;
       }
       s.device_step(static_cast<int>(m), pos0 + c, mode_, capacity_);

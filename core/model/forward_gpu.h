@@ -8,6 +8,8 @@
 //   alap::GpuForward fwd(model, probe.backend, o);                // throws ModelError if it does not fit
 //   std::span<const float> logits = fwd.run(pool, prompt_ids, 0); // [n_vocab] on the host
 //   logits = fwd.run(pool, std::span(&next, 1), fwd.n_tokens());
+//   fwd.set_logits_top(40);                                       // decode steps: the 40 best only
+//   fwd.run(pool, std::span(&next, 1), fwd.n_tokens());           // empty span; fwd.logits_top()
 //
 // A single-token step with every layer on the device is captured as a graph and replayed
 // (gpu_graph_* of kernels/gpu/ops.h). Positions and the context length are kernel parameters, so
@@ -43,6 +45,16 @@ struct GpuForwardOptions {
   double headroom = 0.05;     // fraction of the device's total memory left free
   bool graphs = true;         // replay decode steps from a captured graph (ALAP_GPU_GRAPHS=0 also turns it off)
   bool pinned_logits = true;  // logits copied into page-locked host memory (ALAP_GPU_PINNED=0 also turns it off)
+  bool logits_top = true;     // set_logits_top may take effect (ALAP_GPU_TOP=0 also turns it off)
+};
+
+// The best logits of the last decode step (GpuForward::set_logits_top): ids and logits in the
+// sampler's order (logit descending, then lower id), first_nan the lowest index of a NaN in the
+// row or -1. Valid until the next run().
+struct GpuLogitsTop {
+  std::span<const int32_t> ids;
+  std::span<const float> logits;
+  int64_t first_nan = -1;
 };
 
 // Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
@@ -98,6 +110,17 @@ class GpuForward {
   // until the next call; on return n_tokens() == pos0 + n. `pool` runs the CPU layers.
   std::span<const float> run(ThreadPool& pool, std::span<const int32_t> tokens, size_t pos0,
                              LogitsMode mode = LogitsMode::last);
+
+  // Decode steps send back the m best logits instead of the row (m <= kMaxLogitsTop; 0: the row
+  // again): a single-token run() with every layer on the device then returns an empty span and
+  // leaves them in logits_top(). The sampler draws from them exactly as from the row when m is
+  // sampler_top_wanted or more (core/sample). Returns whether it takes effect: not with layers on
+  // the CPU, m above the limit, or when turned off (GpuForwardOptions::logits_top, ALAP_GPU_TOP=0).
+  // On the H200 machine this took ~0.1 ms off each token of a 150k-token vocabulary
+  // (docs/bench/gpu.md "Session 19").
+  static constexpr size_t kMaxLogitsTop = 256;
+  bool set_logits_top(size_t m);
+  GpuLogitsTop logits_top() const;  // throws ModelError when the last run() returned the row
 
   size_t n_tokens() const { return n_tokens_; }
   // Benchmarks only: takes the first n cache positions as filled without computing them (their

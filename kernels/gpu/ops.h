@@ -1,8 +1,9 @@
 // Host API of the GPU library's non-attention work: the device itself (memory, streams, copies)
 // and every kernel of a llama-family forward pass besides attention (kernels/gpu/attn_k8.h):
 // weight products on every weight type the CPU engine supports, RMSNorm, RoPE, SwiGLU, adds,
-// embedding lookup, argmax. Plain C linkage and plain pointers, like attn_k8.h, so core/runtime
-// can load the library with dlopen and resolve these names without GPU headers.
+// embedding lookup, argmax, the best logits for the sampler. Plain C linkage and plain pointers,
+// like attn_k8.h, so core/runtime can load the library with dlopen and resolve these names
+// without GPU headers.
 // Not the forward pass itself (core/model drives these calls) and not attention.
 //
 // Conventions: every pointer named d_* or documented "device" is device memory; `stream` is a
@@ -145,6 +146,15 @@ int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream);
 
 // Index of the largest of x[0..n) (the first on ties) into *d_out.
 int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* stream);
+
+// The m best logits of x[0..n) for the sampler (core/sample LogitsTop), so that a decode step
+// sends back these instead of the row: 1 <= m <= 256; ordered by logit descending, then lower
+// index; into d_out (device int32 [2 + 2m]): d_out[0] the lowest index of a NaN in x or -1,
+// d_out[1] = min(m, n) entries, d_out[2 ..] their indices, d_out[2 + m ..] their logits (float
+// bits, exact; a -0 may read +0). d_scratch: gpu_logits_top_scratch_bytes(n) bytes of device
+// memory, 8-byte aligned. Two launches (logits_top.hip).
+size_t gpu_logits_top_scratch_bytes(int n);
+int gpu_logits_top(const float* d_x, int n, int m, int32_t* d_out, void* d_scratch, void* stream);
 
 // Stores n_tokens new fp16 rows at positions pos0.. of a [n_kv_head][capacity][head_dim] fp16 cache
 // (K in f16 mode, V in f16 and k8 modes) from x [n_tokens][n_kv_head][head_dim] fp32.

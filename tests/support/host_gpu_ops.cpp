@@ -443,6 +443,34 @@ int gpu_argmax(const float* d_x, int n, int32_t* d_out, void* st) {
   return 0;
 }
 
+// The contract of ops.h, written plainly: a stable sort of the indices by logit (descending; the
+// lower index first among equals), the first m kept, -0 given as +0 like the device's keys.
+size_t gpu_logits_top_scratch_bytes(int n) { return n > 0 ? 8 : 0; }
+
+int gpu_logits_top(const float* d_x, int n, int m, int32_t* d_out, void* d_scratch, void* st) {
+  ALAP_HOST_RECORD(gpu_logits_top(d_x, n, m, d_out, d_scratch, st));
+  if (n <= 0 || m < 1 || m > 256) return fail("gpu_logits_top: n must be positive and m in [1, 256]");
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  int32_t first_nan = -1;
+  for (int i = 0; i < n; ++i) {
+    order[static_cast<size_t>(i)] = i;
+    if (first_nan < 0 && std::isnan(d_x[i])) first_nan = i;
+  }
+  if (first_nan < 0) {  // (a NaN breaks the sort's ordering; the caller refuses the row anyway)
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return d_x[a] > d_x[b]; });
+  }
+  const int count = std::min(m, n);
+  d_out[0] = first_nan;
+  d_out[1] = count;
+  for (int r = 0; r < count; ++r) {
+    const float v = d_x[order[static_cast<size_t>(r)]];
+    const float plus = v == 0.0f ? 0.0f : v;
+    d_out[2 + r] = order[static_cast<size_t>(r)];
+    std::memcpy(&d_out[2 + m + r], &plus, sizeof plus);
+  }
+  return 0;
+}
+
 int gpu_kv_f16_store(const float* d_x, uint16_t* d_cache, int n_tokens, int n_kv_head, int head_dim, int capacity,
                      int pos0, void* st) {
   ALAP_HOST_RECORD(gpu_kv_f16_store(d_x, d_cache, n_tokens, n_kv_head, head_dim, capacity, pos0, st));

@@ -199,6 +199,41 @@ TEST_F(EngineGpu, AllLayersOnTheEmulatedGpuGenerateTheCpuTokens) {
   }
 }
 
+// Sampled answers on the GPU draw from the device's best logits (the penalised ids among them):
+// the same tokens, seed for seed, as drawing from whole rows (ALAP_GPU_TOP=0), with penalties
+// and greedy alike; settings the best logits cannot decide (top-k off) fall back to whole rows.
+TEST_F(EngineGpu, SampledAnswersFromTheBestLogitsMatchWholeRows) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  Engine top;
+  top.load(model_, params(-1));
+  Engine rows;
+  {
+    ScopedEnv off("ALAP_GPU_TOP", "0");
+    rows.load(model_, params(-1));
+  }
+  for (int variant = 0; variant < 4; ++variant) {
+    GenerateRequest r;
+    r.prompt = "a b c";
+    r.max_tokens = 24;
+    r.sampling.seed = 7 + static_cast<uint64_t>(variant);
+    r.sampling.temperature = variant == 3 ? 0.0f : 1.5f;
+    if (variant >= 1) {
+      r.sampling.repeat_penalty = 1.3f;
+      r.sampling.presence_penalty = 0.4f;
+      r.sampling.frequency_penalty = 0.2f;
+      r.sampling.repeat_last_n = 8;
+    }
+    if (variant == 2) r.sampling.top_k = 0;
+    std::atomic<bool> cancel{false};
+    top.reset_context();
+    rows.reset_context();
+    const GenerateResult a = top.generate(r, {}, cancel), b = rows.generate(r, {}, cancel);
+    EXPECT_EQ(a.tokens.size(), 24u) << "variant " << variant;
+    EXPECT_EQ(a.tokens, b.tokens) << "variant " << variant;
+    EXPECT_EQ(a.text, b.text);
+  }
+}
+
 TEST_F(EngineGpu, DefaultCacheModeIsK8OnTheGpuAndF16OnTheCpu) {
   LoadParams p = params(-1, CacheMode::k8v8);
   p.cache_mode_default = true;  // the person chose no mode: cache_mode is ignored

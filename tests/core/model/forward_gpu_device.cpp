@@ -17,8 +17,10 @@
 //       the engine's), also the pass's max_batch. ALAP_BENCH_SAMPLE=1: each next token drawn by
 //       alap::Sampler with its defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, seed 1)
 //       over the tokens so far, as the engine's chat decodes, instead of the host argmax; the
-//       line then also gives the sampler's mean µs a token. ALAP_GPU_PINNED=0: logits copied into
-//       ordinary host memory.
+//       line then also gives the sampler's mean µs a token; decode steps then send back only the
+//       best logits the sampler needs, as the engine's do (ALAP_GPU_TOP=0: the whole row);
+//       ALAP_BENCH_PENALTY=1 adds a repetition penalty of 1.1 over the last 64 tokens.
+//       ALAP_GPU_PINNED=0: logits copied into ordinary host memory.
 //
 // The GPU library is found like the engine finds it (ALAP_GPU_LIBRARY first).
 #include <algorithm>
@@ -183,13 +185,26 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   const bool sample = sample_env != nullptr && std::string(sample_env) == "1";
   SamplerParams sp;
   sp.seed = 1;
+  if (const char* e = std::getenv("ALAP_BENCH_PENALTY"); e != nullptr && std::string(e) == "1") {
+    sp.repeat_penalty = 1.1f;  // over the last 64 tokens: the device then sends back 40 + 64
+    sp.repeat_last_n = 64;
+  }
   Sampler sampler(sp);
   std::vector<int32_t> history;
   double sample_us = 0;
+  // As the engine: decode steps send back only the best logits the sampler needs (ALAP_GPU_TOP=0:
+  // the whole row).
+  const bool top = sample && g.set_logits_top(sampler_top_bound(sp));
   const auto pick = [&] {
     if (!sample) return sampler_argmax(logits);  // the engine's greedy choice
     const auto ts = Clock::now();
-    const int32_t id = sampler.sample(logits, history);
+    int32_t id = 0;
+    if (logits.empty()) {
+      const GpuLogitsTop t = g.logits_top();
+      id = sampler.sample_top(LogitsTop{t.ids, t.logits, static_cast<size_t>(m.hparams().n_vocab), t.first_nan}, history);
+    } else {
+      id = sampler.sample(logits, history);
+    }
     sample_us += std::chrono::duration<double, std::micro>(Clock::now() - ts).count();
     history.push_back(id);
     return id;
@@ -223,8 +238,9 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               static_cast<unsigned long long>(st.graph_steps), static_cast<unsigned long long>(st.graph_captures),
               st.capture_us / caps, st.instantiate_us / caps, static_cast<unsigned long long>(st.graph_updates),
               st.launch_us / graph, st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
-  std::printf("  next token: %s%s; logits in %s host memory\n", sample ? "alap::Sampler, " : "host argmax",
+  std::printf("  next token: %s%s; %s in %s host memory\n", sample ? "alap::Sampler, " : "host argmax",
               sample ? (std::to_string(sample_us / n_dec) + " us a token").c_str() : "",
+              top ? ("the " + std::to_string(sampler_top_bound(sp)) + " best logits").c_str() : "logits",
               st.logits_pinned ? "page-locked" : "ordinary");
   return 0;
 }

@@ -269,6 +269,73 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_EQ(split.step_stats().graphs_off, "layers run on the CPU");
 }
 
+// Decode steps can send back only the m best logits: each step's entries are the row's best m in
+// the sampler's order (the row from a forward without them), through graphs and plain launches;
+// m changing between steps re-captures; whole rows come back after set_logits_top(0); refused
+// with layers on the CPU, above the limit, or turned off.
+TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
+  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  ThreadPool pool(1);
+  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6};
+  const std::vector<int32_t> steps{7, 2, 9, 4, 4, 1};
+  GpuForwardOptions o;
+  o.mode = CacheMode::k8;
+  o.capacity = 64;
+  o.max_batch = 4;
+  // The rows of every decode step, whole.
+  std::vector<std::vector<float>> rows;
+  {
+    GpuForward g(m, gpu, o);
+    g.run(pool, prompt, 0);
+    for (const int32_t t : steps) {
+      const std::span<const float> lg = g.run(pool, std::span<const int32_t>(&t, 1), g.n_tokens());
+      rows.emplace_back(lg.begin(), lg.end());
+    }
+    EXPECT_THROW(g.logits_top(), ModelError);
+  }
+  const size_t V = rows[0].size();
+  for (const bool graphs : {true, false}) {
+    o.graphs = graphs;
+    GpuForward g(m, gpu, o);
+    EXPECT_FALSE(g.set_logits_top(GpuForward::kMaxLogitsTop + 1));
+    const std::span<const float> first = g.run(pool, prompt, 0);  // a prefill returns the row
+    EXPECT_EQ(first.size(), V);
+    const size_t ms[] = {5, 5, 12, 12, 0, 3};  // m per step (0: the row again)
+    for (size_t i = 0; i < steps.size(); ++i) {
+      EXPECT_EQ(g.set_logits_top(ms[i]), ms[i] > 0);
+      const std::span<const float> lg = g.run(pool, std::span<const int32_t>(&steps[i], 1), g.n_tokens());
+      if (ms[i] == 0) {
+        EXPECT_EQ(std::vector<float>(lg.begin(), lg.end()), rows[i]) << "step " << i;
+        continue;
+      }
+      EXPECT_TRUE(lg.empty());
+      const GpuLogitsTop top = g.logits_top();
+      std::vector<int32_t> order(V);
+      for (size_t j = 0; j < V; ++j) order[j] = static_cast<int32_t>(j);
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return rows[i][a] > rows[i][b]; });
+      ASSERT_EQ(top.ids.size(), ms[i]);
+      ASSERT_EQ(top.logits.size(), ms[i]);
+      EXPECT_EQ(top.first_nan, -1);
+      for (size_t r = 0; r < ms[i]; ++r) {
+        EXPECT_EQ(top.ids[r], order[r]) << "step " << i << " rank " << r << " graphs " << graphs;
+        EXPECT_EQ(top.logits[r], rows[i][order[r]]) << "step " << i << " rank " << r;
+      }
+    }
+    if (graphs) EXPECT_GT(g.step_stats().graph_steps, 0u);
+  }
+  {
+    ScopedEnv env("ALAP_GPU_TOP", "0");
+    GpuForward off(m, gpu, o);
+    EXPECT_FALSE(off.set_logits_top(5));
+  }
+  o.n_gpu_layers = 2;
+  GpuForward split(m, gpu, o);
+  EXPECT_FALSE(split.set_logits_top(5));
+}
+
 // The emulation's graphs record and replay: nothing runs during the capture, the launch runs it,
 // a second capture updates the executable in place, and a synchronisation inside a capture spoils it.
 TEST(GpuForward, HostEmulationGraphsRecordAndReplay) {

@@ -5,14 +5,16 @@
 // is the same, run_matmul_case), RMSNorm, adds, SwiGLU, RoPE (both
 // layouts, freq factors, freq_scale), get_rows, argmax (ties), the fp16 KV writer, f16 prefill
 // attention, the fused norm/SwiGLU + quantiser calls against the pairs they replace (byte for
-// byte), graph capture/update/replay, and the device/memory error paths. Output buffers are
+// byte), graph capture/update/replay, the best logits for the sampler (gpu_logits_top, against a
+// stable sort), and the device/memory error paths. Output buffers are
 // NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
 // shapes (compute-sanitizer). --fused: only the fused calls and graphs.
 // --bench: decode GB/s of every type at Llama-3-8B sizes (4096 × 4096, 14336 × 4096, 4096 × 14336)
 // against copy bandwidth, prefill rate (512 tokens; quantised types also per prefill kernel, and as
 // % of the H200's int8 tensor peak); --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
 // ALAP_BENCH_ROWS: fewer of them); --bench-prefill: the prefill kernels at the engine's products and
-// chunks (bench_prefill).
+// chunks (bench_prefill); --bench-top: gpu_logits_top's device time; --top: only its check, few
+// shapes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -1096,6 +1098,114 @@ void test_graphs() {
   must(g::gpu_stream_destroy(st), "stream destroy");
 }
 
+// gpu_logits_top against a stable sort on the host: the m best in the sampler's order (ties to
+// the lower index), exact logits, the first NaN; rows of one and of many first-pass chunks (8192)
+// with partial last chunks, ties (small integers, a flat row), -0.0 beside +0.0, -inf, NaN at
+// the start, middle and end, the best logits gathered in a few columns (more candidates than a
+// block has threads); m from 1 to 256 and above n. Output poisoned first.
+void test_logits_top(std::mt19937& rng, bool small) {
+  std::vector<int> sizes = {1, 7, 300, 8191, 8192, 8193, 32000, 151936, 262144};
+  if (small) sizes = {7, 8193, 20000};
+  for (const int n : sizes) {
+    dbuf scratch(g::gpu_logits_top_scratch_bytes(n));
+    for (int kind = 0; kind < 6; ++kind) {
+      std::vector<float> x = randn(size_t(n), rng, 3.0f);
+      if (kind == 1) for (auto& v : x) v = float(int(rng() % 7) - 3);  // many ties, zeros
+      if (kind == 2) for (auto& v : x) v = 1.5f;                        // flat
+      if (kind == 3) {                                                   // signed zeros and -inf
+        for (size_t i = 0; i < x.size(); i += 3) x[i] = (i / 3) % 2 == 0 ? -0.0f : 0.0f;
+        for (size_t i = 1; i < x.size(); i += 5) x[i] = -INFINITY;
+      }
+      if (kind == 5) {  // the best in every 512th column: many near the bound in one block's threads
+        for (size_t i = 0; i < x.size(); ++i) x[i] += i % 512 < 20 ? 12.0f : 0.0f;
+      }
+      int nan_at = -1;
+      if (kind == 4) {
+        x[rng() % unsigned(n)] = std::nanf("");
+        x[size_t(n - 1)] = -std::nanf("");
+        if (rng() % 3 == 0) x[0] = std::nanf("");
+        for (int i = n - 1; i >= 0; --i) nan_at = std::isnan(x[size_t(i)]) ? i : nan_at;
+      }
+      std::vector<int32_t> order(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) order[size_t(i)] = i;
+      if (kind != 4) std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return x[a] > x[b]; });
+      dbuf dx(x);
+      for (const int m : {1, 40, 104, 256}) {
+        dbuf dout(size_t(2 + 2 * m) * 4);
+        dout.poison();
+        must(g::gpu_logits_top(dx.as<float>(), n, m, dout.as<int32_t>(), scratch.p, nullptr), "logits_top");
+        const std::vector<int32_t> out = dout.get<int32_t>();
+        const std::string what = "logits_top n " + std::to_string(n) + " kind " + std::to_string(kind) + " m " +
+                                 std::to_string(m);
+        expect(out[0] == nan_at, what + ": first NaN " + std::to_string(out[0]) + " want " + std::to_string(nan_at));
+        const int count = std::min(m, n);
+        expect(out[1] == count, what + ": count");
+        if (kind == 4) continue;  // the order of a row with NaN is not defined
+        int bad = 0;
+        for (int r = 0; r < count; ++r) {
+          float v;
+          std::memcpy(&v, &out[size_t(2 + m + r)], 4);
+          const float want = x[size_t(order[size_t(r)])];
+          if (out[size_t(2 + r)] != order[size_t(r)] || !(v == want)) ++bad;
+        }
+        expect(bad == 0, what + ": " + std::to_string(bad) + " entries differ");
+      }
+    }
+  }
+  expect(g::gpu_logits_top(nullptr, 10, 1, nullptr, nullptr, nullptr) != 0, "logits_top refuses null pointers");
+  dbuf d(64);
+  expect(g::gpu_logits_top(d.as<float>(), 4, 257, d.as<int32_t>(), d.p, nullptr) != 0, "logits_top refuses m > 256");
+  expect(g::gpu_logits_top(d.as<float>(), 4, 0, d.as<int32_t>(), d.p, nullptr) != 0, "logits_top refuses m = 0");
+}
+
+// Device time of gpu_logits_top on rows of 151936 (Qwen2.5), 32000 (Llama 2) and 128256 (Llama 3)
+// logits, m = 40 / 104 / 256: a graph of 20 calls (as a decode step's graph runs them, with no
+// host launch between them) replayed 50 times, timed with events; the median over the replays
+// divided by 20. Also "launched": one call timed alone, launches included (median of 200).
+void bench_logits_top() {
+  std::mt19937 rng(99);
+  void* st = nullptr;
+  must(g::gpu_stream_create(&st), "stream");
+  const auto stream = static_cast<alap_gpu_stream_t>(st);
+  alap_gpu_event_t e0, e1;
+  ALAP_GPU_CHECK(alap_gpu_event_create(&e0));
+  ALAP_GPU_CHECK(alap_gpu_event_create(&e1));
+  const auto median_us = [&](int reps, const auto& body) {
+    std::vector<float> us;
+    for (int it = 0; it < reps; ++it) {
+      ALAP_GPU_CHECK(alap_gpu_event_record(e0, stream));
+      body();
+      ALAP_GPU_CHECK(alap_gpu_event_record(e1, stream));
+      ALAP_GPU_CHECK(alap_gpu_event_synchronize(e1));
+      float ms = 0;
+      ALAP_GPU_CHECK(alap_gpu_event_elapsed_ms(&ms, e0, e1));
+      us.push_back(ms * 1000.0f);
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+  };
+  for (const int n : {151936, 32000, 128256}) {
+    const std::vector<float> x = randn(size_t(n), rng, 3.0f);
+    dbuf dx(x), scratch(g::gpu_logits_top_scratch_bytes(n)), dout(size_t(2 + 2 * 256) * 4);
+    for (const int m : {40, 104, 256}) {
+      const auto call = [&] {
+        must(g::gpu_logits_top(dx.as<float>(), n, m, dout.as<int32_t>(), scratch.p, st), "logits_top");
+      };
+      const float launched = median_us(200, call);
+      void* exec = nullptr;
+      must(g::gpu_graph_capture_begin(st), "capture begin");
+      for (int i = 0; i < 20; ++i) call();
+      must(g::gpu_graph_capture_end(st, &exec, nullptr), "capture end");
+      const float graph = median_us(50, [&] { must(g::gpu_graph_launch(exec, st), "graph launch"); }) / 20.0f;
+      must(g::gpu_graph_destroy(exec), "graph destroy");
+      std::printf("logits_top n %d m %d: %.2f us a call in a graph, %.2f us launched alone\n", n, m, graph, launched);
+    }
+  }
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(e0));
+  ALAP_GPU_CHECK(alap_gpu_event_destroy(e1));
+  must(g::gpu_stream_destroy(st), "stream");
+}
+
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
@@ -1119,6 +1229,16 @@ int main(int argc, char** argv) {
     bench_prefill();
     return 0;
   }
+  if (argc > 1 && std::strcmp(argv[1], "--bench-top") == 0) {
+    bench_logits_top();
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--top") == 0) {  // only gpu_logits_top, few shapes (sanitizers)
+    std::mt19937 rng(1234);
+    test_logits_top(rng, true);
+    std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+  }
   std::mt19937 rng(1234);
   if (argc > 1 && std::strcmp(argv[1], "--fused") == 0) {  // only the fused calls and graphs
     test_fused(rng);
@@ -1134,6 +1254,7 @@ int main(int argc, char** argv) {
   test_attn_f16(rng, small);
   test_fused(rng);
   test_graphs();
+  test_logits_top(rng, small);
   must(g::gpu_stream_sync(nullptr), "final sync");
   std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
