@@ -1,5 +1,6 @@
 // GpuForward: the llama-family forward pass of forward.cpp issued as device calls through the op
-// table of GpuBackend (one stream; host round trips only for the token ids in, the logits out and,
+// table of GpuBackend (one stream; host round trips only for the token ids in, the logits (or the
+// sampler's best of them, set_logits_top) out and,
 // with partial offload, the hidden state handed to the CPU layers). Every device buffer is laid
 // out once by layout(), which is also the memory plan checked against the free memory first.
 // Decode steps (one token, every layer on the device) replay captured graphs (Impl::decode_graph):

@@ -1,6 +1,7 @@
 // Sampler implementation: the filter chain of sampler.h over one logits row, read in place (the
-// penalised ids aside), in double where probabilities are summed. Not a GPU path: a row is at most
-// a few hundred thousand floats.
+// penalised ids aside), or over the row's best entries that a GPU found (sampler_candidates_top),
+// in double where probabilities are summed. Plain CPU code: a row is at most a few hundred
+// thousand floats.
 #include "core/sample/sampler.h"
 
 #include <algorithm>
