@@ -84,6 +84,22 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) {
 
 class GpuForwardVsCpu : public ::testing::TestWithParam<Case> {};
 
+// A tiny qwen2 Q8_0 model on the emulation library, a prompt, and options for short decode runs
+// in k8 (prefill chunks of 4, so the prompt takes two).
+struct ShortDecode {
+  test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  Model m = Model::from_file(tf.to_file());
+  std::shared_ptr<GpuBackend> gpu = host_backend();
+  std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6};
+  static GpuForwardOptions options() {
+    GpuForwardOptions o;
+    o.mode = CacheMode::k8;
+    o.capacity = 64;
+    o.max_batch = 4;
+    return o;
+  }
+};
+
 // Prefill in chunks, decode steps, a re-prefill after cutting the cache, and all-token logits:
 // every result matches the CPU forward pass over the same caches.
 TEST_P(GpuForwardVsCpu, SameLogitsAsCpuForward) {
@@ -168,16 +184,13 @@ INSTANTIATE_TEST_SUITE_P(Modes, GpuForwardVsCpu, ::testing::ValuesIn(cases()), c
 // for bit; graphs off by option, by environment or because capture fails leave the results
 // unchanged.
 TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
-  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
-  const Model m = Model::from_file(tf.to_file());
-  auto gpu = host_backend();
-  ASSERT_NE(gpu, nullptr);
+  const ShortDecode d;
+  ASSERT_NE(d.gpu, nullptr);
   ThreadPool pool(1);
-  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6};
-  // Runs the prompt and 5 decode steps; returns every step's logits.
+  // Runs the d.prompt and 5 decode steps; returns every step's logits.
   auto decode = [&](GpuForward& g) {
     std::vector<float> all;
-    std::span<const float> lg = g.run(pool, prompt, 0);
+    std::span<const float> lg = g.run(pool, d.prompt, 0);
     for (int step = 0; step < 5; ++step) {
       const int32_t next = static_cast<int32_t>(std::max_element(lg.begin(), lg.end()) - lg.begin());
       lg = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
@@ -185,14 +198,11 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
     }
     return all;
   };
-  GpuForwardOptions o;
-  o.mode = CacheMode::k8;
-  o.capacity = 64;
-  o.max_batch = 4;
-  GpuForward with(m, gpu, o);
+  GpuForwardOptions o = d.options();
+  GpuForward with(d.m, d.gpu, o);
   const std::vector<float> a = decode(with);
   o.graphs = false;
-  GpuForward without(m, gpu, o);
+  GpuForward without(d.m, d.gpu, o);
   const std::vector<float> b = decode(without);
   ASSERT_EQ(a.size(), 5u * 50u);
   EXPECT_EQ(a, b);
@@ -215,7 +225,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   {
     ScopedEnv env("ALAP_HOST_GPU_NO_GRAPHS", "1");  // capture fails: plain launches, same results
     o.graphs = true;
-    GpuForward failing(m, gpu, o);
+    GpuForward failing(d.m, d.gpu, o);
     EXPECT_EQ(decode(failing), a);
     EXPECT_EQ(failing.step_stats().graph_steps, 0u);
     EXPECT_NE(failing.step_stats().graphs_off.find("capture does not start"), std::string::npos)
@@ -223,7 +233,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   }
   {
     ScopedEnv env("ALAP_GPU_GRAPHS", "0");
-    GpuForward off(m, gpu, o);
+    GpuForward off(d.m, d.gpu, o);
     EXPECT_EQ(decode(off), a);
     EXPECT_EQ(off.step_stats().graph_steps, 0u);
   }
@@ -232,13 +242,13 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_TRUE(sw.logits_pinned);
   {
     ScopedEnv env("ALAP_HOST_GPU_NO_PINNED", "1");
-    GpuForward refused(m, gpu, o);
+    GpuForward refused(d.m, d.gpu, o);
     EXPECT_EQ(decode(refused), a);
     EXPECT_FALSE(refused.step_stats().logits_pinned);
   }
   {
     ScopedEnv env("ALAP_GPU_PINNED", "0");
-    GpuForward off(m, gpu, o);
+    GpuForward off(d.m, d.gpu, o);
     EXPECT_EQ(decode(off), a);
     EXPECT_FALSE(off.step_stats().logits_pinned);
   }
@@ -246,7 +256,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   // the next decode step is page-locked again; the logits are the same as without page-locking.
   {
     const std::vector<int32_t> long_prompt{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};  // 11 rows > 8
-    GpuForward g1(m, gpu, o);
+    GpuForward g1(d.m, d.gpu, o);
     const std::span<const float> all1 = g1.run(pool, long_prompt, 0, LogitsMode::all);
     const std::vector<float> all_pinned(all1.begin(), all1.end());
     EXPECT_FALSE(g1.step_stats().logits_pinned);
@@ -255,7 +265,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
     const std::vector<float> step_pinned(step1.begin(), step1.end());
     EXPECT_TRUE(g1.step_stats().logits_pinned);
     ScopedEnv env("ALAP_GPU_PINNED", "0");
-    GpuForward g0(m, gpu, o);
+    GpuForward g0(d.m, d.gpu, o);
     const std::span<const float> all0 = g0.run(pool, long_prompt, 0, LogitsMode::all);
     EXPECT_EQ(std::vector<float>(all0.begin(), all0.end()), all_pinned);
     const std::span<const float> step0 = g0.run(pool, std::span<const int32_t>(&next, 1), g0.n_tokens());
@@ -263,7 +273,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   }
   // Layers on the CPU: no graphs.
   o.n_gpu_layers = 2;
-  GpuForward split(m, gpu, o);
+  GpuForward split(d.m, d.gpu, o);
   decode(split);
   EXPECT_EQ(split.step_stats().graph_steps, 0u);
   EXPECT_EQ(split.step_stats().graphs_off, "layers run on the CPU");
@@ -274,22 +284,16 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
 // m changing between steps re-captures; whole rows come back after set_logits_top(0); refused
 // with layers on the CPU, above the limit, or turned off.
 TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
-  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
-  const Model m = Model::from_file(tf.to_file());
-  auto gpu = host_backend();
-  ASSERT_NE(gpu, nullptr);
+  const ShortDecode d;
+  ASSERT_NE(d.gpu, nullptr);
   ThreadPool pool(1);
-  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6};
   const std::vector<int32_t> steps{7, 2, 9, 4, 4, 1};
-  GpuForwardOptions o;
-  o.mode = CacheMode::k8;
-  o.capacity = 64;
-  o.max_batch = 4;
+  GpuForwardOptions o = d.options();
   // The rows of every decode step, whole.
   std::vector<std::vector<float>> rows;
   {
-    GpuForward g(m, gpu, o);
-    g.run(pool, prompt, 0);
+    GpuForward g(d.m, d.gpu, o);
+    g.run(pool, d.prompt, 0);
     for (const int32_t t : steps) {
       const std::span<const float> lg = g.run(pool, std::span<const int32_t>(&t, 1), g.n_tokens());
       rows.emplace_back(lg.begin(), lg.end());
@@ -299,9 +303,9 @@ TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
   const size_t V = rows[0].size();
   for (const bool graphs : {true, false}) {
     o.graphs = graphs;
-    GpuForward g(m, gpu, o);
+    GpuForward g(d.m, d.gpu, o);
     EXPECT_FALSE(g.set_logits_top(GpuForward::kMaxLogitsTop + 1));
-    const std::span<const float> first = g.run(pool, prompt, 0);  // a prefill returns the row
+    const std::span<const float> first = g.run(pool, d.prompt, 0);  // a prefill returns the row
     EXPECT_EQ(first.size(), V);
     const size_t ms[] = {5, 5, 12, 12, 0, 3};  // m per step (0: the row again)
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -328,11 +332,11 @@ TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
   }
   {
     ScopedEnv env("ALAP_GPU_TOP", "0");
-    GpuForward off(m, gpu, o);
+    GpuForward off(d.m, d.gpu, o);
     EXPECT_FALSE(off.set_logits_top(5));
   }
   o.n_gpu_layers = 2;
-  GpuForward split(m, gpu, o);
+  GpuForward split(d.m, d.gpu, o);
   EXPECT_FALSE(split.set_logits_top(5));
 }
 
