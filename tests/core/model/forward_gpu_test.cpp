@@ -328,7 +328,9 @@ TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
         EXPECT_EQ(top.logits[r], rows[i][order[r]]) << "step " << i << " rank " << r;
       }
     }
-    if (graphs) EXPECT_GT(g.step_stats().graph_steps, 0u);
+    if (graphs) {
+      EXPECT_GT(g.step_stats().graph_steps, 0u);
+    }
   }
   {
     ScopedEnv env("ALAP_GPU_TOP", "0");
