@@ -219,12 +219,15 @@ std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu) {
   return {};
 }
 
-// The host rows the logits are copied into: page-locked memory from the library when it gives it
-// (the copy then runs at the bus's rate with no staging copy: a 150k-token vocabulary's row took
-// 18 µs against 80 µs from ordinary memory on the H200 machine, docs/bench/gpu.md "Session 18"),
-// else ordinary memory. Page-locked up to `pinned_max` floats (a few rows: decode steps and
-// LogitsMode::last); every token's logits of a long prefill (LogitsMode::all, hundreds of MB for
-// perplexity) go to ordinary memory rather than lock that much. Rows are not kept across reserve.
+// Host memory the device's results are copied into, or its inputs copied from: page-locked memory
+// from the library when it gives it (a copy then runs at the bus's rate with no staging copy and,
+// to the device, without waiting for the host: a 150k-token vocabulary's row took 18 µs against
+// 80 µs from ordinary memory on the H200 machine, docs/bench/gpu.md "Session 18"), else ordinary
+// memory. Page-locked up to `pinned_max` elements (a few rows: decode steps and LogitsMode::last;
+// a step's token ids); every token's logits of a long prefill (LogitsMode::all, hundreds of MB for
+// perplexity) go to ordinary memory rather than lock that much. Contents are not kept across
+// reserve.
+template <class T>
 class HostRows {
  public:
   HostRows() = default;
@@ -239,10 +242,10 @@ class HostRows {
     pinned_max_ = pinned_max;
   }
   void reserve(size_t n) {
-    if (want_pinned_ && pinned_ == nullptr) {  // pinned_max floats, locked once
+    if (want_pinned_ && pinned_ == nullptr) {  // pinned_max elements, locked once
       void* p = nullptr;
-      if (ops_->gpu_host_alloc(&p, pinned_max_ * sizeof(float)) == 0 && p != nullptr) {
-        pinned_ = static_cast<float*>(p);
+      if (ops_->gpu_host_alloc(&p, pinned_max_ * sizeof(T)) == 0 && p != nullptr) {
+        pinned_ = static_cast<T*>(p);
       } else {
         want_pinned_ = false;  // refused (a lock limit): ordinary memory from now on
       }
@@ -250,15 +253,15 @@ class HostRows {
     use_pinned_ = pinned_ != nullptr && n <= pinned_max_;
     if (!use_pinned_ && plain_.size() < n) plain_.resize(n);
   }
-  float* data() { return use_pinned_ ? pinned_ : plain_.data(); }
+  T* data() { return use_pinned_ ? pinned_ : plain_.data(); }
   bool pinned() const { return use_pinned_; }
 
  private:
   const GpuOps* ops_ = nullptr;
   bool want_pinned_ = false, use_pinned_ = false;
   size_t pinned_max_ = 0;
-  float* pinned_ = nullptr;
-  std::vector<float> plain_;
+  T* pinned_ = nullptr;
+  std::vector<T> plain_;
 };
 
 struct GpuForward::Impl {
@@ -272,13 +275,13 @@ struct GpuForward::Impl {
   std::unique_ptr<KvCache> host_cache;
   std::unique_ptr<Forward> host_forward;
   std::vector<float> host_x;      // [B][E] hidden state handed over / embeddings
-  std::vector<int32_t> host_ids;  // [B]
-  HostRows logits;                // [n_out][V]
+  HostRows<int32_t> host_ids;     // [n] the run's token ids (page-locked up to a chunk)
+  HostRows<float> logits;         // [n_out][V]
   // The best logits of a decode step (set_logits_top): m, or 0 for the row; allowed at all; the
   // device's words [2 + 2m] land in top_host; top_ids / top_logits unpacked from them.
   size_t top_m = 0;
   bool top_allowed = true;
-  HostRows top_host;
+  HostRows<int32_t> top_host;
   std::vector<int32_t> top_ids;
   std::vector<float> top_logits;
   int64_t top_first_nan = -1;
@@ -581,7 +584,7 @@ void GpuForward::Impl::logits_top() {
 void GpuForward::Impl::unpack_top() {
   const size_t V = model->hparams().n_vocab;
   std::vector<int32_t> w(2 + 2 * top_m);
-  std::memcpy(w.data(), top_host.data(), w.size() * sizeof(int32_t));
+  std::copy(top_host.data(), top_host.data() + w.size(), w.begin());
   const size_t count = static_cast<size_t>(w[1]);
   if (count != std::min(top_m, V)) {
     throw GpuError("GPU forward pass: the best logits came back with " + std::to_string(count) + " entries, not " +
@@ -750,16 +753,17 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
     s.host_forward = std::make_unique<Forward>(model, max_batch_);
   }
   s.host_x.resize(max_batch_ * static_cast<size_t>(hp.n_embd));
-  s.host_ids.resize(max_batch_);
   const char* pinned_env = std::getenv("ALAP_GPU_PINNED");
   s.logits.init(s.ops, options.pinned_logits && !(pinned_env != nullptr && std::string(pinned_env) == "0"),
                 kLogitRows * static_cast<size_t>(hp.n_vocab));
   s.logits.reserve(static_cast<size_t>(hp.n_vocab));
   s.stats.logits_pinned = s.logits.pinned();
+  s.host_ids.init(s.ops, s.logits.pinned(), max_batch_);  // a chunk's ids, page-locked with the logits
+  s.host_ids.reserve(max_batch_);
   const char* top_env = std::getenv("ALAP_GPU_TOP");
   s.top_allowed = options.logits_top && !(top_env != nullptr && std::string(top_env) == "0") && n_gpu_ == n_layer;
   if (s.top_allowed) {
-    s.top_host.init(s.ops, s.logits.pinned(), 2 + 2 * kMaxLogitsTop);  // int32 words in float slots
+    s.top_host.init(s.ops, s.logits.pinned(), 2 + 2 * kMaxLogitsTop);
     s.top_host.reserve(2 + 2 * kMaxLogitsTop);
   }
   s.sync("uploading the weights");
@@ -825,7 +829,10 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
     float* x = s.s<float>(s.L.x);
     if (all_gpu) {
       // The ids stay in host_ids until the stream is synchronised (the copy may be asynchronous).
-      if (c == 0) s.host_ids.assign(tokens.begin(), tokens.end());
+      if (c == 0) {
+        s.host_ids.reserve(n);
+        std::copy(tokens.begin(), tokens.end(), s.host_ids.data());
+      }
       s.ck(s.ops->gpu_copy_to_device(s.s<int32_t>(s.L.ids), s.host_ids.data() + c, m * sizeof(int32_t), s.stream),
            "copying token ids");
       if (n == 1) {

@@ -44,7 +44,7 @@ struct GpuForwardOptions {
   size_t max_batch = 128;     // prefill chunk (tokens per pass)
   double headroom = 0.05;     // fraction of the device's total memory left free
   bool graphs = true;         // replay decode steps from a captured graph (ALAP_GPU_GRAPHS=0 also turns it off)
-  bool pinned_logits = true;  // logits copied into page-locked host memory (ALAP_GPU_PINNED=0 also turns it off)
+  bool pinned_logits = true;  // logits (and token ids) in page-locked host memory (ALAP_GPU_PINNED=0 also turns it off)
   bool logits_top = true;     // set_logits_top may take effect (ALAP_GPU_TOP=0 also turns it off)
 };
 
