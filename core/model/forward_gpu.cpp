@@ -292,6 +292,7 @@ struct GpuForward::Impl {
   void* execs[2] = {nullptr, nullptr};
   size_t prepared_pos = std::numeric_limits<size_t>::max();
   int prepared_slot = 0;
+  int launched_slot = -1;  // the executable of the last graph step (replay_last_step_us)
   uint64_t calls = 0;  // library calls enqueued (ck counts them)
   GpuStepStats stats;
 
@@ -652,6 +653,7 @@ bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
   }
   stats.launch_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   stats.graph_steps += 1;
+  launched_slot = slot;
   prepared_pos = std::numeric_limits<size_t>::max();
   if (pos0 + 1 < cap && capture(1 - slot, pos0 + 1, mode, cap)) {  // overlaps the device's work
     prepared_pos = pos0 + 1;
@@ -774,6 +776,17 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
 }
 
 const GpuStepStats& GpuForward::step_stats() const { return impl_->stats; }
+
+double GpuForward::replay_last_step_us(int n) {
+  Impl& s = *impl_;
+  if (s.launched_slot < 0 || s.execs[s.launched_slot] == nullptr || n <= 0) return 0.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    s.gpu->check(s.ops->gpu_graph_launch(s.execs[s.launched_slot], s.stream), "replaying a decode step");
+  }
+  s.sync("replaying a decode step");
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
+}
 
 bool GpuForward::set_logits_top(size_t m) {
   Impl& s = *impl_;

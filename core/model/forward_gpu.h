@@ -127,6 +127,11 @@ class GpuForward {
   // rows hold zeros or stale values), so a decode step at depth n costs what it costs after a real
   // prefill of n tokens (attention reads every row either way). Every layer must be on the device.
   void assume_filled(size_t n);
+  // Benchmarks only: replays the last decode step's graph n times back to back (the same position
+  // and token again, so the cache and the results are unchanged) and returns the wall time of
+  // each, µs: the device's time for a step without the host's part between steps. 0 when no step
+  // has replayed a graph.
+  double replay_last_step_us(int n);
   size_t capacity() const { return capacity_; }
   void clear();
   CacheMode mode() const { return mode_; }

@@ -218,6 +218,7 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
     next = pick();
   }
   const double decode_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  const double replay_us = g.replay_last_step_us(20);
   const MemoryReport r = g.memory_report();
   const double mib = 1024.0 * 1024.0;
   if (!fill) prefill_s = 0;
@@ -238,6 +239,8 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               static_cast<unsigned long long>(st.graph_steps), static_cast<unsigned long long>(st.graph_captures),
               st.capture_us / caps, st.instantiate_us / caps, static_cast<unsigned long long>(st.graph_updates),
               st.launch_us / graph, st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
+  std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone)\n",
+              1e6 * decode_s / n_dec, replay_us);
   std::printf("  next token: %s%s; %s in %s host memory\n", sample ? "alap::Sampler, " : "host argmax",
               sample ? (std::to_string(sample_us / n_dec) + " us a token").c_str() : "",
               top ? ("the " + std::to_string(sampler_top_bound(sp)) + " best logits").c_str() : "logits",

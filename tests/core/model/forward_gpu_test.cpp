@@ -207,6 +207,12 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   ASSERT_EQ(a.size(), 5u * 50u);
   EXPECT_EQ(a, b);
 
+  // The benchmark's replay of the last step: the device's time alone, nothing moved.
+  const size_t n_before = with.n_tokens();
+  EXPECT_GT(with.replay_last_step_us(2), 0.0);
+  EXPECT_EQ(with.n_tokens(), n_before);
+  EXPECT_EQ(without.replay_last_step_us(2), 0.0);  // no graph to replay
+
   const GpuStepStats& sw = with.step_stats();
   EXPECT_EQ(sw.graphs_off, "");
   EXPECT_EQ(sw.decode_steps, 5u);
