@@ -14,7 +14,7 @@
 // % of the H200's int8 tensor peak); --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
 // ALAP_BENCH_ROWS: fewer of them); --bench-prefill: the prefill kernels at the engine's products and
 // chunks (bench_prefill); --bench-top: gpu_logits_top's device time; --top: only its check, few
-// shapes.
+// shapes; --bench-graph: a graph of small kernels queued against launched on an idle stream.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -1206,6 +1206,85 @@ void bench_logits_top() {
   must(g::gpu_stream_destroy(st), "stream");
 }
 
+// What a graph of many small kernels costs when the device waits for it against when it is queued
+// behind the one before (a decode step's graph is launched only once the host has the token):
+// graphs of 50, 150 and 250 gpu_add launches (4096 floats, PDL as the forward's), replayed back to
+// back (µs a graph, over 50) and each launched on an idle stream then waited for (wall µs a
+// graph, median of 50), with and without a 1 KB copy to page-locked memory after it.
+void bench_graph_idle() {
+  void* st = nullptr;
+  must(g::gpu_stream_create(&st), "stream");
+  std::mt19937 rng(7);
+  const std::vector<float> x = randn(4096, rng);
+  dbuf a(x), b(x), y(x);
+  void* host = nullptr;
+  must(g::gpu_host_alloc(&host, 1024), "host alloc");
+  using Clock = std::chrono::steady_clock;
+  for (const int nodes : {50, 150, 250}) {
+    void* exec = nullptr;
+    must(g::gpu_graph_capture_begin(st), "capture begin");
+    for (int i = 0; i < nodes; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
+    must(g::gpu_graph_capture_end(st, &exec, nullptr), "capture end");
+    for (int i = 0; i < 5; ++i) must(g::gpu_graph_launch(exec, st), "warm-up");
+    must(g::gpu_stream_sync(st), "sync");
+    auto t0 = Clock::now();
+    for (int i = 0; i < 50; ++i) must(g::gpu_graph_launch(exec, st), "launch");
+    must(g::gpu_stream_sync(st), "sync");
+    const double queued = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 50;
+    std::vector<double> idle, idle_copy;
+    for (int i = 0; i < 50; ++i) {
+      t0 = Clock::now();
+      must(g::gpu_graph_launch(exec, st), "launch");
+      must(g::gpu_stream_sync(st), "sync");
+      idle.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      t0 = Clock::now();
+      must(g::gpu_graph_launch(exec, st), "launch");
+      must(g::gpu_copy_to_host(host, y.p, 1024, st), "copy");
+      must(g::gpu_stream_sync(st), "sync");
+      idle_copy.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    std::sort(idle.begin(), idle.end());
+    std::sort(idle_copy.begin(), idle_copy.end());
+    std::printf("graph of %d adds: %.1f us queued, %.1f us launched on an idle stream and waited for, %.1f with a 1 KB "
+                "copy after it\n", nodes, queued, idle[25], idle_copy[25]);
+    must(g::gpu_graph_destroy(exec), "destroy");
+  }
+  // Does ending a capture (an update in place of another executable) wait for the device? A long
+  // graph (2000 adds) runs while 250 adds are captured and exec_b updated from them; the host's
+  // times from the long graph's launch to the capture's end and to the end of the update.
+  {
+    void* exec_long = nullptr;
+    void* exec_b = nullptr;
+    const auto capture_adds = [&](int n, void** exec) {
+      must(g::gpu_graph_capture_begin(st), "capture begin");
+      for (int i = 0; i < n; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
+      return g::gpu_graph_capture_end(st, exec, nullptr);
+    };
+    must(capture_adds(2000, &exec_long), "long graph");
+    must(capture_adds(250, &exec_b), "graph b");
+    for (const bool busy : {true, false, true, false}) {
+      const auto t0 = Clock::now();
+      if (busy) must(g::gpu_graph_launch(exec_long, st), "launch long");
+      must(g::gpu_graph_capture_begin(st), "capture begin");
+      for (int i = 0; i < 250; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
+      const auto t1 = Clock::now();
+      int updated = 0;
+      must(g::gpu_graph_capture_end(st, &exec_b, &updated), "capture end");
+      const auto t2 = Clock::now();
+      must(g::gpu_stream_sync(st), "sync");
+      const auto t3 = Clock::now();
+      const auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+      std::printf("update %s: capture %.1f us, ending (updated %d) %.1f us, then the sync %.1f us (from the launch: %.1f)\n",
+                  busy ? "while a 2000-add graph runs" : "on an idle device", us(t1 - t0), updated, us(t2 - t1),
+                  us(t3 - t2), us(t3 - t0));
+    }
+    must(g::gpu_graph_destroy(exec_long), "destroy");
+    must(g::gpu_graph_destroy(exec_b), "destroy");
+  }
+  must(g::gpu_host_release(host), "host release");
+  must(g::gpu_stream_destroy(st), "stream");
+}
+
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
@@ -1227,6 +1306,10 @@ int main(int argc, char** argv) {
   }
   if (do_bench_prefill) {
     bench_prefill();
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--bench-graph") == 0) {
+    bench_graph_idle();
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--bench-top") == 0) {
