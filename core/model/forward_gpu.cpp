@@ -816,6 +816,9 @@ void GpuForward::clear() {
 }
 
 std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t> tokens, size_t pos0, LogitsMode mode) {
+  using Clock = std::chrono::steady_clock;
+  const auto t_entry = Clock::now();
+  const auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   Impl& s = *impl_;
   const ModelHParams& hp = s.model->hparams();
   const size_t n = tokens.size(), V = hp.n_vocab, E = hp.n_embd;
@@ -851,15 +854,15 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
       if (n == 1) {
         // A decode step: replayed from a graph after the first one (which also warms the kernels'
         // one-time set-up outside any capture), plain launches when graphs are off or fail.
+        const auto t_launch = Clock::now();
         const bool replayed = s.graphs && s.stats.decode_steps > 0 && s.decode_graph(pos0, mode_, capacity_);
         if (!replayed) {
-          using Clock = std::chrono::steady_clock;
           const auto t0 = Clock::now();
           const uint64_t calls0 = s.calls;
           s.device_step(1, pos0, mode_, capacity_);
           s.output_rows(0, 1, nullptr);
           s.logits_top();
-          s.stats.enqueue_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+          s.stats.enqueue_us += us(Clock::now() - t0);
           s.stats.calls_per_step = s.calls - calls0 + 2;  // + the ids and logits copies
         }
         s.stats.decode_steps += 1;
@@ -870,8 +873,15 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
           s.ck(s.ops->gpu_copy_to_host(s.logits.data(), s.s<float>(s.L.logits), V * sizeof(float), s.stream),
                "copying logits to the host");
         }
+        const auto t_wait = Clock::now();
         s.sync("forward pass");
         n_tokens_ = pos0 + 1;
+        if (replayed) {
+          const auto t_end = Clock::now();
+          s.stats.before_launch_us += us(t_launch - t_entry);
+          s.stats.wait_us += us(t_end - t_wait);
+          s.stats.step_us += us(t_end - t_entry);
+        }
         if (s.top_m > 0) {
           s.unpack_top();
           return {};

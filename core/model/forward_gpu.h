@@ -68,6 +68,9 @@ struct GpuStepStats {
   double capture_us = 0;         // host time issuing calls into captures, all captures
   double instantiate_us = 0;     // host time ending captures (update or instantiate), all captures
   double launch_us = 0;          // host time in gpu_graph_launch, all graph steps
+  double step_us = 0;            // host time inside run(), all graph steps
+  double before_launch_us = 0;   // of it, from run()'s entry to the graph's launch
+  double wait_us = 0;            // of it, in the step's last synchronisation (the device's remaining work)
   std::string graphs_off;        // why graphs are not used ("" when they are)
   bool logits_pinned = false;    // the logits land in page-locked host memory
 };

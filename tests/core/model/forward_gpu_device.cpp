@@ -241,6 +241,10 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               st.launch_us / graph, st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
   std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone)\n",
               1e6 * decode_s / n_dec, replay_us);
+  std::printf("  a graph step on the host: %.1f us inside run() (%.1f before the launch, %.1f waiting at its end), "
+              "%.1f us outside it\n",
+              st.step_us / graph, st.before_launch_us / graph, st.wait_us / graph,
+              1e6 * decode_s / n_dec - st.step_us / graph);
   std::printf("  next token: %s%s; %s in %s host memory\n", sample ? "alap::Sampler, " : "host argmax",
               sample ? (std::to_string(sample_us / n_dec) + " us a token").c_str() : "",
               top ? ("the " + std::to_string(sampler_top_bound(sp)) + " best logits").c_str() : "logits",
