@@ -1,8 +1,8 @@
 // GpuForward: the llama-family forward pass of forward.cpp issued as device calls through the op
-// table of GpuBackend (one stream; host round trips only for the token ids in, the logits (or the
-// sampler's best of them, set_logits_top) out and,
-// with partial offload, the hidden state handed to the CPU layers). Every device buffer is laid
-// out once by layout(), which is also the memory plan checked against the free memory first.
+// table of GpuBackend (one stream; host round trips only for the token ids in, the logits or the
+// sampler's best of them (set_logits_top) out and, with partial offload, the hidden state handed
+// to the CPU layers). Every device buffer is laid out once by layout(), which is also the memory
+// plan checked against the free memory first.
 // Decode steps (one token, every layer on the device) replay captured graphs (Impl::decode_graph):
 // the graph of position p+1 is captured while the device runs the one of p (it reads the token id
 // from the device, so only the position is baked in), two executables used in turn.
@@ -375,6 +375,9 @@ struct GpuForward::Impl {
   void logits_top();
   // top_host's words into top_ids, top_logits, top_first_nan (after the copy and the sync).
   void unpack_top();
+  // Captures the decode step at position pos ahead (as decode_graph captures the next one) when
+  // graphs are on and warm (a first decode step has run plainly) and it is not prepared already.
+  void prepare_decode(size_t pos, CacheMode mode, size_t cap);
   // Captures the decode step at position pos into execs[slot] (updated in place, or instantiated).
   // False when the runtime cannot (graphs are then off for good; nothing was enqueued).
   bool capture(int slot, size_t pos, CacheMode mode, size_t cap);
@@ -640,11 +643,18 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
   return true;
 }
 
+void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
+  if (!graphs || stats.decode_steps == 0 || pos >= cap || prepared_pos == pos) return;
+  prepared_pos = std::numeric_limits<size_t>::max();
+  if (capture(prepared_slot, pos, mode, cap)) prepared_pos = pos;
+}
+
 bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
   int slot = prepared_slot;
   if (prepared_pos != pos0) {
     slot = 0;
     if (!capture(slot, pos0, mode, cap)) return false;
+    stats.blocking_captures += 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (ops->gpu_graph_launch(execs[slot], stream) != 0) {
@@ -895,6 +905,9 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
         s.sync("forward pass");
       } else if (last_chunk) {
         s.output_rows(static_cast<int>(m) - 1, 1, s.logits.data());
+        // The answer's first decode step is captured while the device runs this chunk, as each
+        // decode step captures its successor: the first token then does not wait for a capture.
+        s.prepare_decode(pos0 + n, mode_, capacity_);
         s.sync("forward pass");
       }
     } else {

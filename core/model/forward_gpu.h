@@ -63,6 +63,7 @@ struct GpuStepStats {
   uint64_t graph_steps = 0;      // of them, replayed from a captured graph
   uint64_t graph_captures = 0;   // captures (one a graph step, made while the previous one runs)
   uint64_t graph_updates = 0;    // of those, the executable updated in place (the rest instantiated)
+  uint64_t blocking_captures = 0;  // of those, made just before their own launch (nothing to overlap)
   uint64_t calls_per_step = 0;   // library calls of the last such step (kernels and copies)
   double enqueue_us = 0;         // host time issuing the calls of the plain steps, all of them
   double capture_us = 0;         // host time issuing calls into captures, all captures

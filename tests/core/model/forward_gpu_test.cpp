@@ -219,10 +219,20 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_EQ(sw.graph_steps, 4u);      // the first step runs plainly
   EXPECT_EQ(sw.graph_captures, 5u);   // step 2 captures its own graph and step 3's; 3–5 the next one
   EXPECT_EQ(sw.graph_updates, 3u);    // each executable is instantiated once, then updated in place
+  EXPECT_EQ(sw.blocking_captures, 1u);  // step 2's own
   // 3 layers × 9 (bias, RoPE and both cache stores one call; the k8 attention writes the Wo
   // product's int8 activations itself) + embedding, output norm, output product; + ids in,
   // logits out, graph launch.
   EXPECT_EQ(sw.calls_per_step, 3u * 9u + 3u + 3u);
+
+  // A second prompt: its prefill captures the first decode step, so every step replays a graph,
+  // with the same logits.
+  const uint64_t graph_steps0 = with.step_stats().graph_steps, captures0 = with.step_stats().graph_captures;
+  EXPECT_EQ(decode(with), a);
+  EXPECT_EQ(with.step_stats().graph_steps - graph_steps0, 5u);
+  EXPECT_EQ(with.step_stats().graph_captures - captures0, 6u);  // one during the prefill, one a step
+  EXPECT_EQ(with.step_stats().blocking_captures, 1u);           // none before a launch this time
+
   const GpuStepStats& so = without.step_stats();
   EXPECT_EQ(so.graphs_off, "turned off by the caller");
   EXPECT_EQ(so.graph_steps, 0u);
