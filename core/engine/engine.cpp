@@ -459,7 +459,6 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
     }
   } top_request;
   if (st.gpu && st.gpu->set_logits_top(sampler_top_bound(request.sampling))) top_request.gpu = st.gpu.get();
-  const size_t n_vocab = st.model->hparams().n_vocab;
 
   // Prefill [keep, n_prompt) in chunks, cancel checked between them.
   std::span<const float> logits;
@@ -519,8 +518,7 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
     int32_t id = 0;
     try {
       if (logits.empty()) {  // a GPU step's best logits (top_request)
-        const GpuLogitsTop top = st.gpu->logits_top();
-        id = sampler.sample_top(LogitsTop{top.ids, top.logits, n_vocab, top.first_nan}, history);
+        id = sampler.sample_top(st.gpu->logits_top(), history);
       } else {
         id = sampler.sample(logits, history);
       }

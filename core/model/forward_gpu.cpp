@@ -806,10 +806,10 @@ bool GpuForward::set_logits_top(size_t m) {
   return m > 0;
 }
 
-GpuLogitsTop GpuForward::logits_top() const {
+LogitsTop GpuForward::logits_top() const {
   const Impl& s = *impl_;
   if (!s.top_ready) throw ModelError("GPU forward pass: the last step left the logits row, not its best entries");
-  return GpuLogitsTop{s.top_ids, s.top_logits, s.top_first_nan};
+  return LogitsTop{s.top_ids, s.top_logits, static_cast<size_t>(s.model->hparams().n_vocab), s.top_first_nan};
 }
 
 void GpuForward::assume_filled(size_t n) {

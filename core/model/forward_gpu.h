@@ -34,6 +34,7 @@
 #include "core/model/model.h"
 #include "core/runtime/gpu_backend.h"
 #include "core/runtime/memory_report.h"
+#include "core/sample/logits_top.h"
 
 namespace alap {
 
@@ -48,14 +49,6 @@ struct GpuForwardOptions {
   bool logits_top = true;     // set_logits_top may take effect (ALAP_GPU_TOP=0 also turns it off)
 };
 
-// The best logits of the last decode step (GpuForward::set_logits_top): ids and logits in the
-// sampler's order (logit descending, then lower id), first_nan the lowest index of a NaN in the
-// row or -1. Valid until the next run().
-struct GpuLogitsTop {
-  std::span<const int32_t> ids;
-  std::span<const float> logits;
-  int64_t first_nan = -1;
-};
 
 // Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
 struct GpuStepStats {
@@ -124,7 +117,9 @@ class GpuForward {
   // (docs/bench/gpu.md "Session 19").
   static constexpr size_t kMaxLogitsTop = 256;
   bool set_logits_top(size_t m);
-  GpuLogitsTop logits_top() const;  // throws ModelError when the last run() returned the row
+  // The last decode step's best logits, valid until the next run(); throws ModelError when that
+  // run() returned the row.
+  LogitsTop logits_top() const;
 
   size_t n_tokens() const { return n_tokens_; }
   // Benchmarks only: takes the first n cache positions as filled without computing them (their

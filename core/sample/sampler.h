@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/sample/logits_top.h"
+
 namespace alap {
 
 struct SamplerParams {
@@ -59,18 +61,6 @@ int32_t sampler_argmax(std::span<const float> logits);
 // first); probabilities sum to 1. With temperature <= 0 it is the single argmax with p = 1.
 std::vector<TokenProb> sampler_candidates(const SamplerParams& params, std::span<const float> logits,
                                           std::span<const int32_t> recent);
-
-// The best entries of one logits row, as a device that holds the row finds them (GPU decode:
-// kernels/gpu/ops.h gpu_logits_top), so that only these cross the bus instead of the row.
-// ids/logits: the m best of the row (m = min(Sampler::top_wanted, n_vocab)) in the sampler's full
-// order (logit descending, then lower id), the logits as in the row (a -0.0 may read +0.0).
-// first_nan: the lowest index of a NaN in the row, or -1.
-struct LogitsTop {
-  std::span<const int32_t> ids;
-  std::span<const float> logits;
-  size_t n_vocab = 0;
-  int64_t first_nan = -1;
-};
 
 // The candidates of sampler_candidates(params, row, recent) from the row's best entries alone:
 // the same ids in the same order with the same probabilities, bit for bit, when top holds the

@@ -214,8 +214,7 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
     const auto ts = Clock::now();
     int32_t id = 0;
     if (logits.empty()) {
-      const GpuLogitsTop t = g.logits_top();
-      id = sampler.sample_top(LogitsTop{t.ids, t.logits, static_cast<size_t>(m.hparams().n_vocab), t.first_nan}, history);
+      id = sampler.sample_top(g.logits_top(), history);
     } else {
       id = sampler.sample(logits, history);
     }

@@ -332,13 +332,14 @@ TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
         continue;
       }
       EXPECT_TRUE(lg.empty());
-      const GpuLogitsTop top = g.logits_top();
+      const LogitsTop top = g.logits_top();
       std::vector<int32_t> order(V);
       for (size_t j = 0; j < V; ++j) order[j] = static_cast<int32_t>(j);
       std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return rows[i][a] > rows[i][b]; });
       ASSERT_EQ(top.ids.size(), ms[i]);
       ASSERT_EQ(top.logits.size(), ms[i]);
       EXPECT_EQ(top.first_nan, -1);
+      EXPECT_EQ(top.n_vocab, V);
       for (size_t r = 0; r < ms[i]; ++r) {
         EXPECT_EQ(top.ids[r], order[r]) << "step " << i << " rank " << r << " graphs " << graphs;
         EXPECT_EQ(top.logits[r], rows[i][order[r]]) << "step " << i << " rank " << r;
