@@ -587,17 +587,16 @@ void GpuForward::Impl::logits_top() {
 
 void GpuForward::Impl::unpack_top() {
   const size_t V = model->hparams().n_vocab;
-  std::vector<int32_t> w(2 + 2 * top_m);
-  std::copy(top_host.data(), top_host.data() + w.size(), w.begin());
+  const int32_t* w = top_host.data();  // [first NaN, count, ids [top_m], logits' bits [top_m]]
   const size_t count = static_cast<size_t>(w[1]);
   if (count != std::min(top_m, V)) {
     throw GpuError("GPU forward pass: the best logits came back with " + std::to_string(count) + " entries, not " +
                    std::to_string(std::min(top_m, V)));
   }
   top_first_nan = w[0];
-  top_ids.assign(w.begin() + 2, w.begin() + 2 + static_cast<std::ptrdiff_t>(count));
+  top_ids.assign(w + 2, w + 2 + count);
   top_logits.resize(count);
-  std::memcpy(top_logits.data(), w.data() + 2 + top_m, count * sizeof(float));
+  std::memcpy(top_logits.data(), w + 2 + top_m, count * sizeof(float));
   top_ready = true;
 }
 

@@ -105,11 +105,12 @@ inline bool any_above(const float* x, float w) {
   return any_lane((load4(x) > wv) | (load4(x + 4) > wv) | (load4(x + 8) > wv) | (load4(x + 12) > wv));
 }
 
-// Whether any penalty changes a logit for this history.
+// Whether any penalty is set, and whether one changes a logit for this history.
+bool any_penalty(const SamplerParams& p) {
+  return p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
+}
 bool penalties_apply(const SamplerParams& p, std::span<const int32_t> recent) {
-  const bool repeat = p.repeat_penalty != 1.0f;
-  const bool presence = p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
-  return (repeat || presence) && p.repeat_last_n != 0 && !recent.empty();
+  return any_penalty(p) && p.repeat_last_n != 0 && !recent.empty();
 }
 
 // The distinct ids of the last `last_n` of `recent` that lie in [0, n_vocab), sorted, each with
@@ -340,8 +341,8 @@ size_t sampler_top_wanted(const SamplerParams& params, std::span<const int32_t> 
   if (bound == 0) return 0;
   const size_t k = params.temperature <= 0.0f ? 1 : static_cast<size_t>(params.top_k);
   if (!penalties_apply(params, recent)) return k;
-  std::vector<int32_t> ids(penalty_window(recent, params.repeat_last_n).begin(),
-                           penalty_window(recent, params.repeat_last_n).end());
+  const std::span<const int32_t> window = penalty_window(recent, params.repeat_last_n);
+  std::vector<int32_t> ids(window.begin(), window.end());
   std::sort(ids.begin(), ids.end());
   return k + static_cast<size_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
@@ -352,8 +353,7 @@ size_t sampler_top_bound(const SamplerParams& params) {
   // A penalty that can raise a logit could lift a token from anywhere in the row.
   if (params.repeat_penalty < 1.0f || params.presence_penalty < 0.0f || params.frequency_penalty < 0.0f) return 0;
   const size_t k = greedy ? 1 : static_cast<size_t>(params.top_k);
-  const bool any = params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f;
-  if (!any || params.repeat_last_n == 0) return k;
+  if (!any_penalty(params) || params.repeat_last_n == 0) return k;
   if (params.repeat_last_n < 0) return 0;  // every token so far: no bound
   return k + static_cast<size_t>(params.repeat_last_n);
 }
