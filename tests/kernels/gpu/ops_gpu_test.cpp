@@ -1219,29 +1219,34 @@ void bench_graph_idle() {
   dbuf a(x), b(x), y(x);
   void* host = nullptr;
   must(g::gpu_host_alloc(&host, 1024), "host alloc");
-  using Clock = std::chrono::steady_clock;
+  const auto adds = [&](int n) {
+    for (int i = 0; i < n; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
+  };
+  const auto capture_adds = [&](int n, void** exec) {
+    must(g::gpu_graph_capture_begin(st), "capture begin");
+    adds(n);
+    must(g::gpu_graph_capture_end(st, exec, nullptr), "capture end");
+  };
   for (const int nodes : {50, 150, 250}) {
     void* exec = nullptr;
-    must(g::gpu_graph_capture_begin(st), "capture begin");
-    for (int i = 0; i < nodes; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
-    must(g::gpu_graph_capture_end(st, &exec, nullptr), "capture end");
+    capture_adds(nodes, &exec);
     for (int i = 0; i < 5; ++i) must(g::gpu_graph_launch(exec, st), "warm-up");
     must(g::gpu_stream_sync(st), "sync");
-    auto t0 = Clock::now();
+    const timer tq;
     for (int i = 0; i < 50; ++i) must(g::gpu_graph_launch(exec, st), "launch");
     must(g::gpu_stream_sync(st), "sync");
-    const double queued = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 50;
+    const double queued = tq.us() / 50;
     std::vector<double> idle, idle_copy;
     for (int i = 0; i < 50; ++i) {
-      t0 = Clock::now();
+      const timer ti;
       must(g::gpu_graph_launch(exec, st), "launch");
       must(g::gpu_stream_sync(st), "sync");
-      idle.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-      t0 = Clock::now();
+      idle.push_back(ti.us());
+      const timer tc;
       must(g::gpu_graph_launch(exec, st), "launch");
       must(g::gpu_copy_to_host(host, y.p, 1024, st), "copy");
       must(g::gpu_stream_sync(st), "sync");
-      idle_copy.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      idle_copy.push_back(tc.us());
     }
     std::sort(idle.begin(), idle.end());
     std::sort(idle_copy.begin(), idle_copy.end());
@@ -1255,28 +1260,21 @@ void bench_graph_idle() {
   {
     void* exec_long = nullptr;
     void* exec_b = nullptr;
-    const auto capture_adds = [&](int n, void** exec) {
-      must(g::gpu_graph_capture_begin(st), "capture begin");
-      for (int i = 0; i < n; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
-      return g::gpu_graph_capture_end(st, exec, nullptr);
-    };
-    must(capture_adds(2000, &exec_long), "long graph");
-    must(capture_adds(250, &exec_b), "graph b");
+    capture_adds(2000, &exec_long);
+    capture_adds(250, &exec_b);
     for (const bool busy : {true, false, true, false}) {
-      const auto t0 = Clock::now();
+      const timer t;
       if (busy) must(g::gpu_graph_launch(exec_long, st), "launch long");
       must(g::gpu_graph_capture_begin(st), "capture begin");
-      for (int i = 0; i < 250; ++i) must(g::gpu_add(a.as<float>(), b.as<float>(), y.as<float>(), 4096, st), "add");
-      const auto t1 = Clock::now();
+      adds(250);
+      const double t1 = t.us();
       int updated = 0;
       must(g::gpu_graph_capture_end(st, &exec_b, &updated), "capture end");
-      const auto t2 = Clock::now();
+      const double t2 = t.us();
       must(g::gpu_stream_sync(st), "sync");
-      const auto t3 = Clock::now();
-      const auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+      const double t3 = t.us();
       std::printf("update %s: capture %.1f us, ending (updated %d) %.1f us, then the sync %.1f us (from the launch: %.1f)\n",
-                  busy ? "while a 2000-add graph runs" : "on an idle device", us(t1 - t0), updated, us(t2 - t1),
-                  us(t3 - t2), us(t3 - t0));
+                  busy ? "while a 2000-add graph runs" : "on an idle device", t1, updated, t2 - t1, t3 - t2, t3);
     }
     must(g::gpu_graph_destroy(exec_long), "destroy");
     must(g::gpu_graph_destroy(exec_b), "destroy");
