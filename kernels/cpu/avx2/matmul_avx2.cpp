@@ -278,48 +278,99 @@ void dot_f16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n
   }
 }
 
-// Two weight rows x three tokens at a time (12 chains of 8 lanes in 16 registers), each (row, token)
-// with dot_f32's two chains and ending: the rows are loaded once per three tokens instead of once
-// per token (dot_f32 per pair is two loads per FMA). Rows and tokens left over go through dot_f32.
-void plain_tiles(const float* const* rows, size_t n_rows, const float* x, size_t n_tok, size_t n, float* y,
-                 size_t ldy, size_t r0) {
-  size_t r = 0;
-  for (; r + 2 <= n_rows; r += 2) {
-    const float* w0 = rows[r];
-    const float* w1 = rows[r + 1];
-    size_t t = 0;
-    for (; t + 3 <= n_tok; t += 3) {
-      const float* x0 = x + t * n;
-      const float* x1 = x0 + n;
-      const float* x2 = x1 + n;
-      __m256 a[2][3][2];
-      for (auto& rr : a) {
-        for (auto& tt : rr) tt[0] = tt[1] = _mm256_setzero_ps();
-      }
-      size_t c = 0;
-      for (; c + 16 <= n; c += 16) {
-        const float* xs[3] = {x0, x1, x2};
-        for (int k = 0; k < 3; ++k) {
-          const __m256 lo = _mm256_loadu_ps(xs[k] + c), hi = _mm256_loadu_ps(xs[k] + c + 8);
-          a[0][k][0] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), lo, a[0][k][0]);
-          a[0][k][1] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 8), hi, a[0][k][1]);
-          a[1][k][0] = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), lo, a[1][k][0]);
-          a[1][k][1] = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 8), hi, a[1][k][1]);
-        }
-      }
-      const float* xs[3] = {x0, x1, x2};
-      for (int k = 0; k < 3; ++k) {
-        y[(t + k) * ldy + r0 + r] = dot_f32_finish(a[0][k][0], a[0][k][1], w0, xs[k], c, n);
-        y[(t + k) * ldy + r0 + r + 1] = dot_f32_finish(a[1][k][0], a[1][k][1], w1, xs[k], c, n);
-      }
-    }
-    for (; t < n_tok; ++t) {
-      y[t * ldy + r0 + r] = dot_f32(w0, x + t * n, n);
-      y[t * ldy + r0 + r + 1] = dot_f32(w1, x + t * n, n);
+// One chain of dot_f32 (half = 0: the first 8 columns of every 16-column step, 1: the last 8) over
+// columns [c0, c1) for R rows x T tokens at once: R·T accumulators, R + T operands a step (R, T <= 3:
+// 15 registers), so a step is R + T loads for R·T FMAs.
+template <int R, int T>
+[[gnu::always_inline]] inline void plain_chain(const float* const* w, const float* const* x, size_t c0, size_t c1,
+                                               int half, __m256* acc) {
+  __m256 a[R][T];
+#pragma GCC unroll 3
+  for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 3
+    for (int k = 0; k < T; ++k) a[i][k] = acc[i * T + k];
+  }
+  for (size_t c = c0 + 8 * static_cast<size_t>(half); c < c1; c += 16) {
+    __m256 wv[R], xv[T];
+#pragma GCC unroll 3
+    for (int i = 0; i < R; ++i) wv[i] = _mm256_loadu_ps(w[i] + c);
+#pragma GCC unroll 3
+    for (int k = 0; k < T; ++k) xv[k] = _mm256_loadu_ps(x[k] + c);
+#pragma GCC unroll 3
+    for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 3
+      for (int k = 0; k < T; ++k) a[i][k] = _mm256_fmadd_ps(wv[i], xv[k], a[i][k]);
     }
   }
-  for (; r < n_rows; ++r) {
-    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r0 + r] = dot_f32(rows[r], x + t * n, n);
+#pragma GCC unroll 3
+  for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 3
+    for (int k = 0; k < T; ++k) acc[i * T + k] = a[i][k];
+  }
+}
+
+// Tile (R rows, T tokens from x) over columns [c0, c1): chain 0 of its pairs, then chain 1; acc
+// holds the tile's chains (R·T of chain 0, then R·T of chain 1) between segments.
+template <int R, int T>
+[[gnu::always_inline]] inline void plain_segment(const float* const* w, const float* x, size_t n, size_t c0, size_t c1,
+                                                 __m256* acc) {
+  const float* xs[T];
+  for (int k = 0; k < T; ++k) xs[k] = x + static_cast<size_t>(k) * n;
+  plain_chain<R, T>(w, xs, c0, c1, 0, acc);
+  plain_chain<R, T>(w, xs, c0, c1, 1, acc + R * T);
+}
+
+// Columns a segment takes: R rows of them (at most 3 x 2 KB) stay in L1 while every token triple of
+// the block meets them, each triple's (6 KB) twice, the second time from L1.
+constexpr size_t kSegmentColumns = 512;
+constexpr size_t kMaxBlockTokens = 48;
+
+// R rows (R <= 3) x the n_tok tokens of a block (n_tok <= kMaxBlockTokens): token triples, the tokens
+// left over one at a time, a segment of columns at a time; each (row, token) keeps dot_f32's two
+// chains (each chain's FMAs in dot_f32's order) and ending, so it has dot_f32's bits, and decode's.
+template <int R>
+void plain_rows(const float* const* w, const float* x, size_t n_tok, size_t n, float* y, size_t ldy) {
+  constexpr size_t kTile = 2 * R * 3;                    // a tile's chains, at the stride of a triple
+  __m256 acc[kTile * (kMaxBlockTokens / 3 + 2)];  // the triples and up to 2 tokens left over
+  const size_t n16 = n / 16 * 16, full = n_tok / 3 * 3;
+  const size_t tiles = full / 3 + (n_tok - full);
+  for (size_t i = 0; i < tiles * kTile; ++i) acc[i] = _mm256_setzero_ps();
+  for (size_t c = 0; c < n16; c += kSegmentColumns) {
+    const size_t c1 = std::min(n16, c + kSegmentColumns);
+    size_t j = 0;
+    for (size_t t = 0; t < full; t += 3, ++j) plain_segment<R, 3>(w, x + t * n, n, c, c1, acc + j * kTile);
+    for (size_t t = full; t < n_tok; ++t, ++j) plain_segment<R, 1>(w, x + t * n, n, c, c1, acc + j * kTile);
+  }
+  for (size_t t = 0, j = 0; t < n_tok; ++j) {
+    const size_t tt = t < full ? 3 : 1;
+    const __m256* a0 = acc + j * kTile;
+    const __m256* a1 = a0 + R * tt;
+    for (size_t i = 0; i < R; ++i) {
+      for (size_t k = 0; k < tt; ++k) {
+        y[(t + k) * ldy + i] = dot_f32_finish(a0[i * tt + k], a1[i * tt + k], w[i], x + (t + k) * n, n16, n);
+      }
+    }
+    t += tt;
+  }
+}
+
+// f32 bytes of a prefill panel (rows converted once, held in L2) and of a block of its tokens
+// (held in L2 beside it while every row triple of the panel meets them).
+constexpr size_t kPanelBytes = 128 << 10, kTokenBlockBytes = 192 << 10;
+
+// A panel of rows: its tokens a block at a time, three rows at a time (plain_rows), the rows left
+// over together.
+void plain_tiles(const float* const* rows, size_t n_rows, const float* x, size_t n_tok, size_t n, float* y,
+                 size_t ldy, size_t r0) {
+  const size_t block = std::clamp<size_t>(kTokenBlockBytes / (4 * n) / 3 * 3, 3, kMaxBlockTokens);
+  for (size_t t = 0; t < n_tok; t += block) {
+    const size_t nt = std::min(block, n_tok - t);
+    const float* xt = x + t * n;
+    float* yt = y + t * ldy + r0;
+    size_t r = 0;
+    for (; r + 3 <= n_rows; r += 3) plain_rows<3>(rows + r, xt, nt, n, yt + r, ldy);
+    if (n_rows - r == 2) plain_rows<2>(rows + r, xt, nt, n, yt + r, ldy);
+    if (n_rows - r == 1) plain_rows<1>(rows + r, xt, nt, n, yt + r, ldy);
   }
 }
 
@@ -334,27 +385,22 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
     for (; r < row_end; ++r) y[r] = dot_f16_f32(base + r * row_bytes, x, n);
     return;
   }
-  // Prefill: rows two at a time, each converted once (f16, bf16) and reused by every token.
+  // Prefill: a panel of rows, each converted once (f16, bf16) and reused by every token.
+  const size_t panel = std::max<size_t>(3, kPanelBytes / (4 * n) / 3 * 3);
   thread_local std::vector<float> buf;
-  if (w.type != DType::f32) buf.resize(2 * n);
-  for (; r < row_end; r += 2) {
-    const size_t m = std::min<size_t>(2, row_end - r);
-    const float* rows[2] = {nullptr, nullptr};
+  thread_local std::vector<const float*> rows;
+  if (w.type != DType::f32) buf.resize(panel * n);
+  rows.resize(panel);
+  for (; r < row_end; r += panel) {
+    const size_t m = std::min(panel, row_end - r);
     for (size_t i = 0; i < m; ++i) rows[i] = plain_row(w, r + i, buf.data() + i * n);
-    plain_tiles(rows, m, x, n_tok, n, y, ldy, r);
+    plain_tiles(rows.data(), m, x, n_tok, n, y, ldy, r);
   }
 }
 
 }  // namespace
 
 // Plain types: f32 rows (converted once per row when needed) dotted with f32 activations.
-float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n) {
-  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; c < n; ++c) s += w[c] * x[c];
-  return s;
-}
-
 float dot_f32(const float* w, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   size_t c = 0;

@@ -215,25 +215,34 @@ TEST(FastPaths, F16DecodeRowsAloneOrInFours) {
   set_cpu_variant("best");
 }
 
-// Plain weight types with several tokens go through register tiles (AVX2: 2 rows x 3 tokens,
-// AVX-512: 4 x 4) that keep each (row, token)'s two 8-lane chains: every result must have the bits
-// of the same row and token alone (one token: the decode path), on every tail of rows, tokens and
-// columns (an 8-column step, a scalar tail, rows shorter than one 16-column step).
+// Plain weight types with several tokens go through register tiles (AVX2: 3 rows x 3 tokens, one
+// chain at a time over segments of columns, in panels of rows and blocks of tokens; AVX-512: 4 x 4)
+// that keep each (row, token)'s two 8-lane chains: every result must have the bits of the same row
+// and token alone (one token: the decode path), on every tail of rows, tokens and columns (an
+// 8-column step, a scalar tail, rows shorter than one 16-column step, several column segments),
+// and over several panels and token blocks (long rows: AVX2 panels of 6 rows, blocks of 9 tokens).
 TEST(FastPaths, PlainPrefillTilesGiveDecodeBits) {
+  struct Shape {
+    size_t n_cols, n_rows;
+    std::vector<size_t> n_toks;
+  };
+  const std::vector<size_t> toks = {2, 3, 4, 5, 9};
+  const std::vector<Shape> shapes = {{8, 11, toks},   {40, 11, toks},   {104, 11, toks},
+                                     {107, 11, toks}, {1184, 11, toks}, {4104, 16, {20}}};
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;
     for (DType t : {DType::f32, DType::f16, DType::bf16}) {
       const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
-      for (size_t n_cols : {size_t{8}, size_t{40}, size_t{104}, size_t{107}, size_t{1184}}) {
-        const size_t n_rows = 11, rb = dtype_row_bytes(info, n_cols);
+      for (const Shape& shape : shapes) {
+        const size_t n_cols = shape.n_cols, n_rows = shape.n_rows, rb = dtype_row_bytes(info, n_cols);
         std::vector<uint8_t> w(n_rows * rb);
         const std::vector<float> wf = random_x(n_rows * n_cols, 31);
         for (size_t r = 0; r < n_rows; ++r) quantize_row(t, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
         const WeightView wv{t, w.data(), n_rows, n_cols};
-        for (size_t n_tok : {size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{9}}) {
+        for (size_t n_tok : shape.n_toks) {
           const std::vector<float> x = random_x(n_tok * n_cols, 32 + static_cast<uint32_t>(n_tok));
           std::vector<float> all(n_tok * n_rows), one(n_tok * n_rows);
-          matmul(wv, x.data(), n_tok, all.data(), n_rows, 1, n_rows);  // rows 1..10: 10 rows, tails of 2 and 4
+          matmul(wv, x.data(), n_tok, all.data(), n_rows, 1, n_rows);  // rows from 1: every tail of a tile
           for (size_t tok = 0; tok < n_tok; ++tok) {
             for (size_t r = 1; r < n_rows; ++r) matmul(wv, x.data() + tok * n_cols, 1, one.data() + tok * n_rows, n_rows, r, r + 1);
           }
