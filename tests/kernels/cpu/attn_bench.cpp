@@ -1,6 +1,7 @@
 // Google Benchmark of the grouped-head decode attention kernels (alap/kernels/attn.h, kv_k8.h
 // "_heads"), one thread, per CPU variant: one KV group of G query heads (head_dim 64, the eval
-// model's and Llama-3.2's) over blocks of 256 keys, as core/model/attention_cpu.cpp runs them.
+// model's and Llama-3.2's) over blocks of 256 keys, as core/model/attention_cpu.cpp runs them, and
+// a prefill tile's 32 query rows (rows:32).
 // Reports seconds a key (counter per_key, printed as e.g. 5.1n) and bytes/s. Two settings:
 // - warm: the same block again and again (its K and V in L1/L2): what the arithmetic costs;
 // - cold: the blocks of a 256 MiB cache walked in order, as decode walks a long context (DRAM):
@@ -182,6 +183,9 @@ const int kRegistered = [] {
         const std::string name = std::string("attn_heads/") + kname + "/" + v + "/G:4/" + (cold ? "cold" : "warm");
         benchmark::RegisterBenchmark(name.c_str(), bm_attn, k, v, size_t{4}, cold)->Unit(benchmark::kMicrosecond);
       }
+      // A prefill tile's 32 query rows (8 tokens of a 4-head group) over the same blocks, warm.
+      const std::string tile = std::string("attn_heads/") + kname + "/" + v + "/rows:32/warm";
+      benchmark::RegisterBenchmark(tile.c_str(), bm_attn, k, v, size_t{32}, false)->Unit(benchmark::kMicrosecond);
     }
   }
   return 0;
