@@ -45,19 +45,32 @@ constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 #endif
 // Rows per block of matvec_xr_kernel by piece kind (the faster of 2, 4, 8 at both Llama-3-8B FFN
 // shapes on the H200, session 4; Q5_K's 32-value pieces 2, Q6_K's 4; Q2_K 8 and Q3_K 4, session
-// 5). HIP: at most 4 (8 rows spill VGPRs on gfx1100; not measured).
+// 5; Q4_K's 4, session 20: 8 before, and 4 is level or faster at every Llama-3-8B shape and in its
+// decode step). HIP: at most 4 (8 rows spill VGPRs on gfx1100; not measured).
 constexpr int xr_rows(uint32_t t) {
   if (ALAP_MV_XR_ROWS != 0) return ALAP_MV_XR_ROWS;
   int r = 8;
   if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
   if (t == kQ5_K32) r = 2;
-  if (t == kQ6_K32 || t == kQ3_K) r = 4;
+  if (t == kQ4_K32 || t == kQ6_K32 || t == kQ3_K) r = 4;
 #if defined(ALAP_GPU_BACKEND_HIP)
   r = r > 4 ? 4 : r;
 #endif
   return r;
 }
 constexpr int kXrThreads = 128;
+// Q4_K/Q5_K/Q6_K rows in pieces of 32 values rather than 64: rows longer than 128 pieces of 64
+// (fewer registers, more blocks resident; 4096 × 14336: Q4_K 70% of copy against 61%, Q5_K 70%
+// against 59%, Q6_K 76% against 68%, session 4), and Q4_K rows of at most 64 (2048 and 4096
+// columns, where 64-value pieces left blocks of 32 or 64 threads: decode steps of random Q4_K
+// models, Llama-3-8B shape 1969 -> 1931 µs, Llama-3.2-3B 1247 -> 1230, Llama-3.2-1B 569 -> 562,
+// session 20; Q6_K's such rows in 32-value pieces made the 8B step slower). In between
+// (Qwen2.5-0.5B's 4864 columns) 64-value pieces stay: 32-value ones were 2% slower there.
+bool xr_pieces_of_32(uint32_t t, int n_cols) {
+  const int pieces = n_cols / 64;
+  if (pieces > kXrThreads) return t == kQ4_K || t == kQ5_K || t == kQ6_K;
+  return pieces <= 64 && t == kQ4_K;
+}
 
 // Quantise: one 32-lane group per 32-block, d = max|x|/127, q = rint(x·(1/d)) clamped (the CPU's
 // quantize_activations byte for byte), s16 = Σq of each half.
@@ -668,14 +681,11 @@ void launch_matmul(const mm_args& a) {
       alap_launch(matvec_plain_kernel<T>, grid, kMvThreads, 0, a.stream,
                   a.w, a.row_bytes, a.n_rows, a.n_cols, a.x, a.y, a.beta, vec);
     } else {
-      // Q4_K/Q5_K/Q6_K rows longer than 128 pieces of 64 values: pieces of 32 (fewer registers,
-      // more blocks resident; 4096 × 14336: Q4_K 70% of copy against 61%, Q5_K 70% against 59%,
-      // Q6_K 76% against 68%).
-      if (T == kQ4_K && a.n_cols / 64 > kXrThreads) {
+      if (T == kQ4_K && xr_pieces_of_32(T, a.n_cols)) {
         launch_xr<kQ4_K32>(a);
-      } else if (T == kQ5_K && a.n_cols / 64 > kXrThreads) {
+      } else if (T == kQ5_K && xr_pieces_of_32(T, a.n_cols)) {
         launch_xr<kQ5_K32>(a);
-      } else if (T == kQ6_K && a.n_cols / 64 > kXrThreads) {
+      } else if (T == kQ6_K && xr_pieces_of_32(T, a.n_cols)) {
         launch_xr<kQ6_K32>(a);
       } else {
         launch_xr<T>(a);

@@ -1,0 +1,2 @@
+# session 20 device call 4 (the command line as run; call 4a without the carry failed at its cd):
+cd .dev/s20 && S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer); for v in v0 v5; do echo "== $v"; LD_LIBRARY_PATH=$PWD/$v timeout 200 $S --tool memcheck ./ops_gpu_test --small > $OUT/mc_$v.txt 2>&1; grep -E 'ERROR SUMMARY|PASS|FAIL' $OUT/mc_$v.txt | tail -3; grep -E '^========= [A-Z]' $OUT/mc_$v.txt | sort | uniq -c | head; done; LD_LIBRARY_PATH=$PWD/v5 timeout 200 $S --tool memcheck --report-api-errors no ./ops_gpu_test --small 2>&1 | tail -2
