@@ -63,6 +63,7 @@ inline float f16_at(const uint8_t* p) { return _cvtsh_ss(load_u16(p)); }
 // dot_f32_finish is that ending, from the chains after the 16-column steps up to column c, so a
 // tiled product that keeps each (row, token)'s two chains gives dot_f32's bits.
 float dot_f32(const float* w, const float* x, size_t n);
+float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n);
 // An f16 or bf16 row as f32 (exact).
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
 // Row r of a plain-type matrix (f32, f16, bf16) as f32: the matrix's own row for f32, else the row
@@ -70,17 +71,6 @@ void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
 const float* plain_row(const WeightView& w, size_t r, float* buf);
 
 namespace {
-
-// dot_f32's ending, inlined into the tiled products' endings (internal linkage: each variant's file,
-// compiled for its own instruction set, has its own copy).
-[[gnu::always_inline]] inline float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c,
-                                                   size_t n) {
-  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; c < n; ++c) s += w[c] * x[c];
-  return s;
-}
-
 namespace dec256 {
 
 inline __m256i ld32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }

@@ -3,7 +3,7 @@
 // one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
 // bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
 // -mf16c; run only after cpuid.
-#include <vector>
+#include "thread_scratch.h"
 
 #include "avx2/avx2_common.h"
 
@@ -356,13 +356,13 @@ void plain_rows(const float* const* w, const float* x, size_t n_tok, size_t n, f
 
 // f32 bytes of a prefill panel (rows converted once, held in L2) and of a block of its tokens
 // (held in L2 beside it while every row triple of the panel meets them).
-constexpr size_t kPanelBytes = 128 << 10, kTokenBlockBytes = 192 << 10;
+constexpr size_t kPanelBytes = 128 << 10, kTokenBlockBytes = 192 << 10, kMaxPanelRows = 192;
 
 // A panel of rows: its tokens a block at a time, three rows at a time (plain_rows), the rows left
 // over together.
 void plain_tiles(const float* const* rows, size_t n_rows, const float* x, size_t n_tok, size_t n, float* y,
                  size_t ldy, size_t r0) {
-  const size_t block = std::clamp<size_t>(kTokenBlockBytes / (4 * n) / 3 * 3, 3, kMaxBlockTokens);
+  const size_t block = std::min(kMaxBlockTokens, std::max<size_t>(3, kTokenBlockBytes / (4 * n) / 3 * 3));
   for (size_t t = 0; t < n_tok; t += block) {
     const size_t nt = std::min(block, n_tok - t);
     const float* xt = x + t * n;
@@ -385,22 +385,31 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
     for (; r < row_end; ++r) y[r] = dot_f16_f32(base + r * row_bytes, x, n);
     return;
   }
-  // Prefill: a panel of rows, each converted once (f16, bf16) and reused by every token.
-  const size_t panel = std::max<size_t>(3, kPanelBytes / (4 * n) / 3 * 3);
-  thread_local std::vector<float> buf;
-  thread_local std::vector<const float*> rows;
-  if (w.type != DType::f32) buf.resize(panel * n);
-  rows.resize(panel);
+  // Prefill: a panel of rows, each converted once (f16, bf16) and reused by every token. No
+  // containers in this file (thread_scratch.h).
+  const size_t panel = std::min(kMaxPanelRows, std::max<size_t>(3, kPanelBytes / (4 * n) / 3 * 3));
+  float* buf = static_cast<float*>(thread_scratch(kScratchRows, panel * n * sizeof(float)));
+  const float* rows[kMaxPanelRows];
   for (; r < row_end; r += panel) {
     const size_t m = std::min(panel, row_end - r);
-    for (size_t i = 0; i < m; ++i) rows[i] = plain_row(w, r + i, buf.data() + i * n);
-    plain_tiles(rows.data(), m, x, n_tok, n, y, ldy, r);
+    for (size_t i = 0; i < m; ++i) rows[i] = plain_row(w, r + i, buf + i * n);
+    plain_tiles(rows, m, x, n_tok, n, y, ldy, r);
   }
 }
 
 }  // namespace
 
 // Plain types: f32 rows (converted once per row when needed) dotted with f32 activations.
+// dot_f32_finish stays out of line: the AVX-512 file calls it too, and an inline function of the
+// shared header compiled there would be an AVX-512 copy that the linker may pick for this file's
+// calls as well (illegal instructions on AVX2 machines; seen in the ASan build, session 20).
+float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n) {
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
+  float s = hsum_ps(_mm256_add_ps(a0, a1));
+  for (; c < n; ++c) s += w[c] * x[c];
+  return s;
+}
+
 float dot_f32(const float* w, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   size_t c = 0;

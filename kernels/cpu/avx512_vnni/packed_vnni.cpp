@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
-#include <vector>
+#include "thread_scratch.h"
 
 #include "cpu_variants.h"
 #include "packed_layout.h"
@@ -616,9 +616,9 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
     const size_t lo = std::max(rb, g * kG) - g * kG, hi = std::min(re, g * kG + kG) - g * kG;
     return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
   };
-  thread_local std::vector<int32_t> xi, ofs, tmp_ofs;
-  thread_local std::vector<float> dxi, xs, tmp_xs;
-  thread_local std::vector<uint8_t> scratch;  // one column pass of a group, unpacked (!kDirect prefill)
+  ScratchArray<int32_t> xi{kScratchActs}, ofs{kScratchOfs}, tmp_ofs{kScratchOfsOne};
+  ScratchArray<float> dxi{kScratchActScale}, xs{kScratchSums}, tmp_xs{kScratchSumsOne};
+  ScratchArray<uint8_t> scratch{kScratchUnpacked};  // one column pass of a group, unpacked (!kDirect prefill)
   ofs.resize(n_tok * n_ofs);
   xs.resize(n_tok * nb);
   if (n_tok == 1) {  // one token's interleaved layout is its own: only ofs / xs are made
