@@ -49,7 +49,6 @@ struct GpuForwardOptions {
   bool logits_top = true;     // set_logits_top may take effect (ALAP_GPU_TOP=0 also turns it off)
 };
 
-
 // Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
 struct GpuStepStats {
   uint64_t decode_steps = 0;     // single-token steps run with every layer on the device

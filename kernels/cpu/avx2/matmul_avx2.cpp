@@ -3,9 +3,10 @@
 // one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
 // bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
 // -mf16c; run only after cpuid.
-#include "thread_scratch.h"
+#include <algorithm>
 
 #include "avx2/avx2_common.h"
+#include "thread_scratch.h"
 
 namespace alap::kernels::avx2 {
 

@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
-#include "thread_scratch.h"
 
 #include "cpu_variants.h"
 #include "packed_layout.h"
+#include "thread_scratch.h"
 
 namespace alap::kernels::avx512vnni {
 
