@@ -233,50 +233,32 @@ struct Avx2Dot {
 float dot_f16_f32(const uint8_t* w, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   size_t c = 0;
-  auto h8 = [&](size_t at) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * at))); };
   for (; c + 16 <= n; c += 16) {
-    a0 = _mm256_fmadd_ps(h8(c), _mm256_loadu_ps(x + c), a0);
-    a1 = _mm256_fmadd_ps(h8(c + 8), _mm256_loadu_ps(x + c + 8), a1);
+    a0 = _mm256_fmadd_ps(f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
+    a1 = _mm256_fmadd_ps(f16x8(w + 2 * c + 16), _mm256_loadu_ps(x + c + 8), a1);
   }
-  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(h8(c), _mm256_loadu_ps(x + c), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; c < n; ++c) s += f16_at(w + 2 * c) * x[c];
-  return s;
+  return dot_f16_finish(a0, a1, w, x, c, n);
 }
 
 // dot_f16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
 // there (bit for bit): x is loaded once per 16 columns for the four, and the 8 chains are
 // independent, so the loop runs at the FMA throughput where one row waits on its FMA latency
 // (one row: ~8 bytes a cycle, ~30 GB/s, under what one core streams).
-constexpr size_t kF16Ahead = 8192;
 void dot_f16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n, float* out) {
   __m256 a[4][2];
   for (auto& r : a) r[0] = r[1] = _mm256_setzero_ps();
-  auto h8 = [&](int r, size_t at) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * row_bytes + 2 * at)));
-  };
+  const char* ahead = f16_group_ahead(w, row_bytes);
   size_t c = 0;
-  // The four rows are four interleaved streams inside a few KiB, which the hardware prefetchers
-  // follow poorly; the loop reads 128 bytes of the group per pass, so it asks for the group's bytes
-  // kF16Ahead further on in address order at that rate (the same bytes, one stream).
-  const char* ahead = reinterpret_cast<const char*>(w) + kF16Ahead;
   for (; c + 16 <= n; c += 16, ahead += 128) {
     _mm_prefetch(ahead, _MM_HINT_T0);
     _mm_prefetch(ahead + 64, _MM_HINT_T0);
     const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
     for (int r = 0; r < 4; ++r) {
-      a[r][0] = _mm256_fmadd_ps(h8(r, c), x0, a[r][0]);
-      a[r][1] = _mm256_fmadd_ps(h8(r, c + 8), x1, a[r][1]);
+      a[r][0] = _mm256_fmadd_ps(f16x8(w + r * row_bytes + 2 * c), x0, a[r][0]);
+      a[r][1] = _mm256_fmadd_ps(f16x8(w + r * row_bytes + 2 * c + 16), x1, a[r][1]);
     }
   }
-  for (; c + 8 <= n; c += 8) {
-    for (int r = 0; r < 4; ++r) a[r][0] = _mm256_fmadd_ps(h8(r, c), _mm256_loadu_ps(x + c), a[r][0]);
-  }
-  for (int r = 0; r < 4; ++r) {
-    float s = hsum_ps(_mm256_add_ps(a[r][0], a[r][1]));
-    for (size_t k = c; k < n; ++k) s += f16_at(w + r * row_bytes + 2 * k) * x[k];
-    out[r] = s;
-  }
+  for (int r = 0; r < 4; ++r) out[r] = dot_f16_finish(a[r][0], a[r][1], w + r * row_bytes, x, c, n);
 }
 
 // One chain of dot_f32 (half = 0: the first 8 columns of every 16-column step, 1: the last 8) over
@@ -408,6 +390,13 @@ float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_
   for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), a0);
   float s = hsum_ps(_mm256_add_ps(a0, a1));
   for (; c < n; ++c) s += w[c] * x[c];
+  return s;
+}
+
+float dot_f16_finish(__m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n) {
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
+  float s = hsum_ps(_mm256_add_ps(a0, a1));
+  for (; c < n; ++c) s += f16_at(w + 2 * c) * x[c];
   return s;
 }
 
