@@ -42,8 +42,17 @@ inline int32_t hsum_epi32(__m256i v) {
 
 inline float f16_at(const uint8_t* p) { return _cvtsh_ss(load_u16(p)); }
 inline __m256 f16x8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 bf16x8(const uint8_t* p) {
+  const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
+// 8 values of an f16 (kBf16 false) or bf16 row as f32 (exact either way).
+template <bool kBf16>
+inline __m256 h16x8(const uint8_t* p) {
+  return kBf16 ? bf16x8(p) : f16x8(p);
+}
 
-// f16 decode (one token) reads rows four at a time: four streams a row apart, which the hardware
+// f16 and bf16 decode (one token) reads rows four at a time: four streams a row apart, which the hardware
 // prefetchers follow poorly. A pass reads 128 bytes of the group per 16 columns, so it asks for as
 // many bytes at this pointer, advancing at that rate: the next group's bytes in address order (one
 // stream), at least 8 KiB ahead for short rows. Reading ahead from the group's own start fetched the
@@ -75,8 +84,8 @@ inline const char* f16_group_ahead(const uint8_t* w, size_t row_bytes) {
 // tiled product that keeps each (row, token)'s two chains gives dot_f32's bits.
 float dot_f32(const float* w, const float* x, size_t n);
 float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_t c, size_t n);
-// The same ending for an f16 row (the one-token f16 products, which convert on the fly).
-float dot_f16_finish(__m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n);
+// The same ending for an f16 or bf16 row (t; the one-token products, which convert on the fly).
+float dot_h16_finish(DType t, __m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n);
 // An f16 or bf16 row as f32 (exact).
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
 // Row r of a plain-type matrix (f32, f16, bf16) as f32: the matrix's own row for f32, else the row

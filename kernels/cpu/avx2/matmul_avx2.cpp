@@ -230,21 +230,25 @@ struct Avx2Dot {
   static __m256i dot(__m256i init, __m256i u, __m256i s) { return _mm256_add_epi32(init, dot_u8s8(u, s)); }
 };
 
-float dot_f16_f32(const uint8_t* w, const float* x, size_t n) {
+// An f16 or bf16 row dotted with f32 activations, converting as it goes: dot_f32's chains and
+// ending on the exact f32 values, so the same bits as the row converted first (prefill's panels).
+template <bool kBf16>
+float dot_h16_f32(const uint8_t* w, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   size_t c = 0;
   for (; c + 16 <= n; c += 16) {
-    a0 = _mm256_fmadd_ps(f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
-    a1 = _mm256_fmadd_ps(f16x8(w + 2 * c + 16), _mm256_loadu_ps(x + c + 8), a1);
+    a0 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c), _mm256_loadu_ps(x + c), a0);
+    a1 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c + 16), _mm256_loadu_ps(x + c + 8), a1);
   }
-  return dot_f16_finish(a0, a1, w, x, c, n);
+  return dot_h16_finish(kBf16 ? DType::bf16 : DType::f16, a0, a1, w, x, c, n);
 }
 
-// dot_f16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
+// dot_h16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
 // there (bit for bit): x is loaded once per 16 columns for the four, and the 8 chains are
 // independent, so the loop runs at the FMA throughput where one row waits on its FMA latency
 // (one row: ~8 bytes a cycle, ~30 GB/s, under what one core streams).
-void dot_f16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n, float* out) {
+template <bool kBf16>
+void dot_h16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n, float* out) {
   __m256 a[4][2];
   for (auto& r : a) r[0] = r[1] = _mm256_setzero_ps();
   const char* ahead = f16_group_ahead(w, row_bytes);
@@ -254,11 +258,18 @@ void dot_f16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n
     _mm_prefetch(ahead + 64, _MM_HINT_T0);
     const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
     for (int r = 0; r < 4; ++r) {
-      a[r][0] = _mm256_fmadd_ps(f16x8(w + r * row_bytes + 2 * c), x0, a[r][0]);
-      a[r][1] = _mm256_fmadd_ps(f16x8(w + r * row_bytes + 2 * c + 16), x1, a[r][1]);
+      a[r][0] = _mm256_fmadd_ps(h16x8<kBf16>(w + r * row_bytes + 2 * c), x0, a[r][0]);
+      a[r][1] = _mm256_fmadd_ps(h16x8<kBf16>(w + r * row_bytes + 2 * c + 16), x1, a[r][1]);
     }
   }
-  for (int r = 0; r < 4; ++r) out[r] = dot_f16_finish(a[r][0], a[r][1], w + r * row_bytes, x, c, n);
+  const DType t = kBf16 ? DType::bf16 : DType::f16;
+  for (int r = 0; r < 4; ++r) out[r] = dot_h16_finish(t, a[r][0], a[r][1], w + r * row_bytes, x, c, n);
+}
+
+template <bool kBf16>
+void decode_h16(const uint8_t* base, size_t row_bytes, const float* x, size_t n, float* y, size_t r, size_t row_end) {
+  for (; r + 4 <= row_end; r += 4) dot_h16_f32_x4<kBf16>(base + r * row_bytes, row_bytes, x, n, y + r);
+  for (; r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(base + r * row_bytes, x, n);
 }
 
 // One chain of dot_f32 (half = 0: the first 8 columns of every 16-column step, 1: the last 8) over
@@ -363,10 +374,9 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
   size_t r = row_begin;
-  if (w.type == DType::f16 && n_tok == 1) {  // decode: convert on the fly, four rows at a time
-    for (; r + 4 <= row_end; r += 4) dot_f16_f32_x4(base + r * row_bytes, row_bytes, x, n, y + r);
-    for (; r < row_end; ++r) y[r] = dot_f16_f32(base + r * row_bytes, x, n);
-    return;
+  if (n_tok == 1 && w.type != DType::f32) {  // decode: convert on the fly, four rows at a time
+    if (w.type == DType::bf16) return decode_h16<true>(base, row_bytes, x, n, y, r, row_end);
+    return decode_h16<false>(base, row_bytes, x, n, y, r, row_end);
   }
   // Prefill: a panel of rows, each converted once (f16, bf16) and reused by every token. No
   // containers in this file (thread_scratch.h).
@@ -393,10 +403,11 @@ float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_
   return s;
 }
 
-float dot_f16_finish(__m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n) {
-  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
+float dot_h16_finish(DType t, __m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n) {
+  const bool bf = t == DType::bf16;
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(bf ? bf16x8(w + 2 * c) : f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
   float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; c < n; ++c) s += f16_at(w + 2 * c) * x[c];
+  for (; c < n; ++c) s += (bf ? bf16_to_f32(load_u16(w + 2 * c)) : f16_at(w + 2 * c)) * x[c];
   return s;
 }
 

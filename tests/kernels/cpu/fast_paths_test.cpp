@@ -184,31 +184,30 @@ TEST(FastPaths, DecodeMatchesPrefillOnEveryRowsPerPassTail) {
   set_cpu_variant("best");
 }
 
-// f16 weights, one token: rows go four at a time through one loop and the rest one by one; both
-// must give each row the same bits, also on column counts with an 8-column and a scalar tail
-// (not multiples of 32, so through the f32-activation overload).
-TEST(FastPaths, F16DecodeRowsAloneOrInFours) {
+// f16 and bf16 weights, one token: rows go four at a time through one loop and the rest one by
+// one; both must give each row the same bits, also on column counts with an 8-column and a scalar
+// tail (not multiples of 32, so through the f32-activation overload).
+TEST(FastPaths, HalfDecodeRowsAloneOrInFours) {
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;
-    for (size_t n_cols : {size_t{40}, size_t{104}, size_t{107}, size_t{1184}}) {
-      const size_t n_rows = 11, rb = 2 * n_cols;
-      std::vector<uint8_t> w(n_rows * rb);
-      const std::vector<float> wf = random_x(n_rows * n_cols, 21);
-      for (size_t r = 0; r < n_rows; ++r) quantize_row(DType::f16, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
-      const WeightView wv{DType::f16, w.data(), n_rows, n_cols};
-      const std::vector<float> x = random_x(n_cols, 22);
-      std::vector<float> fours(n_rows), ones(n_rows);
-      matmul(wv, x.data(), 1, fours.data(), n_rows, 0, n_rows);  // 2 passes of 4, then 3 alone
-      for (size_t r = 0; r < n_rows; ++r) matmul(wv, x.data(), 1, ones.data(), n_rows, r, r + 1);
-      EXPECT_EQ(fours, ones) << v << " cols " << n_cols;
-      for (size_t r = 0; r < n_rows; ++r) {
-        double ref = 0;
-        for (size_t c = 0; c < n_cols; ++c) {
-          uint16_t h;
-          std::memcpy(&h, w.data() + r * rb + 2 * c, 2);
-          ref += double(fp16_to_f32(h)) * x[c];
+    for (DType t : {DType::f16, DType::bf16}) {
+      for (size_t n_cols : {size_t{40}, size_t{104}, size_t{107}, size_t{1184}}) {
+        const size_t n_rows = 11, rb = 2 * n_cols;
+        std::vector<uint8_t> w(n_rows * rb);
+        const std::vector<float> wf = random_x(n_rows * n_cols, 21);
+        for (size_t r = 0; r < n_rows; ++r) quantize_row(t, wf.data() + r * n_cols, w.data() + r * rb, n_cols);
+        const WeightView wv{t, w.data(), n_rows, n_cols};
+        const std::vector<float> x = random_x(n_cols, 22);
+        std::vector<float> fours(n_rows), ones(n_rows), wrow(n_cols);
+        matmul(wv, x.data(), 1, fours.data(), n_rows, 0, n_rows);  // 2 passes of 4, then 3 alone
+        for (size_t r = 0; r < n_rows; ++r) matmul(wv, x.data(), 1, ones.data(), n_rows, r, r + 1);
+        EXPECT_EQ(fours, ones) << v << " cols " << n_cols;
+        for (size_t r = 0; r < n_rows; ++r) {
+          dequantize_row(t, w.data() + r * rb, wrow.data(), n_cols);
+          double ref = 0;
+          for (size_t c = 0; c < n_cols; ++c) ref += double(wrow[c]) * x[c];
+          EXPECT_NEAR(ones[r], ref, 1e-4 * (1 + std::fabs(ref))) << v << " row " << r;
         }
-        EXPECT_NEAR(ones[r], ref, 1e-4 * (1 + std::fabs(ref))) << v << " row " << r;
       }
     }
   }
