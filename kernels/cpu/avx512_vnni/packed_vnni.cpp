@@ -246,11 +246,12 @@ struct Q45_0 {
       __m512i p[T], p2[T];
       start<T, false>(p, p2, a.ofs + b * T);
       const uint8_t* wb = g + at.quants;
-      if (b % 2 == 0) prefetch_part<T, kFive ? 11 : 9, 1>(g + at.scales, 0);  // the pair's 704 or 576 bytes
+      const uint8_t* pair = g + at.scales - 32 * (b % 2);
       __m512i hb = _mm512_setzero_si512();
       if constexpr (kFive) hb = load64(g + at.extra);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
+        prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);  // the pair's 704 or 576 bytes
         const __m512i raw = load64(wb + 64 * k);
         __m512i lo = _mm512_and_si512(raw, m4);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
