@@ -201,12 +201,13 @@ TEST(FastPaths, HalfDecodeRowsAloneOrInFours) {
         std::vector<float> fours(n_rows), ones(n_rows), wrow(n_cols);
         matmul(wv, x.data(), 1, fours.data(), n_rows, 0, n_rows);  // 2 passes of 4, then 3 alone
         for (size_t r = 0; r < n_rows; ++r) matmul(wv, x.data(), 1, ones.data(), n_rows, r, r + 1);
-        EXPECT_EQ(fours, ones) << v << " cols " << n_cols;
+        const char* name = dtype_info(static_cast<uint32_t>(t))->name;
+        EXPECT_EQ(fours, ones) << v << " " << name << " cols " << n_cols;
         for (size_t r = 0; r < n_rows; ++r) {
           dequantize_row(t, w.data() + r * rb, wrow.data(), n_cols);
           double ref = 0;
           for (size_t c = 0; c < n_cols; ++c) ref += double(wrow[c]) * x[c];
-          EXPECT_NEAR(ones[r], ref, 1e-4 * (1 + std::fabs(ref))) << v << " row " << r;
+          EXPECT_NEAR(ones[r], ref, 1e-4 * (1 + std::fabs(ref))) << v << " " << name << " row " << r;
         }
       }
     }
