@@ -51,6 +51,10 @@ template <bool kBf16>
 inline __m256 h16x8(const uint8_t* p) {
   return kBf16 ? bf16x8(p) : f16x8(p);
 }
+template <bool kBf16>
+inline float h16_at(const uint8_t* p) {
+  return kBf16 ? bf16_to_f32(load_u16(p)) : f16_at(p);
+}
 
 // f16 and bf16 decode (one token) reads rows four at a time: four streams a row apart, which the hardware
 // prefetchers follow poorly. A pass reads 128 bytes of the group per 16 columns, so it asks for as

@@ -230,6 +230,22 @@ struct Avx2Dot {
   static __m256i dot(__m256i init, __m256i u, __m256i s) { return _mm256_add_epi32(init, dot_u8s8(u, s)); }
 };
 
+// dot_f32_finish's ending for an f16 or bf16 row (dot_h16_finish below, exported, picks one).
+template <bool kBf16>
+float h16_finish(__m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n) {
+  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c), _mm256_loadu_ps(x + c), a0);
+  float s = hsum_ps(_mm256_add_ps(a0, a1));
+  for (; c < n; ++c) s += h16_at<kBf16>(w + 2 * c) * x[c];
+  return s;
+}
+
+template <bool kBf16>
+void h16_to_f32(const uint8_t* src, float* dst, size_t n) {
+  size_t c = 0;
+  for (; c + 8 <= n; c += 8) _mm256_storeu_ps(dst + c, h16x8<kBf16>(src + 2 * c));
+  for (; c < n; ++c) dst[c] = h16_at<kBf16>(src + 2 * c);
+}
+
 // An f16 or bf16 row dotted with f32 activations, converting as it goes: dot_f32's chains and
 // ending on the exact f32 values, so the same bits as the row converted first (prefill's panels).
 template <bool kBf16>
@@ -240,7 +256,7 @@ float dot_h16_f32(const uint8_t* w, const float* x, size_t n) {
     a0 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c), _mm256_loadu_ps(x + c), a0);
     a1 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c + 16), _mm256_loadu_ps(x + c + 8), a1);
   }
-  return dot_h16_finish(kBf16 ? DType::bf16 : DType::f16, a0, a1, w, x, c, n);
+  return h16_finish<kBf16>(a0, a1, w, x, c, n);
 }
 
 // dot_h16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
@@ -262,8 +278,7 @@ void dot_h16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n
       a[r][1] = _mm256_fmadd_ps(h16x8<kBf16>(w + r * row_bytes + 2 * c + 16), x1, a[r][1]);
     }
   }
-  const DType t = kBf16 ? DType::bf16 : DType::f16;
-  for (int r = 0; r < 4; ++r) out[r] = dot_h16_finish(t, a[r][0], a[r][1], w + r * row_bytes, x, c, n);
+  for (int r = 0; r < 4; ++r) out[r] = h16_finish<kBf16>(a[r][0], a[r][1], w + r * row_bytes, x, c, n);
 }
 
 template <bool kBf16>
@@ -404,11 +419,7 @@ float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_
 }
 
 float dot_h16_finish(DType t, __m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n) {
-  const bool bf = t == DType::bf16;
-  for (; c + 8 <= n; c += 8) a0 = _mm256_fmadd_ps(bf ? bf16x8(w + 2 * c) : f16x8(w + 2 * c), _mm256_loadu_ps(x + c), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; c < n; ++c) s += (bf ? bf16_to_f32(load_u16(w + 2 * c)) : f16_at(w + 2 * c)) * x[c];
-  return s;
+  return t == DType::bf16 ? h16_finish<true>(a0, a1, w, x, c, n) : h16_finish<false>(a0, a1, w, x, c, n);
 }
 
 float dot_f32(const float* w, const float* x, size_t n) {
@@ -430,19 +441,8 @@ const float* plain_row(const WeightView& w, size_t r, float* buf) {
 }
 
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
-  size_t c = 0;
-  if (t == DType::f16) {
-    for (; c + 8 <= n; c += 8) {
-      _mm256_storeu_ps(dst + c, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c))));
-    }
-    for (; c < n; ++c) dst[c] = f16_at(src + 2 * c);
-  } else {  // bf16
-    for (; c + 8 <= n; c += 8) {
-      const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c)));
-      _mm256_storeu_ps(dst + c, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-    }
-    for (; c < n; ++c) dst[c] = bf16_to_f32(load_u16(src + 2 * c));
-  }
+  if (t == DType::bf16) return h16_to_f32<true>(src, dst, n);
+  h16_to_f32<false>(src, dst, n);
 }
 
 void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
