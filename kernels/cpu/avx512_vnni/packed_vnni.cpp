@@ -45,24 +45,19 @@ inline __m512 f16x16(const uint8_t* p) {
 }
 
 // One token (decode) streams the matrix once, front to back (the layout is one stream): each
-// unit of blocks asks for its kLines lines kAhead bytes further on (kLocality below), as the unpacked
+// unit of blocks asks for its kLines lines kAhead bytes further on (prefetcht0), as the unpacked
 // decode does, spread over the unit's kParts steps (part `part` asks for its share). 8192: best
-// or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and (on the machine of
-// that time) level with prefetcht1 or one prefetch per two lines. Spread, not all at the unit's start: a burst of 53
+// or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and level with
+// prefetcht1 (Q8_0 again in session 22 on Zen 5, where the 256-bit kernels gain from it) or one
+// prefetch per two lines. Spread, not all at the unit's start: a burst of 53
 // (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
 // packed_bench; docs/bench/cpu.md).
-// kLocality: 3 = prefetcht0 (into L1), 2 = prefetcht1 (into L2). Session 22: Q8_0 (one vpdpbusd a
-// line) asks for its lines into L2, the other types into L1. A random Llama-3.2-1B Q8_0 token on the
-// Zen 5 VM, one thread, 22 alternating pairs: median 0.96x the time with prefetcht0 (0.79-1.12,
-// faster in 15; 0.88x in the first 14, level in the 8 of a later fast state); on the Xeon level to
-// faster. prefetcht1 for every type made Q4_K slower (docs/bench/cpu.md "Q8_0's read-ahead into L2
-// (session 22)").
 constexpr size_t kAhead = 8192;
-template <int T, int kLines, int kParts, int kLocality = 3>
+template <int T, int kLines, int kParts>
 inline void prefetch_part(const uint8_t* p, int part) {
   if constexpr (T == 1) {
     for (int i = kLines * part / kParts; i < kLines * (part + 1) / kParts; ++i) {
-      __builtin_prefetch(p + kAhead + 64 * i, 0, kLocality);
+      _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
     }
   }
 }
@@ -211,7 +206,7 @@ struct Q8_0 {
         p[2] = _mm512_set1_epi32(kMagic + a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
-          prefetch_part<T, 17, 16, 2>(u, j);
+          prefetch_part<T, 17, 16>(u, j);
           p[(j / 8) * 2 + (j & 1)] = dpbusd_bcst(p[(j / 8) * 2 + (j & 1)], load64(u + 64 + 64 * j),
                                                  a.x + 4 * (8 * b0 + static_cast<size_t>(j)));
         }
@@ -230,7 +225,7 @@ struct Q8_0 {
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         // the pair's 1088 bytes over its 16 quad vectors
-        prefetch_part<T, 17, 16, 2>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
+        prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
         dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
       }
       join<T>(p, p2);
