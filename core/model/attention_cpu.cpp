@@ -197,10 +197,14 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   d.ps = d.G * (d.Dv + 2);
   const size_t T = pool.n_threads(), max_blocks = blocks_for(pos0 + n);
   // A decode token's attention over a short context runs on the calling thread alone: its work is
-  // then smaller than what a parallel call's hand-off and join cost (session 22, the 30M eval model
-  // with two threads, 8 heads of 64 + 64 dims, tokens alternating within one run: at depths 32-232
-  // 0.95-0.99x the token's time with it inline, at 300 level, at 1000 1.08-1.24x).
-  const bool alone = n == 1 && (pos0 + 1) * d.H * (d.Dk + d.Dv) <= kAloneWork;
+  // then smaller than what a parallel call's hand-off and join cost. The bound shrinks with the
+  // threads such a call would use (one item a KV group and key block). Session 22, tokens
+  // alternating within one run: the 30M eval model (8 heads of 64 + 64 dims, 2 KV groups), two
+  // threads on Zen 5, depths 32-232: 0.95-0.99x the token's time inline, at 300 level, at 1000
+  // 1.08-1.24x; on the H200 host's Xeon level with 2-16 threads; random Llama-3.2-1B Q4_K (8 KV
+  // groups) at depths 4-64: level with 2 and 8 threads, 1.015-1.034x with 16.
+  const size_t par = std::min(T, Hk * max_blocks);
+  const bool alone = n == 1 && (pos0 + 1) * d.H * (d.Dk + d.Dv) * par <= 2 * kAloneWork;
 
   if (threads_.size() < T) threads_.resize(T);
   for (Thread& th : threads_) th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));

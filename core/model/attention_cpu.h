@@ -26,8 +26,8 @@ namespace alap {
 class CpuAttention {
  public:
   static constexpr size_t kKeyBlock = 256;  // keys per partial (scores of a group's heads stay in L1)
-  // A decode token whose keys × query heads × (K + V head dims) is at most this runs attention on
-  // the calling thread (run()).
+  // A decode token whose keys × query heads × (K + V head dims) is at most this (with two threads;
+  // with p threads taking part, 2/p of it) runs attention on the calling thread (run()).
   static constexpr size_t kAloneWork = size_t{1} << 18;
   static constexpr size_t kTileRows = 32;   // prefill: query rows (whole tokens × a group's heads) per pass
 
