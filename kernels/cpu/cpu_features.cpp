@@ -1,8 +1,13 @@
-// cpuid leaf 1 (AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512 F/BW/VL/VNNI), leaf 7.1
+// cpuid leaf 0 (vendor), leaf 1 (family; AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512 F/BW/VL/VNNI), leaf 7.1
 // (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2) and ZMM/opmask (bits 5-7) state the OS saves.
 #include "cpu_features.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "alap/kernels/quant.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -16,7 +21,15 @@ CpuFeatures detect() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  f.amd = std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  f.family = (a >> 8) & 0xFu;
+  if (f.family == 0xFu) f.family += (a >> 20) & 0xFFu;
   const bool osxsave = (c >> 27) & 1u;
   uint64_t xcr0 = 0;
   if (osxsave) {
@@ -48,6 +61,38 @@ CpuFeatures detect() {
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect();
   return features;
+}
+
+namespace {
+
+// quant.h's ReadAhead as a number (automatic 0, on 1, off 2); atomic because a benchmark may
+// switch it between tokens while the pool's threads wait.
+std::atomic<int> g_read_ahead{0};
+
+bool automatic_read_ahead() {
+  static const bool on = [] {
+    if (const char* env = std::getenv("ALAP_CPU_READ_AHEAD"); env != nullptr) {
+      if (std::strcmp(env, "on") == 0) return true;
+      if (std::strcmp(env, "off") == 0) return false;
+    }
+    return !cpu_features().amd_zen();
+  }();
+  return on;
+}
+
+}  // namespace
+
+void set_light_read_ahead(ReadAhead mode) { g_read_ahead.store(static_cast<int>(mode), std::memory_order_relaxed); }
+
+bool light_read_ahead() {
+  switch (static_cast<ReadAhead>(g_read_ahead.load(std::memory_order_relaxed))) {
+    case ReadAhead::on:
+      return true;
+    case ReadAhead::off:
+      return false;
+    default:
+      return automatic_read_ahead();
+  }
 }
 
 }  // namespace alap::kernels

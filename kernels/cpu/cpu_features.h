@@ -9,6 +9,10 @@ struct CpuFeatures {
   bool avx = false, fma = false, f16c = false, avx2 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
   bool avxvnni = false;
+  bool amd = false;  // vendor "AuthenticAMD" (or "HygonGenuine", Zen-derived)
+  unsigned family = 0;  // display family: base, plus extended when base is 0xF (Zen 5: 0x1A)
+
+  bool amd_zen() const { return amd && family >= 0x17; }
 
   bool avx2_set() const { return avx2 && fma && f16c; }  // what the avx2 variant needs
   bool avx512vnni_set() const { return avx2_set() && avx512f && avx512bw && avx512vl && avx512vnni; }

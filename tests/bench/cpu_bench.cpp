@@ -3,7 +3,7 @@
 // int8 dot peak → the prefill ceiling), and attention alone. A measurement tool, not a test.
 //
 //   cpu_bench -m MODEL [--cache f16|k8|k8v8] [--threads N] [--depth D] [-p N] [-n N]
-//             [--fill random|model] [--attn-only] [--json]
+//             [--fill random|model] [--attn-only] [--read-ahead-ab] [--json]
 //
 // --fill random (default) writes random K/V for positions [0, D) straight into the cache (decode
 // cost depends on the depth, not on what the cache holds); --fill model runs the model over D
@@ -14,6 +14,11 @@
 // multiplies, the whole output matrix, K and V of every layer up to the depth) ÷ bandwidth.
 // "paired": -n more tokens, each between two one-pass read probes, each against its own floor;
 // tokens the OS preempted are left out (ALAP_BENCH_TRACE=1 prints every token and its probes).
+// --read-ahead-ab: the timed decode tokens alternate between the light packed types' software
+// read-ahead on and off (quant.h set_light_read_ahead), on off off on ..., and the medians of each
+// and of the off/on ratio of neighbouring pairs are printed: the same model, process and minute for
+// both, as a CPU's choice (docs/bench/cpu.md, "Decode read-ahead by vendor") wants. The decode
+// line then mixes the two.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -165,7 +170,7 @@ void prefill_attention_once(const KvCache& cache, ThreadPool& pool, size_t n_hea
 int usage() {
   std::fprintf(stderr,
                "usage: cpu_bench -m MODEL [--cache f16|k8|k8v8] [--threads N] [--depth D] [-p N] [-n N]\n"
-               "                 [--fill random|model] [--attn-only] [--json]\n");
+               "                 [--fill random|model] [--attn-only] [--read-ahead-ab] [--json]\n");
   return 2;
 }
 
@@ -174,7 +179,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::string path, cache_name = "k8", fill = "random";
   size_t threads = 1, depth = 0, n_prompt = 128, n_gen = 32;
-  bool json = false, attn_only = false;
+  bool json = false, attn_only = false, read_ahead_ab = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -187,6 +192,7 @@ int main(int argc, char** argv) {
     else if (a == "-n" && (v = next())) n_gen = std::strtoul(v, nullptr, 10);
     else if (a == "--fill" && (v = next())) fill = v;
     else if (a == "--attn-only") attn_only = true;
+    else if (a == "--read-ahead-ab") read_ahead_ab = true;
     else if (a == "--json") json = true;
     else return usage();
   }
@@ -280,12 +286,30 @@ int main(int argc, char** argv) {
     int32_t next = pick(rng);
     if (n_gen > 0) {
       fwd.run(cache, pool, std::span<const int32_t>(&next, 1), depth);  // warm-up token, not timed
-      std::vector<double> per(n_gen);
+      std::vector<double> per(n_gen), side_s[2];  // side 0: read-ahead on, 1: off
       for (size_t i = 0; i < n_gen; ++i) {
+        const size_t side = (i % 4 == 1 || i % 4 == 2) ? 1 : 0;  // on off off on ...
+        if (read_ahead_ab) kernels::set_light_read_ahead(side == 0 ? kernels::ReadAhead::on : kernels::ReadAhead::off);
         const auto t0 = Clock::now();
         const std::span<const float> logits = fwd.run(cache, pool, std::span<const int32_t>(&next, 1), depth + 1 + i);
         next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
         per[i] = seconds_since(t0);
+        side_s[side].push_back(per[i]);
+      }
+      if (read_ahead_ab) {
+        kernels::set_light_read_ahead(kernels::ReadAhead::automatic);
+        std::vector<double> ratio;
+        for (size_t k = 0; k < std::min(side_s[0].size(), side_s[1].size()); ++k) {
+          ratio.push_back(side_s[1][k] / side_s[0][k]);
+        }
+        auto median = [](std::vector<double> v) {
+          std::sort(v.begin(), v.end());
+          return v.empty() ? 0.0 : v[v.size() / 2];
+        };
+        std::printf("read-ahead ab: on %.3f ms, off %.3f ms a token (medians); off/on pairs median %.3f (n %zu); "
+                    "automatic here: %s\n",
+                    median(side_s[0]) * 1e3, median(side_s[1]) * 1e3, median(ratio), ratio.size(),
+                    kernels::light_read_ahead() ? "on" : "off");
       }
       std::sort(per.begin(), per.end());
       decode_s = per[n_gen / 2] * static_cast<double>(n_gen);

@@ -52,6 +52,11 @@ inline __m512 f16x16(const uint8_t* p) {
 // prefetch per two lines. Spread, not all at the unit's start: a burst of 53
 // (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
 // packed_bench; docs/bench/cpu.md).
+// Q8_0 and Q4_0 also have a pass without it (kReadAhead false), run where light_read_ahead()
+// (quant.h) says: on AMD Zen. Random Llama-3.2-1B, tokens alternating in one run, without/with:
+// Zen 5 Q8_0 0.81-0.93, Q4_0 0.90-0.95; the H200 host's Xeon Q8_0 1.03-1.08, Q4_0 1.20. Q5_0
+// measured level on Zen 5 and 1.17 on the Xeon, the K-quants 1.1-1.8 on Zen 5: they keep it.
+// docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
 constexpr size_t kAhead = 8192;
 template <int T, int kLines, int kParts>
 inline void prefetch_part(const uint8_t* p, int part) {
@@ -191,6 +196,8 @@ struct Unpacked {
   }
 };
 
+// kReadAhead false: the one-token pass without its read-ahead (light_read_ahead(), quant.h).
+template <bool kReadAhead = true>
 struct Q8_0 {
   static constexpr bool kDirect = true;  // prefill reads the packed codes as they are
   static constexpr int kOfs = 1;       // ofs per block
@@ -206,7 +213,7 @@ struct Q8_0 {
         p[2] = _mm512_set1_epi32(kMagic + a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
-          prefetch_part<T, 17, 16>(u, j);
+          if constexpr (kReadAhead) prefetch_part<T, 17, 16>(u, j);
           p[(j / 8) * 2 + (j & 1)] = dpbusd_bcst(p[(j / 8) * 2 + (j & 1)], load64(u + 64 + 64 * j),
                                                  a.x + 4 * (8 * b0 + static_cast<size_t>(j)));
         }
@@ -225,7 +232,7 @@ struct Q8_0 {
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         // the pair's 1088 bytes over its 16 quad vectors
-        prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
+        if constexpr (kReadAhead) prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
         dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
       }
       join<T>(p, p2);
@@ -234,7 +241,7 @@ struct Q8_0 {
   }
 };
 
-template <bool kFive>
+template <bool kFive, bool kReadAhead = true>
 struct Q45_0 {
   static constexpr bool kDirect = true;
   static constexpr int kOfs = 1;
@@ -252,7 +259,7 @@ struct Q45_0 {
       if constexpr (kFive) hb = load64(g + at.extra);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);  // the pair's 704 or 576 bytes
+        if constexpr (kReadAhead) prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);  // 704 or 576 B
         const __m512i raw = load64(wb + 64 * k);
         __m512i lo = _mm512_and_si512(raw, m4);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
@@ -608,27 +615,42 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
   }
 }
 
+// The rows of group g that [rb, re) holds, as a lane mask.
+inline __mmask16 group_mask(size_t g, size_t rb, size_t re) {
+  const size_t lo = std::max(rb, g * kG) - g * kG, hi = std::min(re, g * kG + kG) - g * kG;
+  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+// One token: its interleaved layout is its own, so only ofs / xs are made.
+template <class K>
+void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  const size_t nb = a.n_cols / 32;
+  const size_t gb = packed::group_bytes(w.type, w.n_cols);
+  const auto* base = static_cast<const uint8_t*>(w.packed);
+  ScratchArray<int32_t> ofs{kScratchOfs};
+  ScratchArray<float> xs{kScratchSums};
+  ofs.resize(K::kOfs == 2 ? 2 * nb : nb);
+  xs.resize(nb);
+  block_terms<K>(a, 0, nb, ofs.data(), xs.data());
+  const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
+  for (size_t g = rb / kG; g < (re + kG - 1) / kG; ++g) {
+    tile<K, 1>(base + g * gb, one, y, ldy, g * kG, group_mask(g, rb, re));
+  }
+}
+
+// Token tiles (prefill); one token goes to decode_k.
 template <class K>
 void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = K::kOfs == 2 ? 2 * nb : nb;
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
-  auto mask_of = [&](size_t g) {
-    const size_t lo = std::max(rb, g * kG) - g * kG, hi = std::min(re, g * kG + kG) - g * kG;
-    return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-  };
   ScratchArray<int32_t> xi{kScratchActs}, ofs{kScratchOfs}, tmp_ofs{kScratchOfsOne};
   ScratchArray<float> dxi{kScratchActScale}, xs{kScratchSums}, tmp_xs{kScratchSumsOne};
   ScratchArray<uint8_t> scratch{kScratchUnpacked};  // one column pass of a group, unpacked (!kDirect prefill)
   ofs.resize(n_tok * n_ofs);
   xs.resize(n_tok * nb);
-  if (n_tok == 1) {  // one token's interleaved layout is its own: only ofs / xs are made
-    block_terms<K>(a, 0, nb, ofs.data(), xs.data());
-    const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
-    for (size_t g = g0; g < g1; ++g) tile<K, 1>(base + g * gb, one, y, ldy, g * kG, mask_of(g));
-    return;
-  }
   // m tiles of at most kTMax tokens, as even as can be (65 tokens: 9 tiles of 7-8, not 8 of 8 and
   // one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
   const size_t n_tiles = (n_tok + kTMax - 1) / kTMax;
@@ -662,7 +684,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
     for (size_t g = g0; g < g1; ++g) {
-      const __mmask16 mask = mask_of(g);
+      const __mmask16 mask = group_mask(g, rb, re);
       if constexpr (K::kDirect) {
         for (size_t i = c0; i < c1; ++i) {
           if (g + 1 < g1) {  // the next group's weights, a share before each tile (see below)
@@ -708,10 +730,18 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
   if (x.q == nullptr || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
   switch (w.type) {
     case DType::q8_0:
-      matmul_k<Q8_0>(w, x, y, ldy, row_begin, row_end);
+      if (x.n_tok == 1 && !light_read_ahead()) {
+        decode_k<Q8_0<false>>(w, x, y, ldy, row_begin, row_end);
+      } else {
+        matmul_k<Q8_0<>>(w, x, y, ldy, row_begin, row_end);
+      }
       return true;
     case DType::q4_0:
-      matmul_k<Q45_0<false>>(w, x, y, ldy, row_begin, row_end);
+      if (x.n_tok == 1 && !light_read_ahead()) {
+        decode_k<Q45_0<false, false>>(w, x, y, ldy, row_begin, row_end);
+      } else {
+        matmul_k<Q45_0<false>>(w, x, y, ldy, row_begin, row_end);
+      }
       return true;
     case DType::q5_0:
       matmul_k<Q45_0<true>>(w, x, y, ldy, row_begin, row_end);

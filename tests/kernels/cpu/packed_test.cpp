@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,9 +55,12 @@ std::vector<const char*> variants_for(const std::vector<const char*>& all, DType
   return out;
 }
 
-// Restores the dispatcher's choice when a test ends, whatever it forced.
+// Restores the dispatcher's choices when a test ends, whatever it forced.
 struct VariantGuard {
-  ~VariantGuard() { set_cpu_variant("best"); }
+  ~VariantGuard() {
+    set_cpu_variant("best");
+    set_light_read_ahead(ReadAhead::automatic);
+  }
 };
 
 struct Matrix {
@@ -265,8 +270,9 @@ TEST(Packed, GroupLanesAreRows) {
 }
 
 // One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
-// batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), and the f32-activation overload
-// gives the same bits too.
+// batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), with the light types' read-ahead
+// forced on and off (Q8_0 and Q4_0 then run their other decode pass), and the f32-activation
+// overload gives the same bits too.
 TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   VariantGuard guard;
   const auto variants = packed_variants();
@@ -283,21 +289,50 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
         ASSERT_TRUE(pack(m));
         const std::vector<float> x = random_x(n_tok * n_cols, 21);
         const Acts a = quantise(x, n_tok, n_cols);
-        std::vector<float> all(n_tok * n_rows), split(n_tok * n_rows, -1.0f), plain(n_tok * n_rows);
+        std::vector<float> all(n_tok * n_rows), plain(n_tok * n_rows);
         matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), all.data(), n_rows, 0, n_rows);
         matmul(m.packed(), x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
-        for (size_t tok = 0; tok < n_tok; ++tok) {
-          for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-            matmul(m.packed(), token_view(x, a, tok, 1, n_cols), split.data() + tok * n_rows, n_rows, cuts[i],
-                   cuts[i + 1]);
-          }
-        }
         const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols);
-        EXPECT_EQ(all, split) << what;
         EXPECT_EQ(all, plain) << what;
+        for (ReadAhead ra : {ReadAhead::on, ReadAhead::off}) {
+          set_light_read_ahead(ra);
+          ASSERT_EQ(light_read_ahead(), ra == ReadAhead::on);
+          std::vector<float> split(n_tok * n_rows, -1.0f);
+          for (size_t tok = 0; tok < n_tok; ++tok) {
+            for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+              matmul(m.packed(), token_view(x, a, tok, 1, n_cols), split.data() + tok * n_rows, n_rows, cuts[i],
+                     cuts[i + 1]);
+            }
+          }
+          EXPECT_EQ(all, split) << what << (ra == ReadAhead::on ? ", read-ahead on" : ", read-ahead off");
+        }
+        set_light_read_ahead(ReadAhead::automatic);
       }
     }
   }
+}
+
+// Automatic read-ahead is off on AMD Zen (family 17h or later) and on elsewhere, read against the
+// kernel's own account of cpuid in /proc/cpuinfo.
+TEST(Packed, LightReadAheadFollowsTheVendor) {
+  VariantGuard guard;
+  if (std::getenv("ALAP_CPU_READ_AHEAD") != nullptr) GTEST_SKIP() << "ALAP_CPU_READ_AHEAD overrides the choice";
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, vendor;
+  int family = -1;
+  while (std::getline(in, line) && (vendor.empty() || family < 0)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon + 2 > line.size()) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), value = line.substr(colon + 2);
+    if (key == "vendor_id") vendor = value;
+    if (key == "cpu family") family = std::stoi(value);
+  }
+  if (vendor.empty() || family < 0) GTEST_SKIP() << "no x86 vendor and family in /proc/cpuinfo";
+  const bool zen = (vendor == "AuthenticAMD" || vendor == "HygonGenuine") && family >= 0x17;
+  set_light_read_ahead(ReadAhead::off);
+  EXPECT_FALSE(light_read_ahead());
+  set_light_read_ahead(ReadAhead::automatic);
+  EXPECT_EQ(light_read_ahead(), !zen) << vendor << " family " << family;
 }
 
 // A batch long enough to be split into token chunks (AVX-512: 8 tiles of 8 tokens a chunk at 8192
