@@ -1,5 +1,6 @@
-// cpuid leaf 0 (vendor), leaf 1 (family; AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512 F/BW/VL/VNNI), leaf 7.1
-// (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2) and ZMM/opmask (bits 5-7) state the OS saves.
+// cpuid leaf 0 (vendor), leaf 1 (family; AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512
+// F/BW/VL/VNNI), leaf 7.1 (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2) and ZMM/opmask (bits
+// 5-7) state the OS saves. Also the choice of light_read_ahead() (quant.h), made from the vendor.
 #include "cpu_features.h"
 
 #include <atomic>

@@ -53,9 +53,10 @@ inline __m512 f16x16(const uint8_t* p) {
 // (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
 // packed_bench; docs/bench/cpu.md).
 // Q8_0 and Q4_0 also have a pass without it (kReadAhead false), run where light_read_ahead()
-// (quant.h) says: on AMD Zen. Random Llama-3.2-1B, tokens alternating in one run, without/with:
-// Zen 5 Q8_0 0.81-0.93, Q4_0 0.90-0.95; the H200 host's Xeon Q8_0 1.03-1.08, Q4_0 1.20. Q5_0
-// measured level on Zen 5 and 1.17 on the Xeon, the K-quants 1.1-1.8 on Zen 5: they keep it.
+// (quant.h) says: on AMD Zen. Random Llama-3.2-1B, token time without/with, tokens alternating in
+// one run, 1 and 2 threads: Zen 5 Q8_0 0.78-0.95, the Q4_0 file (its output is Q8_0) 0.90-0.94;
+// the H200 host's Xeon, 1 and 4 threads, Q8_0 0.97-1.03, the Q4_0 file 1.20-1.27. Q5_0 measured
+// level on Zen 5 and 1.16-1.19 on the Xeon, the K-quants 1.1-1.8 on Zen 5: they keep it.
 // docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
 constexpr size_t kAhead = 8192;
 template <int T, int kLines, int kParts>
@@ -232,7 +233,9 @@ struct Q8_0 {
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         // the pair's 1088 bytes over its 16 quad vectors
-        if constexpr (kReadAhead) prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
+        if constexpr (kReadAhead) {
+          prefetch_part<T, 17, 16>(g + at.scales - 32 * (b % 2), 8 * static_cast<int>(b % 2) + j);
+        }
         dot_step<T>(p, p2, j & 1, load64(wb + 64 * j), quad<T>(a, b, j));
       }
       join<T>(p, p2);
@@ -259,7 +262,9 @@ struct Q45_0 {
       if constexpr (kFive) hb = load64(g + at.extra);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        if constexpr (kReadAhead) prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);  // 704 or 576 B
+        if constexpr (kReadAhead) {  // the pair's 704 or 576 bytes
+          prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);
+        }
         const __m512i raw = load64(wb + 64 * k);
         __m512i lo = _mm512_and_si512(raw, m4);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
