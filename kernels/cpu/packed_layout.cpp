@@ -43,32 +43,29 @@ void pack_q8_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
   }
 }
 
-void pack_q4_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
+// Q4_0 / Q5_0 (kMin false) and Q4_1 / Q5_1 (kMin true: the block's fp16 min m after d in the
+// file, first in the extra bytes here): scales, [mins,] [fifth bits,] nibble vectors.
+template <bool kFive, bool kMin>
+void pack_q45_01(const uint8_t* const* rows, size_t nb, uint8_t* g) {
+  constexpr size_t kHead = kMin ? 4 : 2, kIn = kHead + (kFive ? 4 : 0) + 16;  // the file's block
+  constexpr size_t kMins = kMin ? 32 : 0;                                   // extra: mins first
   for (size_t b = 0; b < nb; ++b) {
-    const BlockAt at = block_at(b, nb, 0, 256);
+    const BlockAt at = block_at(b, nb, kMins + (kFive ? 64 : 0), 256);
     for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + 18 * b;
+      const uint8_t* blk = rows[r] + kIn * b;
       std::memcpy(g + at.scales + 2 * r, blk, 2);
-      for (size_t k = 0; k < 4; ++k) std::memcpy(g + at.quants + 64 * k + 4 * r, blk + 2 + 4 * k, 4);
-    }
-  }
-}
-
-void pack_q5_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
-  for (size_t b = 0; b < nb; ++b) {
-    const BlockAt at = block_at(b, nb, 64, 256);
-    for (size_t r = 0; r < kRows; ++r) {
-      const uint8_t* blk = rows[r] + 22 * b;
-      std::memcpy(g + at.scales + 2 * r, blk, 2);
-      const uint32_t qh = load_u32(blk + 2);
-      for (size_t k = 0; k < 4; ++k) std::memcpy(g + at.quants + 64 * k + 4 * r, blk + 6 + 4 * k, 4);
+      if (kMin) std::memcpy(g + at.extra + 2 * r, blk + 2, 2);
+      const uint8_t* qs = blk + kIn - 16;
+      for (size_t k = 0; k < 4; ++k) std::memcpy(g + at.quants + 64 * k + 4 * r, qs + 4 * k, 4);
+      if (!kFive) continue;
+      const uint32_t qh = load_u32(blk + kHead);
       for (size_t i = 0; i < 4; ++i) {
         uint8_t bits = 0;
         for (size_t k = 0; k < 4; ++k) {
           for (size_t h = 0; h < 2; ++h)
             bits |= static_cast<uint8_t>(((qh >> (16 * h + 4 * k + i)) & 1u) << (2 * k + h));
         }
-        lane_byte(g + at.extra, r, i) = bits;
+        lane_byte(g + at.extra + kMins, r, i) = bits;
       }
     }
   }
@@ -184,6 +181,8 @@ bool layout_has(DType t) {
     case DType::q8_0:
     case DType::q4_0:
     case DType::q5_0:
+    case DType::q4_1:
+    case DType::q5_1:
     case DType::q4_k:
     case DType::q5_k:
     case DType::q6_k:
@@ -221,10 +220,16 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         pack_q8_0(rows, nb, o);
         break;
       case DType::q4_0:
-        pack_q4_0(rows, nb, o);
+        pack_q45_01<false, false>(rows, nb, o);
         break;
       case DType::q5_0:
-        pack_q5_0(rows, nb, o);
+        pack_q45_01<true, false>(rows, nb, o);
+        break;
+      case DType::q4_1:
+        pack_q45_01<false, true>(rows, nb, o);
+        break;
+      case DType::q5_1:
+        pack_q45_01<true, true>(rows, nb, o);
         break;
       case DType::q4_k:
         pack_q45_k<false>(rows, nu, o);

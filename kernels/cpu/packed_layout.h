@@ -8,14 +8,17 @@
 // of the other 15 rows: 64 bytes, lane r (bytes 4r..4r+3) = row r, so one 512-bit vpdpbusd with
 // the token's 4 activation bytes broadcast gives 16 rows' partial sums. Weights are the unsigned
 // operand: Q8_0 quants are stored XOR 0x80 (q + 128), the others keep their unsigned codes.
-//   Blocks of 32 (Q8_0, Q4_0, Q5_0) go in pairs (2b, 2b+1; a last odd block alone), each unit
-//   [its blocks' 16 fp16 scales][Q5_0: its blocks' fifth-bit vectors][its blocks' quant vectors],
-//   so one stream, 64-byte aligned per pair (block_at gives the offsets):
+//   Blocks of 32 (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) go in pairs (2b, 2b+1; a last odd block alone),
+//   each unit [its blocks' 16 fp16 scales][its blocks' extra bytes: Q4_1/Q5_1 16 fp16 mins, then
+//   Q5_0/Q5_1 a fifth-bit vector][its blocks' quant vectors], so one stream, 64-byte aligned per
+//   pair (block_at gives the offsets):
 //   Q8_0: 8 quant vectors a block: quad j = values 32b+4j..+3             — 544 bytes a block
 //   Q4_0: 4 vectors a block: vector k, lane r, byte i = the row's qs[4k+i] as stored (low nibble
 //         value 4k+i, high nibble value 16+4k+i)                           — 288 bytes a block
 //   Q5_0: Q4_0's nibble vectors and 1 vector of fifth bits a block: lane r, byte i, bit 2k+h =
 //         bit 4 of value 16h+4k+i                                          — 352 bytes a block
+//   Q4_1: Q4_0's nibble vectors after 16 fp16 mins (value = d·q + m)       — 320 bytes a block
+//   Q5_1: Q5_0's fifth-bit and nibble vectors after 16 fp16 mins          — 384 bytes a block
 //   Q4_K (per super-block of 256, 2304 bytes): [32 vectors: chunk c (0..3), vector k (0..7),
 //          lane r, byte i = the row's qs[32c+4k+i] (low nibble value 64c+4k+i, high nibble value
 //          64c+32+4k+i)] [16 fp16 d] [16 fp16 dmin] [12 × 16 bytes: byte p of the rows' 12-byte
@@ -53,8 +56,9 @@ constexpr size_t kRows = 16;  // rows per group
 // n_cols is not a multiple of its block.
 size_t group_bytes(DType t, size_t n_cols);
 
-// Where block b (of nb) of a group of a blocks-of-32 type starts: its scales, its extra vector
-// (Q5_0's fifth bits; extra = bytes of it a block, else 0) and its quants (quant = bytes a block).
+// Where block b (of nb) of a group of a blocks-of-32 type starts: its scales, its extra bytes
+// (Q4_1/Q5_1's mins, Q5_0/Q5_1's fifth bits; extra = bytes of them a block, else 0) and its quants
+// (quant = bytes a block).
 struct BlockAt {
   size_t scales, extra, quants;
 };

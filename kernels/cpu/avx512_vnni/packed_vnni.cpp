@@ -52,11 +52,12 @@ inline __m512 f16x16(const uint8_t* p) {
 // prefetch per two lines. Spread, not all at the unit's start: a burst of 53
 // (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
 // packed_bench; docs/bench/cpu.md).
-// Q8_0 and Q4_0 also have a pass without it (kReadAhead false), run where light_read_ahead()
+// Q8_0, Q4_0 and Q4_1 also have a pass without it (kReadAhead false), run where light_read_ahead()
 // (quant.h) says: on AMD Zen. Random Llama-3.2-1B, token time without/with, tokens alternating in
-// one run, 1 and 2 threads: Zen 5 Q8_0 0.78-0.95, the Q4_0 file (its output is Q8_0) 0.90-0.94;
-// the H200 host's Xeon, 1 and 4 threads, Q8_0 0.97-1.03, the Q4_0 file 1.20-1.27. Q5_0 measured
-// level on Zen 5 and 1.16-1.19 on the Xeon, the K-quants 1.1-1.8 on Zen 5: they keep it.
+// one run, 1 and 2 threads: Zen 5 Q8_0 0.78-0.95, the Q4_0 file (its output is Q8_0) 0.90-0.94,
+// Qwen2.5-0.5B Q4_1 (output Q8_0 without on both sides) 0.91-0.99; the H200 host's Xeon, 1 and 4
+// threads, Q8_0 0.97-1.03, the Q4_0 file 1.20-1.27. Q5_0 and Q5_1 measured level on Zen 5 (Q5_0
+// 1.16-1.19 on the Xeon), the K-quants 1.1-1.8 on Zen 5: they keep it.
 // docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
 constexpr size_t kAhead = 8192;
 template <int T, int kLines, int kParts>
@@ -244,27 +245,33 @@ struct Q8_0 {
   }
 };
 
-template <bool kFive, bool kReadAhead = true>
-struct Q45_0 {
+// Q4_0 / Q5_0 (kMin false: codes q + 8 or q + 16, offset from ofs) and Q4_1 / Q5_1 (kMin true:
+// codes q, value d·q + m, so acc += m · dx·s a block, before its scale step).
+template <bool kFive, bool kMin, bool kReadAhead = true>
+struct Q45_01 {
   static constexpr bool kDirect = true;
-  static constexpr int kOfs = 1;
+  static constexpr int kOfs = kMin ? 0 : 1;
   static constexpr int kOfsShift = kFive ? 4 : 3;  // codes are q + 16 (Q5_0) or q + 8 (Q4_0)
+  static constexpr size_t kMins = kMin ? 32 : 0, kExtra = kMins + (kFive ? 64 : 0);  // extra bytes a block
+  static constexpr int kPairLines = static_cast<int>(2 * (32 + kExtra + 256) / 64);  // a pair: 9, 10, 11, 12
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
     for (size_t b = 0; b < a.nb; ++b) {
-      const packed::BlockAt at = packed::block_at(b, a.nb, kFive ? 64 : 0, 256);
+      const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
+      if constexpr (kMin) {
+        const __m512 m = f16x16(g + at.extra);
+        for (int t = 0; t < T; ++t) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.xs[b * T + t]), acc[t]);
+      }
       __m512i p[T], p2[T];
-      start<T, false>(p, p2, a.ofs + b * T);
+      start<T, false>(p, p2, kMin ? nullptr : a.ofs + b * T);
       const uint8_t* wb = g + at.quants;
       const uint8_t* pair = g + at.scales - 32 * (b % 2);
       __m512i hb = _mm512_setzero_si512();
-      if constexpr (kFive) hb = load64(g + at.extra);
+      if constexpr (kFive) hb = load64(g + at.extra + kMins);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        if constexpr (kReadAhead) {  // the pair's 704 or 576 bytes
-          prefetch_part<T, kFive ? 11 : 9, 8>(pair, 4 * static_cast<int>(b % 2) + k);
-        }
+        if constexpr (kReadAhead) prefetch_part<T, kPairLines, 8>(pair, 4 * static_cast<int>(b % 2) + k);
         const __m512i raw = load64(wb + 64 * k);
         __m512i lo = _mm512_and_si512(raw, m4);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
@@ -743,13 +750,23 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     case DType::q4_0:
       if (x.n_tok == 1 && !light_read_ahead()) {
-        decode_k<Q45_0<false, false>>(w, x, y, ldy, row_begin, row_end);
+        decode_k<Q45_01<false, false, false>>(w, x, y, ldy, row_begin, row_end);
       } else {
-        matmul_k<Q45_0<false>>(w, x, y, ldy, row_begin, row_end);
+        matmul_k<Q45_01<false, false>>(w, x, y, ldy, row_begin, row_end);
       }
       return true;
     case DType::q5_0:
-      matmul_k<Q45_0<true>>(w, x, y, ldy, row_begin, row_end);
+      matmul_k<Q45_01<true, false>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::q4_1:
+      if (x.n_tok == 1 && !light_read_ahead()) {
+        decode_k<Q45_01<false, true, false>>(w, x, y, ldy, row_begin, row_end);
+      } else {
+        matmul_k<Q45_01<false, true>>(w, x, y, ldy, row_begin, row_end);
+      }
+      return true;
+    case DType::q5_1:
+      matmul_k<Q45_01<true, true>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q4_k:
       matmul_k<Q45_K<false>>(w, x, y, ldy, row_begin, row_end);

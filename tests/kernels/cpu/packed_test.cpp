@@ -24,8 +24,8 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k,
-                          DType::q2_k};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1,
+                          DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -101,6 +101,12 @@ Matrix random_matrix(DType t, size_t n_rows, size_t n_cols, uint32_t seed) {
         break;
       case DType::q2_k:
         set_f16(p + 80), set_f16(p + 82);
+        break;
+      case DType::q4_1:
+      case DType::q5_1:  // d, then the min m: negative, as a file's usually is (−8·d or so)
+        set_f16(p);
+        set_f16(p + 2);
+        p[3] |= 0x80;
         break;
       default:
         set_f16(p);
@@ -180,14 +186,16 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 24, 64}), 0u) << v << ": rows not a multiple of 16";
     EXPECT_EQ(packed_bytes(WeightView{DType::q8_0, nullptr, 32, 48}), 0u)
         << v << ": columns not a multiple of the block";
-    EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q8_1, nullptr, 32, 64}), 0u) << v << ": a type without a layout";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q4_1, nullptr, 32, 64}), 32u * 40u) << v << ": Q4_1 since session 25";
+    EXPECT_EQ(packed_bytes(WeightView{DType::q5_1, nullptr, 32, 64}), 32u * 48u) << v << ": Q5_1 since session 25";
     EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 32u * 110u)
         << v << ": every packed variant multiplies Q3_K's layout (avx2 and avxvnni since session 6)";
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 2u * 2u * 16u * 84u)
         << v << ": Q2_K packs to 16 x 84 bytes a super-block per 16 rows (session 6)";
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 40, 256}), 0u) << v << ": Q2_K rows not a multiple of 16";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
-    EXPECT_THROW(pack_weights(WeightView{DType::q4_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
+    EXPECT_THROW(pack_weights(WeightView{DType::q8_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
 }
 
@@ -271,7 +279,7 @@ TEST(Packed, GroupLanesAreRows) {
 
 // One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
 // batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), with the light types' read-ahead
-// forced on and off (Q8_0 and Q4_0 then run their other decode pass), and the f32-activation
+// forced on and off (Q8_0, Q4_0 and Q4_1 then run their other decode pass), and the f32-activation
 // overload gives the same bits too.
 TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   VariantGuard guard;
@@ -419,6 +427,12 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
             break;
           case DType::q5_0:
             std::memset(p + 2, 0xFF, 20);
+            break;
+          case DType::q4_1:
+            std::memset(p + 4, 0xFF, 16);
+            break;
+          case DType::q5_1:
+            std::memset(p + 4, 0xFF, 20);
             break;
           case DType::q4_k:
             std::memset(p + 16, 0xFF, 128);

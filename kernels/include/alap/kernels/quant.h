@@ -102,8 +102,8 @@ void force_scalar_kernels(bool on);
 // and benchmarks; not thread-safe.
 bool set_cpu_variant(const char* name);
 
-// Whether the VNNI kernels' one-token products on packed Q8_0 and Q4_0 ask for their bytes ahead
-// in software (prefetch), as every other packed type and the plain AVX2 kernels always do.
+// Whether the VNNI kernels' one-token products on packed Q8_0, Q4_0 and Q4_1 ask for their bytes
+// ahead in software (prefetch), as every other packed type and the plain AVX2 kernels always do.
 // Automatic: off on AMD Zen (family 17h and later; measured on Zen 5, where a token took 5-22%
 // less time without it), on elsewhere (the H200 host's Xeon: 3-36% slower without it).
 // ALAP_CPU_READ_AHEAD=on or off overrides automatic. Results do not depend on it.
