@@ -163,7 +163,13 @@ int main(int argc, char** argv) {
   std::printf("variant %s, %zu prefill tokens, best of %d alternating runs\n", cpu_variant_name(), n_tok, reps);
   Pair pair;
   std::vector<size_t> nts;
-  for (const auto& t : split(threads, ',')) nts.push_back(std::stoul(t));
+  for (const auto& t : split(threads, ',')) {
+    nts.push_back(std::stoul(t));
+    if (nts.back() != 1 && nts.back() != 2) {  // the tool's pair of threads (Pair) and its tables
+      std::fprintf(stderr, "packed_bench: --threads takes 1 and/or 2, not %s\n", t.c_str());
+      return 2;
+    }
+  }
   // The machine's limits, measured before and after the table (best of the two: other work on
   // the machine only lowers them): the probe's int8 dot peak at the variant's width and its read
   // bandwidth, with the same thread count.
