@@ -733,6 +733,14 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   }
 }
 
+// The light types (Q8_0, Q4_0, Q4_1): one token through KQuiet, their pass without the software
+// read-ahead, where light_read_ahead() (quant.h) says so; otherwise K as every type.
+template <class K, class KQuiet>
+void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  if (a.n_tok == 1 && !light_read_ahead()) return decode_k<KQuiet>(w, a, y, ldy, rb, re);
+  matmul_k<K>(w, a, y, ldy, rb, re);
+}
+
 #undef ALAP_INLINE
 
 }  // namespace
@@ -742,28 +750,16 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
   if (x.q == nullptr || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
   switch (w.type) {
     case DType::q8_0:
-      if (x.n_tok == 1 && !light_read_ahead()) {
-        decode_k<Q8_0<false>>(w, x, y, ldy, row_begin, row_end);
-      } else {
-        matmul_k<Q8_0<>>(w, x, y, ldy, row_begin, row_end);
-      }
+      light_k<Q8_0<>, Q8_0<false>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q4_0:
-      if (x.n_tok == 1 && !light_read_ahead()) {
-        decode_k<Q45_01<false, false, false>>(w, x, y, ldy, row_begin, row_end);
-      } else {
-        matmul_k<Q45_01<false, false>>(w, x, y, ldy, row_begin, row_end);
-      }
+      light_k<Q45_01<false, false>, Q45_01<false, false, false>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q5_0:
       matmul_k<Q45_01<true, false>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q4_1:
-      if (x.n_tok == 1 && !light_read_ahead()) {
-        decode_k<Q45_01<false, true, false>>(w, x, y, ldy, row_begin, row_end);
-      } else {
-        matmul_k<Q45_01<false, true>>(w, x, y, ldy, row_begin, row_end);
-      }
+      light_k<Q45_01<false, true>, Q45_01<false, true, false>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q5_1:
       matmul_k<Q45_01<true, true>>(w, x, y, ldy, row_begin, row_end);
