@@ -105,7 +105,7 @@ bool set_cpu_variant(const char* name);
 // Whether the VNNI kernels' one-token products on packed Q8_0, Q4_0 and Q4_1 ask for their bytes
 // ahead in software (prefetch), as every other packed type and the plain AVX2 kernels always do.
 // Automatic: off on AMD Zen (family 17h and later; measured on Zen 5, where a token took 5-22%
-// less time without it), on elsewhere (the H200 host's Xeon: 3-36% slower without it).
+// less time without it), on elsewhere (the H200 host's Xeon: up to 36% slower without it).
 // ALAP_CPU_READ_AHEAD=on or off overrides automatic. Results do not depend on it.
 // docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
 enum class ReadAhead { automatic, on, off };
