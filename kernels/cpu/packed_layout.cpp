@@ -48,9 +48,9 @@ void pack_q8_0(const uint8_t* const* rows, size_t nb, uint8_t* g) {
 template <bool kFive, bool kMin>
 void pack_q45_01(const uint8_t* const* rows, size_t nb, uint8_t* g) {
   constexpr size_t kHead = kMin ? 4 : 2, kIn = kHead + (kFive ? 4 : 0) + 16;  // the file's block
-  constexpr size_t kMins = kMin ? 32 : 0;                                   // extra: mins first
+  constexpr size_t kMins = q45_mins(kMin);                                  // extra: mins first
   for (size_t b = 0; b < nb; ++b) {
-    const BlockAt at = block_at(b, nb, kMins + (kFive ? 64 : 0), 256);
+    const BlockAt at = block_at(b, nb, q45_extra(kFive, kMin), 256);
     for (size_t r = 0; r < kRows; ++r) {
       const uint8_t* blk = rows[r] + kIn * b;
       std::memcpy(g + at.scales + 2 * r, blk, 2);

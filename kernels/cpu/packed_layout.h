@@ -62,6 +62,11 @@ size_t group_bytes(DType t, size_t n_cols);
 struct BlockAt {
   size_t scales, extra, quants;
 };
+
+// Q4_0 / Q5_0 / Q4_1 / Q5_1's extra bytes a block: Q4_1/Q5_1's 16 fp16 mins (q45_mins bytes), then
+// Q5_0/Q5_1's fifth-bit vector (64 bytes).
+constexpr size_t q45_mins(bool min) { return min ? 32 : 0; }
+constexpr size_t q45_extra(bool five, bool min) { return q45_mins(min) + (five ? 64 : 0); }
 inline BlockAt block_at(size_t b, size_t nb, size_t extra, size_t quant) {
   const size_t unit = b / 2 * 2 * (32 + extra + quant);
   const size_t n = b / 2 * 2 + 1 < nb ? 2 : 1, k = b % 2;

@@ -252,7 +252,7 @@ struct Q45_01 {
   static constexpr bool kDirect = true;
   static constexpr int kOfs = kMin ? 0 : 1;
   static constexpr int kOfsShift = kFive ? 4 : 3;  // codes are q + 16 (Q5_0) or q + 8 (Q4_0)
-  static constexpr size_t kMins = kMin ? 32 : 0, kExtra = kMins + (kFive ? 64 : 0);  // extra bytes a block
+  static constexpr size_t kMins = packed::q45_mins(kMin), kExtra = packed::q45_extra(kFive, kMin);
   static constexpr int kPairLines = static_cast<int>(2 * (32 + kExtra + 256) / 64);  // a pair: 9, 10, 11, 12
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
@@ -633,6 +633,12 @@ inline __mmask16 group_mask(size_t g, size_t rb, size_t re) {
   return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
+// ofs words a token of nb blocks (Q6_K: one a half block).
+template <class K>
+constexpr size_t ofs_words(size_t nb) {
+  return K::kOfs == 2 ? 2 * nb : nb;
+}
+
 // One token: its interleaved layout is its own, so only ofs / xs are made.
 template <class K>
 void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
@@ -641,7 +647,7 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   const auto* base = static_cast<const uint8_t*>(w.packed);
   ScratchArray<int32_t> ofs{kScratchOfs};
   ScratchArray<float> xs{kScratchSums};
-  ofs.resize(K::kOfs == 2 ? 2 * nb : nb);
+  ofs.resize(ofs_words<K>(nb));
   xs.resize(nb);
   block_terms<K>(a, 0, nb, ofs.data(), xs.data());
   const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
@@ -654,7 +660,7 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
 template <class K>
 void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
-  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = K::kOfs == 2 ? 2 * nb : nb;
+  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = ofs_words<K>(nb);
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
