@@ -174,6 +174,16 @@ void pack_q2_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
   });
 }
 
+// F16 / BF16: the group's four runs of 4 rows, each run's rows interleaved by 32-byte chunks.
+void pack_h16_fours(const uint8_t* const* rows, size_t row_bytes, uint8_t* g) {
+  for (size_t q = 0; q < kRows / 4; ++q) {
+    uint8_t* run = g + 4 * q * row_bytes;
+    for (size_t s = 0; s < row_bytes / 32; ++s) {
+      for (size_t j = 0; j < 4; ++j) std::memcpy(run + 128 * s + 32 * j, rows[4 * q + j] + 32 * s, 32);
+    }
+  }
+}
+
 }  // namespace
 
 bool layout_has(DType t) {
@@ -188,6 +198,8 @@ bool layout_has(DType t) {
     case DType::q6_k:
     case DType::q3_k:
     case DType::q2_k:
+    case DType::f16:
+    case DType::bf16:
       return true;
     default:
       return false;
@@ -197,7 +209,8 @@ bool layout_has(DType t) {
 size_t group_bytes(DType t, size_t n_cols) {
   if (!layout_has(t)) return 0;
   const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
-  if (n_cols == 0 || n_cols % info.block_elems != 0) return 0;
+  const size_t unit = info.block_elems == 1 ? 16 : info.block_elems;  // F16 / BF16: 16-column chunks
+  if (n_cols == 0 || n_cols % unit != 0) return 0;
   return kRows * dtype_row_bytes(info, n_cols);
 }
 
@@ -245,6 +258,10 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         break;
       case DType::q2_k:
         pack_q2_k(rows, nu, o);
+        break;
+      case DType::f16:
+      case DType::bf16:
+        pack_h16_fours(rows, row_bytes, o);
         break;
       default:
         throw_unsupported("pack_weights", t);

@@ -41,6 +41,11 @@
 //          of value 32j+16y+4z+i (quad 4y+z; vector y is half block 2j+y); after the 8 blocks
 //          [16 × 16 bytes: the file's scale byte n (low nibble scale, high nibble min) of row r at
 //          16n+r] [16 fp16 d] [16 fp16 dmin]
+//   F16 / BF16 (n_cols a multiple of 16; the file's size): not lanes of 16 rows but four runs of
+//          4 rows, rows 4i..4i+3 of the group at 4i·(row bytes), each run 16-column chunks of 32
+//          bytes in turn: chunk s of its row j at 128s + 32j. The one-token product reads four
+//          rows at a time (each row's two FMA chains as in the file's layout, so the same bits):
+//          one stream where the file's rows are four. Read through h16_fours (avx2/avx2_common.h).
 #pragma once
 
 #include <cstddef>
@@ -53,7 +58,7 @@ namespace alap::kernels::packed {
 constexpr size_t kRows = 16;  // rows per group
 
 // Bytes of one group of 16 rows of n_cols values of type t; 0 when t has no packed layout or
-// n_cols is not a multiple of its block.
+// n_cols is not a multiple of its block (of 16 for F16 / BF16).
 size_t group_bytes(DType t, size_t n_cols);
 
 // Where block b (of nb) of a group of a blocks-of-32 type starts: its scales, its extra bytes

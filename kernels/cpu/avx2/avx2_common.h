@@ -62,9 +62,17 @@ inline float h16_at(const uint8_t* p) {
 // stream), at least 8 KiB ahead for short rows. Reading ahead from the group's own start fetched the
 // group's later rows while they were being read: 4096 columns, one thread, cold, on a Zen 5 core
 // 17-19 GB/s, against 25-27 (the read probe's rate) reading the next group.
-inline const char* f16_group_ahead(const uint8_t* w, size_t row_bytes) {
-  return reinterpret_cast<const char*>(w) + std::max<size_t>(4 * row_bytes, 8192);
+// The packed runs of four (H16Rows) are one stream already: 8 KiB past the pass's start.
+inline const char* f16_group_ahead(const uint8_t* w, size_t row_bytes, bool fours) {
+  return reinterpret_cast<const char*>(w) + (fours ? 8192 : std::max<size_t>(4 * row_bytes, 8192));
 }
+// The packed runs read ahead over a call's first kH16Ramp bytes only where light_read_ahead() is
+// off (AMD Zen), all the way where it is on; the file's rows always. Zen 5, one and two threads,
+// tokens alternating in one run (cpu_bench --read-ahead-ab), against reading ahead all the way:
+// none 0.92-0.98 of the time on random Llama-3.2-1B f16 (matrices of 2-32 MB) but 1.09-1.15 on the
+// eval model (0.5-1.4 MB; a call's rows 0.25-0.7 MB), the first 512 KiB 0.95-0.99 and 0.99-1.02.
+// docs/bench/cpu.md, "Packed f16 and bf16 (session 26)".
+constexpr size_t kH16Ramp = size_t{512} << 10;
 
 // One-token (decode) weight products in 256 bits, shared by the AVX2 and AVX-VNNI variants. Each
 // file instantiates them with its integer dot D: D::dot(init, u, s) = init + Σ of 4 adjacent u·s
@@ -93,8 +101,27 @@ float dot_h16_finish(DType t, __m256 a0, __m256 a1, const uint8_t* w, const floa
 // An f16 or bf16 row as f32 (exact).
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
 // Row r of a plain-type matrix (f32, f16, bf16) as f32: the matrix's own row for f32, else the row
-// converted into buf (w.n_cols floats).
+// converted into buf (w.n_cols floats), from the packed runs of four where w has them (H16Rows).
 const float* plain_row(const WeightView& w, size_t r, float* buf);
+
+// Where the f16 / bf16 products read a matrix's rows: the file's (row r at r·row_bytes, its
+// 16-column chunks 32 bytes apart), or the packed layout's runs of four rows (packed_layout.h, F16 /
+// BF16; w.packed set): row r at its run's start + 32·(r mod 4), chunks 128 bytes apart, so four
+// rows read side by side are one stream.
+struct H16Rows {
+  const uint8_t* base;
+  size_t row_bytes;
+  bool fours;
+};
+H16Rows h16_rows(const WeightView& w);
+
+namespace {
+inline const uint8_t* h16_row(const H16Rows& m, size_t r) {
+  return m.fours ? m.base + r / 4 * 4 * m.row_bytes + 32 * (r % 4) : m.base + r * m.row_bytes;
+}
+inline size_t h16_step(const H16Rows& m) { return m.fours ? 128 : 32; }   // chunk s + 1 from chunk s
+inline size_t h16_next(const H16Rows& m) { return m.fours ? 32 : m.row_bytes; }  // row r + 1 from r, in a four
+}  // namespace
 
 namespace {
 namespace dec256 {

@@ -248,43 +248,59 @@ void h16_to_f32(const uint8_t* src, float* dst, size_t n) {
 
 // An f16 or bf16 row dotted with f32 activations, converting as it goes: dot_f32's chains and
 // ending on the exact f32 values, so the same bits as the row converted first (prefill's panels).
+// The row's 16-column chunks are `step` bytes apart (H16Rows); a packed row has no columns after
+// its last chunk (n a multiple of 16), so h16_finish reads none of it.
 template <bool kBf16>
-float dot_h16_f32(const uint8_t* w, const float* x, size_t n) {
+float dot_h16_f32(const uint8_t* w, size_t step, const float* x, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   size_t c = 0;
-  for (; c + 16 <= n; c += 16) {
-    a0 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c), _mm256_loadu_ps(x + c), a0);
-    a1 = _mm256_fmadd_ps(h16x8<kBf16>(w + 2 * c + 16), _mm256_loadu_ps(x + c + 8), a1);
+  for (const uint8_t* p = w; c + 16 <= n; c += 16, p += step) {
+    a0 = _mm256_fmadd_ps(h16x8<kBf16>(p), _mm256_loadu_ps(x + c), a0);
+    a1 = _mm256_fmadd_ps(h16x8<kBf16>(p + 16), _mm256_loadu_ps(x + c + 8), a1);
   }
   return h16_finish<kBf16>(a0, a1, w, x, c, n);
 }
 
-// dot_h16_f32 of four rows (row_bytes apart) at once, each row's two chains and sums exactly as
+// dot_h16_f32 of four rows (`next` bytes apart) at once, each row's two chains and sums exactly as
 // there (bit for bit): x is loaded once per 16 columns for the four, and the 8 chains are
 // independent, so the loop runs at the FMA throughput where one row waits on its FMA latency
-// (one row: ~8 bytes a cycle, ~30 GB/s, under what one core streams).
+// (one row: ~8 bytes a cycle, ~30 GB/s, under what one core streams). `ahead`: the read-ahead
+// pointer (f16_group_ahead), advancing 128 bytes a pass; null: none.
 template <bool kBf16>
-void dot_h16_f32_x4(const uint8_t* w, size_t row_bytes, const float* x, size_t n, float* out) {
+void dot_h16_f32_x4(const uint8_t* w, size_t next, size_t step, const char* ahead, const float* x, size_t n,
+                    float* out) {
   __m256 a[4][2];
   for (auto& r : a) r[0] = r[1] = _mm256_setzero_ps();
-  const char* ahead = f16_group_ahead(w, row_bytes);
   size_t c = 0;
-  for (; c + 16 <= n; c += 16, ahead += 128) {
-    _mm_prefetch(ahead, _MM_HINT_T0);
-    _mm_prefetch(ahead + 64, _MM_HINT_T0);
+  for (const uint8_t* p = w; c + 16 <= n; c += 16, p += step) {
+    if (ahead != nullptr) {
+      _mm_prefetch(ahead, _MM_HINT_T0);
+      _mm_prefetch(ahead + 64, _MM_HINT_T0);
+      ahead += 128;
+    }
     const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
     for (int r = 0; r < 4; ++r) {
-      a[r][0] = _mm256_fmadd_ps(h16x8<kBf16>(w + r * row_bytes + 2 * c), x0, a[r][0]);
-      a[r][1] = _mm256_fmadd_ps(h16x8<kBf16>(w + r * row_bytes + 2 * c + 16), x1, a[r][1]);
+      a[r][0] = _mm256_fmadd_ps(h16x8<kBf16>(p + r * next), x0, a[r][0]);
+      a[r][1] = _mm256_fmadd_ps(h16x8<kBf16>(p + r * next + 16), x1, a[r][1]);
     }
   }
-  for (int r = 0; r < 4; ++r) out[r] = h16_finish<kBf16>(a[r][0], a[r][1], w + r * row_bytes, x, c, n);
+  for (int r = 0; r < 4; ++r) out[r] = h16_finish<kBf16>(a[r][0], a[r][1], w + r * next, x, c, n);
 }
 
+// Rows [r, row_end): four at a time (whole runs of four where the rows are packed), the rest alone.
+// The read-ahead: kH16Ramp.
 template <bool kBf16>
-void decode_h16(const uint8_t* base, size_t row_bytes, const float* x, size_t n, float* y, size_t r, size_t row_end) {
-  for (; r + 4 <= row_end; r += 4) dot_h16_f32_x4<kBf16>(base + r * row_bytes, row_bytes, x, n, y + r);
-  for (; r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(base + r * row_bytes, x, n);
+void decode_h16(const H16Rows& m, const float* x, size_t n, float* y, size_t r, size_t row_end) {
+  const size_t step = h16_step(m), next = h16_next(m);
+  const size_t ramp = !m.fours || light_read_ahead() ? SIZE_MAX : kH16Ramp / m.row_bytes + r;  // rows before it
+  if (m.fours) {
+    for (; r % 4 != 0 && r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(h16_row(m, r), step, x, n);
+  }
+  for (; r + 4 <= row_end; r += 4) {
+    const uint8_t* w = h16_row(m, r);
+    dot_h16_f32_x4<kBf16>(w, next, step, r < ramp ? f16_group_ahead(w, m.row_bytes, m.fours) : nullptr, x, n, y + r);
+  }
+  for (; r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(h16_row(m, r), step, x, n);
 }
 
 // One chain of dot_f32 (half = 0: the first 8 columns of every 16-column step, 1: the last 8) over
@@ -386,12 +402,10 @@ void plain_tiles(const float* const* rows, size_t n_rows, const float* x, size_t
 void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
                   size_t row_end) {
   const size_t n = w.n_cols;
-  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
-  const auto* base = static_cast<const uint8_t*>(w.data);
   size_t r = row_begin;
   if (n_tok == 1 && w.type != DType::f32) {  // decode: convert on the fly, four rows at a time
-    if (w.type == DType::bf16) return decode_h16<true>(base, row_bytes, x, n, y, r, row_end);
-    return decode_h16<false>(base, row_bytes, x, n, y, r, row_end);
+    if (w.type == DType::bf16) return decode_h16<true>(h16_rows(w), x, n, y, r, row_end);
+    return decode_h16<false>(h16_rows(w), x, n, y, r, row_end);
   }
   // Prefill: a panel of rows, each converted once (f16, bf16) and reused by every token. No
   // containers in this file (thread_scratch.h).
@@ -434,10 +448,21 @@ float dot_f32(const float* w, const float* x, size_t n) {
 
 const float* plain_row(const WeightView& w, size_t r, float* buf) {
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), w.n_cols);
-  const uint8_t* src = static_cast<const uint8_t*>(w.data) + r * row_bytes;
-  if (w.type == DType::f32) return reinterpret_cast<const float*>(src);
-  row_to_f32(w.type, src, buf, w.n_cols);
+  if (w.type == DType::f32) return reinterpret_cast<const float*>(static_cast<const uint8_t*>(w.data) + r * row_bytes);
+  const H16Rows m = h16_rows(w);
+  const uint8_t* src = h16_row(m, r);
+  if (!m.fours) {
+    row_to_f32(w.type, src, buf, w.n_cols);
+    return buf;
+  }
+  for (size_t c = 0; c < w.n_cols; c += 16, src += 128) row_to_f32(w.type, src, buf + c, 16);
   return buf;
+}
+
+H16Rows h16_rows(const WeightView& w) {
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), w.n_cols);
+  const bool fours = w.packed != nullptr && (w.type == DType::f16 || w.type == DType::bf16);
+  return H16Rows{static_cast<const uint8_t*>(fours ? w.packed : w.data), row_bytes, fours};
 }
 
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {

@@ -24,10 +24,15 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1,
-                          DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1, DType::q4_k,
+                          DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k, DType::f16,  DType::bf16};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
+
+// F16 / BF16: f32 activations (no int8 blocks), packed in 16-column chunks.
+bool is_h16(DType t) { return t == DType::f16 || t == DType::bf16; }
+// The columns a packed row is a multiple of: the type's block, 16 for F16 / BF16.
+size_t unit_of(DType t) { return is_h16(t) ? 16 : dtype_info(static_cast<uint32_t>(t))->block_elems; }
 
 // The variants with a packed form that this CPU runs.
 std::vector<const char*> packed_variants() {
@@ -82,11 +87,19 @@ Matrix random_matrix(DType t, size_t n_rows, size_t n_cols, uint32_t seed) {
   std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
   m.w.resize(n_rows * m.row_bytes);
   for (auto& b : m.w) b = static_cast<uint8_t>(byte(rng));
+  if (is_h16(t)) {  // normal values (random bytes would hold NaNs and infinities)
+    std::normal_distribution<float> nd(0.0f, 0.05f);
+    for (size_t i = 0; i < n_rows * n_cols; ++i) {
+      const float v = nd(rng);
+      const uint16_t h = t == DType::f16 ? f32_to_fp16(v) : f32_to_bf16(v);
+      std::memcpy(m.w.data() + 2 * i, &h, 2);
+    }
+  }
   auto set_f16 = [&](uint8_t* p) {
     const uint16_t h = f32_to_fp16(scale(rng));
     std::memcpy(p, &h, 2);
   };
-  for (size_t blk = 0; blk < m.w.size() / info.block_bytes; ++blk) {
+  for (size_t blk = 0; !is_h16(t) && blk < m.w.size() / info.block_bytes; ++blk) {
     uint8_t* p = m.w.data() + blk * info.block_bytes;
     switch (t) {
       case DType::q4_k:
@@ -149,6 +162,13 @@ QuantizedActs token_view(const std::vector<float>& x, const Acts& a, size_t tok,
                        n_cols};
 }
 
+// Tokens [tok, tok + nt) as the products take them: a's int8 blocks, or for F16 / BF16 the f32
+// activations alone (as the forward pass gives them).
+QuantizedActs acts_for(DType t, const std::vector<float>& x, const Acts& a, size_t tok, size_t nt, size_t n_cols) {
+  if (is_h16(t)) return QuantizedActs{x.data() + tok * n_cols, nullptr, nullptr, nullptr, nullptr, nt, n_cols};
+  return token_view(x, a, tok, nt, n_cols);
+}
+
 // The tolerance of matmul_test: f32 rounding plus quantising x to int8 blocks of 32, or of 256
 // where the active variant's product on m's packed form reads those (reads_acts_256).
 double tolerance(const Matrix& m, const float* x, size_t r) {
@@ -156,11 +176,11 @@ double tolerance(const Matrix& m, const float* x, size_t r) {
   double mag = 0, actq = 0;
   for (size_t b = 0; b < m.n_cols; b += blk) {
     double amax = 0;
-    for (size_t c = b; c < b + blk; ++c) amax = std::max(amax, double(std::fabs(x[c])));
-    for (size_t c = b; c < b + blk; ++c) {
+    for (size_t c = b; c < std::min(b + blk, m.n_cols); ++c) amax = std::max(amax, double(std::fabs(x[c])));
+    for (size_t c = b; c < std::min(b + blk, m.n_cols); ++c) {
       const double aw = std::fabs(double(m.wf[r * m.n_cols + c]));
       mag += aw * std::fabs(double(x[c]));
-      actq += aw * amax / 127.0 / 2.0;
+      if (!is_h16(m.type)) actq += aw * amax / 127.0 / 2.0;
     }
   }
   return 2e-5 * mag + 1.05 * actq + 1e-6;
@@ -194,7 +214,10 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 2u * 2u * 16u * 84u)
         << v << ": Q2_K packs to 16 x 84 bytes a super-block per 16 rows (session 6)";
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 40, 256}), 0u) << v << ": Q2_K rows not a multiple of 16";
-    EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 0u) << v;
+    EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 32u * 128u) << v << ": F16 since session 26";
+    EXPECT_EQ(packed_bytes(WeightView{DType::bf16, nullptr, 32, 48}), 32u * 96u) << v << ": BF16 too";
+    EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 40}), 0u) << v << ": F16 columns not a multiple of 16";
+    EXPECT_EQ(packed_bytes(WeightView{DType::f32, nullptr, 32, 64}), 0u) << v << ": F32 has no packed form";
     EXPECT_THROW(pack_weights(WeightView{DType::q8_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
 }
@@ -210,7 +233,7 @@ TEST(Packed, MatchesScalarOracle) {
   for (DType t : kPacked) {
     const auto vs = variants_for(variants, t);
     if (vs.empty()) continue;
-    const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
+    const size_t block = unit_of(t);
     for (size_t n_blocks : {size_t{1}, size_t{3}, block == 256 ? size_t{9} : size_t{37}}) {
       const size_t n_cols = block * n_blocks;
       Matrix m = random_matrix(t, n_rows, n_cols, 40 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_blocks));
@@ -257,7 +280,7 @@ TEST(Packed, GroupLanesAreRows) {
     set_cpu_variant(v);
     for (DType t : kPacked) {
       if (!has_packed(v, t)) continue;
-      const size_t n_cols = dtype_info(static_cast<uint32_t>(t))->block_elems * 2;
+      const size_t n_cols = unit_of(t) * 2;
       Matrix m = random_matrix(t, 16, n_cols, 90 + static_cast<uint32_t>(t));
       ASSERT_TRUE(pack(m));
       Matrix s = m;  // rows 3 and 4 swapped in the source, packed again
@@ -279,8 +302,9 @@ TEST(Packed, GroupLanesAreRows) {
 
 // One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
 // batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), with the light types' read-ahead
-// forced on and off (Q8_0, Q4_0 and Q4_1 then run their other decode pass), and the f32-activation
-// overload gives the same bits too.
+// forced on and off (Q8_0, Q4_0, Q4_1 and F16 / BF16 then run their other decode pass), and the
+// f32-activation overload gives the same bits too. F16 / BF16 take f32 activations (no int8 blocks),
+// as the forward pass gives them.
 TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   VariantGuard guard;
   const auto variants = packed_variants();
@@ -291,14 +315,15 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
     set_cpu_variant(v);
     for (DType t : kPacked) {
       if (!has_packed(v, t)) continue;
-      const size_t block = dtype_info(static_cast<uint32_t>(t))->block_elems;
+      const size_t block = unit_of(t);
       for (size_t n_cols : {block, block * (block == 256 ? 7 : 75)}) {
         Matrix m = random_matrix(t, n_rows, n_cols, 200 + static_cast<uint32_t>(t));
         ASSERT_TRUE(pack(m));
         const std::vector<float> x = random_x(n_tok * n_cols, 21);
-        const Acts a = quantise(x, n_tok, n_cols);
+        const Acts a = is_h16(t) ? Acts{} : quantise(x, n_tok, n_cols);
+        auto acts = [&](size_t tok, size_t nt) { return acts_for(t, x, a, tok, nt, n_cols); };
         std::vector<float> all(n_tok * n_rows), plain(n_tok * n_rows);
-        matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), all.data(), n_rows, 0, n_rows);
+        matmul(m.packed(), acts(0, n_tok), all.data(), n_rows, 0, n_rows);
         matmul(m.packed(), x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
         const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols);
         EXPECT_EQ(all, plain) << what;
@@ -308,8 +333,7 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
           std::vector<float> split(n_tok * n_rows, -1.0f);
           for (size_t tok = 0; tok < n_tok; ++tok) {
             for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-              matmul(m.packed(), token_view(x, a, tok, 1, n_cols), split.data() + tok * n_rows, n_rows, cuts[i],
-                     cuts[i + 1]);
+              matmul(m.packed(), acts(tok, 1), split.data() + tok * n_rows, n_rows, cuts[i], cuts[i + 1]);
             }
           }
           EXPECT_EQ(all, split) << what << (ra == ReadAhead::on ? ", read-ahead on" : ", read-ahead off");
@@ -359,17 +383,17 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
     set_cpu_variant(vs[0]);
     ASSERT_TRUE(pack(m)) << name_of(t);
     const std::vector<float> x = random_x(n_tok * n_cols, 33);
-    const Acts a = quantise(x, n_tok, n_cols);
+    const Acts a = is_h16(t) ? Acts{} : quantise(x, n_tok, n_cols);
     std::vector<float> want(n_tok * n_rows);
     force_scalar_kernels(true);
     matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
     for (const char* v : vs) {
       set_cpu_variant(v);
       std::vector<float> batch(n_tok * n_rows), one(n_tok * n_rows);
-      matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), batch.data(), n_rows, 3, n_rows);
-      matmul(m.packed(), token_view(x, a, 0, n_tok, n_cols), batch.data(), n_rows, 0, 3);
+      matmul(m.packed(), acts_for(t, x, a, 0, n_tok, n_cols), batch.data(), n_rows, 3, n_rows);
+      matmul(m.packed(), acts_for(t, x, a, 0, n_tok, n_cols), batch.data(), n_rows, 0, 3);
       for (size_t tok = 0; tok < n_tok; ++tok) {
-        matmul(m.packed(), token_view(x, a, tok, 1, n_cols), one.data() + tok * n_rows, n_rows, 0, n_rows);
+        matmul(m.packed(), acts_for(t, x, a, tok, 1, n_cols), one.data() + tok * n_rows, n_rows, 0, n_rows);
       }
       const std::string what = std::string(v) + " " + name_of(t);
       ASSERT_EQ(batch, one) << what;
@@ -410,7 +434,7 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
   const size_t n_rows = 16;
   for (DType t : kPacked) {
     const auto vs = variants_for(variants, t);
-    if (vs.empty()) continue;
+    if (vs.empty() || is_h16(t)) continue;  // codes: not F16 / BF16
     const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(t));
     const size_t n_cols = info.block_elems * 2;
     Matrix m = random_matrix(t, n_rows, n_cols, 300 + static_cast<uint32_t>(t));
