@@ -200,9 +200,9 @@ uint64_t Model::pack_for_cpu(size_t first_layer, bool output) {
     }
     return false;
   };
-  // Packed where this CPU has a layout for the matrix; otherwise copied as it is (f16/bf16/f32,
-  // Q4_1, Q5_1, every type on the scalar variant, odd row counts), so that it too is streamed from
-  // huge pages.
+  // Packed where this CPU has a layout for the matrix; otherwise copied as it is (f32, the types
+  // without a layout, every type on the scalar variant, row or column counts the layout does not
+  // take), so that it too is streamed from huge pages.
   std::vector<kernels::WeightView*> todo;
   std::vector<bool> packs;
   auto want = [&](kernels::WeightView& v) {

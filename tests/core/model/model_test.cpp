@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -251,6 +252,19 @@ std::vector<float> batch_logits(const Model& m, const std::vector<int32_t>& ids,
   return {out.begin(), out.end()};
 }
 
+// The logits of every step of ids fed one token at a time (decode steps).
+std::vector<float> decode_logits(const Model& m, const std::vector<int32_t>& ids, size_t threads) {
+  KvCache cache(kv_cache_config(m, CacheMode::f16, 16));
+  ThreadPool pool(threads);
+  Forward fwd(m, 8);
+  std::vector<float> all;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto out = fwd.run(cache, pool, std::span<const int32_t>(&ids[i], 1), i, LogitsMode::all);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  return all;
+}
+
 TinySpec packable_spec() {
   TinySpec s;
   s.wtype = kernels::DType::q8_0;
@@ -291,12 +305,12 @@ TEST(ModelPack, PacksEveryCpuMatrixAndKeepsTheLogits) {
   EXPECT_EQ(batch_logits(packed, ids, 1), b);
 }
 
-// Matrices with no packed layout (here f16) are copied as they are into the model's own memory
+// Matrices with no packed layout (here f32) are copied as they are into the model's own memory
 // (which asks for huge pages): the same bytes, so the same logits bit for bit, and a second call
 // finds nothing left to copy.
 TEST(ModelPack, CopiesUnpackableMatricesAsTheyAre) {
   TinySpec s;
-  s.wtype = kernels::DType::f16;
+  s.wtype = kernels::DType::f32;
   s.V = 48;
   const TinyFile tf = test::make_tiny(s);
   ModelOptions off;
@@ -315,6 +329,34 @@ TEST(ModelPack, CopiesUnpackableMatricesAsTheyAre) {
   EXPECT_EQ(copied.pack_for_cpu(0, true), 0u);  // nothing left to copy
   const std::vector<int32_t> ids = {3, 17, 0, 42, 9, 33};
   EXPECT_EQ(batch_logits(plain, ids, 2), batch_logits(copied, ids, 2));
+}
+
+// F16 and BF16 matrices are packed in runs of four rows (one stream for the one-token product);
+// every row keeps the file layout's arithmetic, so the logits are those of the unpacked model bit
+// for bit, with one thread and two, in a batch and token by token.
+TEST(ModelPack, HalfMatricesPackWithTheFileLayoutsBits) {
+  for (kernels::DType t : {kernels::DType::f16, kernels::DType::bf16}) {
+    TinySpec s;
+    s.wtype = t;
+    s.V = 48;
+    const TinyFile tf = test::make_tiny(s);
+    ModelOptions off;
+    off.pack_cpu = false;
+    const Model plain = Model::from_file(tf.to_file(), off);
+    if (kernels::packed_bytes(plain.weights().layers[0].wq) == 0) GTEST_SKIP() << "no packed layout on this CPU";
+    const Model packed = Model::from_file(tf.to_file());
+    for (const LayerWeights& L : packed.weights().layers) {
+      for (const kernels::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+        EXPECT_NE(v->packed, nullptr) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+      }
+    }
+    const std::vector<int32_t> ids = {3, 17, 0, 42, 9, 33};
+    const std::vector<float> want = batch_logits(plain, ids, 1);
+    EXPECT_EQ(batch_logits(packed, ids, 1), want) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+    EXPECT_EQ(batch_logits(packed, ids, 2), want) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+    // Token by token (the one-token products, which read the runs of four).
+    EXPECT_EQ(decode_logits(packed, ids, 2), decode_logits(plain, ids, 2)) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+  }
 }
 
 TEST(ModelPack, PacksOnlyTheLayersAskedForAndCanBeTurnedOff) {
