@@ -100,9 +100,10 @@ float dot_f32_finish(__m256 a0, __m256 a1, const float* w, const float* x, size_
 float dot_h16_finish(DType t, __m256 a0, __m256 a1, const uint8_t* w, const float* x, size_t c, size_t n);
 // An f16 or bf16 row as f32 (exact).
 void row_to_f32(DType t, const uint8_t* src, float* dst, size_t n);
-// Row r of a plain-type matrix (f32, f16, bf16) as f32: the matrix's own row for f32, else the row
-// converted into buf (w.n_cols floats), from the packed runs of four where w has them (H16Rows).
-const float* plain_row(const WeightView& w, size_t r, float* buf);
+// Rows [r, r + m) of a plain-type matrix (f32, f16, bf16) as f32, rows[i] = row r + i: the
+// matrix's own rows for f32, else converted into buf + i·w.n_cols; from the packed runs of four where
+// w has them (H16Rows), each whole run in the panel in one pass over its bytes (one stream).
+void plain_panel(const WeightView& w, size_t r, size_t m, float* buf, const float** rows);
 
 // Where the f16 / bf16 products read a matrix's rows: the file's (row r at r·row_bytes, its
 // 16-column chunks 32 bytes apart), or the packed layout's runs of four rows (packed_layout.h, F16 /

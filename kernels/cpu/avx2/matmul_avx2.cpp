@@ -249,6 +249,17 @@ void fours_row_to_f32(const uint8_t* src, float* dst, size_t n) {
   }
 }
 
+// A whole run of four (rows at dst + k·n, k < 4), reading the run's bytes in order.
+template <bool kBf16>
+void fours_to_f32(const uint8_t* src, float* dst, size_t n) {
+  for (size_t c = 0; c < n; c += 16) {
+    for (size_t k = 0; k < 4; ++k, src += 32) {
+      _mm256_storeu_ps(dst + k * n + c, h16x8<kBf16>(src));
+      _mm256_storeu_ps(dst + k * n + c + 8, h16x8<kBf16>(src + 16));
+    }
+  }
+}
+
 template <bool kBf16>
 void h16_to_f32(const uint8_t* src, float* dst, size_t n) {
   size_t c = 0;
@@ -424,7 +435,7 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
   const float* rows[kMaxPanelRows];
   for (; r < row_end; r += panel) {
     const size_t m = std::min(panel, row_end - r);
-    for (size_t i = 0; i < m; ++i) rows[i] = plain_row(w, r + i, buf + i * n);
+    plain_panel(w, r, m, buf, rows);
     plain_tiles(rows, m, x, n_tok, n, y, ldy, r);
   }
 }
@@ -456,21 +467,30 @@ float dot_f32(const float* w, const float* x, size_t n) {
   return dot_f32_finish(a0, a1, w, x, c, n);
 }
 
-const float* plain_row(const WeightView& w, size_t r, float* buf) {
-  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), w.n_cols);
-  if (w.type == DType::f32) return reinterpret_cast<const float*>(static_cast<const uint8_t*>(w.data) + r * row_bytes);
-  const H16Rows m = h16_rows(w);
-  const uint8_t* src = h16_row(m, r);
-  if (!m.fours) {
-    row_to_f32(w.type, src, buf, w.n_cols);
-    return buf;
+void plain_panel(const WeightView& w, size_t r, size_t m, float* buf, const float** rows) {
+  const size_t n = w.n_cols;
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  if (w.type == DType::f32) {
+    const auto* base = static_cast<const uint8_t*>(w.data);
+    for (size_t i = 0; i < m; ++i) rows[i] = reinterpret_cast<const float*>(base + (r + i) * row_bytes);
+    return;
   }
-  if (w.type == DType::bf16) {
-    fours_row_to_f32<true>(src, buf, w.n_cols);
-  } else {
-    fours_row_to_f32<false>(src, buf, w.n_cols);
+  const H16Rows h = h16_rows(w);
+  const bool bf16 = w.type == DType::bf16;
+  for (size_t i = 0; i < m;) {
+    float* dst = buf + i * n;
+    if (!h.fours) {
+      row_to_f32(w.type, h16_row(h, r + i), dst, n);
+    } else if ((r + i) % 4 == 0 && i + 4 <= m) {  // a whole run: its bytes in order, into 4 rows
+      (bf16 ? fours_to_f32<true> : fours_to_f32<false>)(h16_row(h, r + i), dst, n);
+      for (size_t k = 0; k < 4; ++k) rows[i + k] = dst + k * n;
+      i += 4;
+      continue;
+    } else {
+      (bf16 ? fours_row_to_f32<true> : fours_row_to_f32<false>)(h16_row(h, r + i), dst, n);
+    }
+    rows[i++] = dst;
   }
-  return buf;
 }
 
 H16Rows h16_rows(const WeightView& w) {

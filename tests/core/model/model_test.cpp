@@ -336,6 +336,7 @@ TEST(ModelPack, CopiesUnpackableMatricesAsTheyAre) {
 // for bit, with one thread and two, in a batch and token by token.
 TEST(ModelPack, HalfMatricesPackWithTheFileLayoutsBits) {
   for (kernels::DType t : {kernels::DType::f16, kernels::DType::bf16}) {
+    const char* name = kernels::dtype_info(static_cast<uint32_t>(t))->name;
     TinySpec s;
     s.wtype = t;
     s.V = 48;
@@ -347,15 +348,15 @@ TEST(ModelPack, HalfMatricesPackWithTheFileLayoutsBits) {
     const Model packed = Model::from_file(tf.to_file());
     for (const LayerWeights& L : packed.weights().layers) {
       for (const kernels::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-        EXPECT_NE(v->packed, nullptr) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+        EXPECT_NE(v->packed, nullptr) << name;
       }
     }
     const std::vector<int32_t> ids = {3, 17, 0, 42, 9, 33};
     const std::vector<float> want = batch_logits(plain, ids, 1);
-    EXPECT_EQ(batch_logits(packed, ids, 1), want) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
-    EXPECT_EQ(batch_logits(packed, ids, 2), want) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+    EXPECT_EQ(batch_logits(packed, ids, 1), want) << name;
+    EXPECT_EQ(batch_logits(packed, ids, 2), want) << name;
     // Token by token (the one-token products, which read the runs of four).
-    EXPECT_EQ(decode_logits(packed, ids, 2), decode_logits(plain, ids, 2)) << kernels::dtype_info(static_cast<uint32_t>(t))->name;
+    EXPECT_EQ(decode_logits(packed, ids, 2), decode_logits(plain, ids, 2)) << name;
   }
 }
 
