@@ -106,6 +106,8 @@ bool set_cpu_variant(const char* name);
 // ahead in software (prefetch), as every other packed type and the plain AVX2 kernels always do.
 // Automatic: off on AMD Zen (family 17h and later; measured on Zen 5, where a token took 5-22%
 // less time without it), on elsewhere (the H200 host's Xeon: up to 36% slower without it).
+// Packed F16 and BF16 (every variant) read ahead all the way when on, over a call's first 512 KiB
+// when off (docs/bench/cpu.md, "Packed f16 and bf16 (session 26)").
 // ALAP_CPU_READ_AHEAD=on or off overrides automatic. Results do not depend on it.
 // docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
 enum class ReadAhead { automatic, on, off };
