@@ -45,7 +45,7 @@
 //          4 rows, rows 4i..4i+3 of the group at 4i·(row bytes), each run 16-column chunks of 32
 //          bytes in turn: chunk s of its row j at 128s + 32j. The one-token product reads four
 //          rows at a time (each row's two FMA chains as in the file's layout, so the same bits):
-//          one stream where the file's rows are four. Read through h16_fours (avx2/avx2_common.h).
+//          one stream where the file's rows are four. Read through avx2::H16Rows (avx2/avx2_common.h).
 #pragma once
 
 #include <cstddef>
