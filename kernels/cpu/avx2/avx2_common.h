@@ -122,6 +122,23 @@ inline const uint8_t* h16_row(const H16Rows& m, size_t r) {
 }
 inline size_t h16_step(const H16Rows& m) { return m.fours ? 128 : 32; }   // chunk s + 1 from chunk s
 inline size_t h16_next(const H16Rows& m) { return m.fours ? 32 : m.row_bytes; }  // row r + 1 from r, in a four
+
+// The one-token f16 / bf16 product's walk over rows [r, re), shared by the 256- and 512-bit passes:
+// four at a time (whole runs of four where the rows are packed; rows that cut a run alone), the
+// rest alone. one(r, row) does row r; four(r, row, ahead) rows r..r+3, ahead being the read-ahead
+// pointer (f16_group_ahead) or null: the file's rows always read ahead, the runs as kH16Ramp says.
+template <class One, class Four>
+inline void h16_decode_rows(const H16Rows& m, size_t r, size_t re, One one, Four four) {
+  const size_t ramp = !m.fours || light_read_ahead() ? SIZE_MAX : kH16Ramp / m.row_bytes + r;  // rows before it
+  if (m.fours) {
+    for (; r % 4 != 0 && r < re; ++r) one(r, h16_row(m, r));
+  }
+  for (; r + 4 <= re; r += 4) {
+    const uint8_t* w = h16_row(m, r);
+    four(r, w, r < ramp ? f16_group_ahead(w, m.row_bytes, m.fours) : nullptr);
+  }
+  for (; r < re; ++r) one(r, h16_row(m, r));
+}
 }  // namespace
 
 namespace {

@@ -308,20 +308,13 @@ void dot_h16_f32_x4(const uint8_t* w, size_t next, size_t step, const char* ahea
   for (int r = 0; r < 4; ++r) out[r] = h16_finish<kBf16>(a[r][0], a[r][1], w + r * next, x, c, n);
 }
 
-// Rows [r, row_end): four at a time (whole runs of four where the rows are packed), the rest alone.
-// The read-ahead: kH16Ramp.
+// Rows [r, row_end), walked by h16_decode_rows.
 template <bool kBf16>
 void decode_h16(const H16Rows& m, const float* x, size_t n, float* y, size_t r, size_t row_end) {
   const size_t step = h16_step(m), next = h16_next(m);
-  const size_t ramp = !m.fours || light_read_ahead() ? SIZE_MAX : kH16Ramp / m.row_bytes + r;  // rows before it
-  if (m.fours) {
-    for (; r % 4 != 0 && r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(h16_row(m, r), step, x, n);
-  }
-  for (; r + 4 <= row_end; r += 4) {
-    const uint8_t* w = h16_row(m, r);
-    dot_h16_f32_x4<kBf16>(w, next, step, r < ramp ? f16_group_ahead(w, m.row_bytes, m.fours) : nullptr, x, n, y + r);
-  }
-  for (; r < row_end; ++r) y[r] = dot_h16_f32<kBf16>(h16_row(m, r), step, x, n);
+  h16_decode_rows(
+      m, r, row_end, [&](size_t i, const uint8_t* w) { y[i] = dot_h16_f32<kBf16>(w, step, x, n); },
+      [&](size_t i, const uint8_t* w, const char* ahead) { dot_h16_f32_x4<kBf16>(w, next, step, ahead, x, n, y + i); });
 }
 
 // One chain of dot_f32 (half = 0: the first 8 columns of every 16-column step, 1: the last 8) over
