@@ -114,6 +114,16 @@ inline const DTypeInfo& weight_dtype(const char* where, DType t) {
   return *info;
 }
 
+// The 16 values an IQ4_NL / IQ4_XS code stands for (FORMATS.md §2.9), before the block's scale.
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// IQ4_XS sub-block b's scale (0..7) in units of d: the 6-bit ls minus 32, in [-32, 31].
+inline int iq4_xs_scale(const uint8_t* block, int b) {
+  const int lo = (block[4 + b / 2] >> (4 * (b % 2))) & 0xF;
+  const int hi = (block[2 + b / 4] >> (2 * (b % 4))) & 3;  // scales_h (u16, little-endian): bits 2b, 2b+1
+  return (lo | (hi << 4)) - 32;
+}
+
 inline uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);

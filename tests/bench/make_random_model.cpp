@@ -14,7 +14,8 @@
 // 128, F 8192, V 128256, tied).
 // Types: q8_0 (every matrix) or q4_k (Q4_K where the row length is a multiple of 256, else Q5_0,
 // the fallback llama.cpp uses; token_embd Q6_K or Q8_0); likewise q2_k, q3_k, q5_k, q6_k (Q5_0
-// fallback, token_embd Q6_K) and the blocks of 32 q4_0, q4_1, q5_0, q5_1 (every matrix; token_embd Q8_0);
+// fallback, token_embd Q6_K), iq4_xs (IQ4_NL fallback, as llama-quantize's IQ4_XS mix; token_embd Q6_K or
+// Q8_0) and the blocks of 32 q4_0, q4_1, q5_0, q5_1, iq4_nl (every matrix; token_embd Q8_0);
 // f16 and bf16 (every matrix and token_embd, as a converter's unquantised file). To keep making a 1B model fast, each
 // matrix's rows are drawn from a pool of 97 distinct random quantised rows (the bytes a forward
 // pass reads are as many as in a real model; only their variety is smaller).
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b|smollm2-1.7b|qwen2.5-1.5b|llama3.2-3b "
                  "TYPE OUT.gguf\n"
-                         "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k f16 bf16\n");
+                         "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k f16 bf16 iq4_nl iq4_xs\n");
     return 2;
   }
   const std::string which = argv[1], type = argv[2];
@@ -103,18 +104,21 @@ int main(int argc, char** argv) {
     DType t;
   } kTypes[] = {{"q8_0", DType::q8_0}, {"q4_0", DType::q4_0}, {"q4_1", DType::q4_1}, {"q5_0", DType::q5_0},
                 {"q5_1", DType::q5_1}, {"q2_k", DType::q2_k}, {"q3_k", DType::q3_k}, {"q4_k", DType::q4_k},
-                {"q5_k", DType::q5_k}, {"q6_k", DType::q6_k}, {"f16", DType::f16},  {"bf16", DType::bf16}};
+                {"q5_k", DType::q5_k}, {"q6_k", DType::q6_k}, {"f16", DType::f16},  {"bf16", DType::bf16},
+                {"iq4_nl", DType::iq4_nl}, {"iq4_xs", DType::iq4_xs}};
   DType main_type = DType::f32;
   for (const auto& e : kTypes) {
     if (type == e.name) main_type = e.t;
   }
   if (main_type == DType::f32) {
-    std::fprintf(stderr, "make_random_model: unknown type %s (q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k f16 bf16)\n",
+    std::fprintf(stderr, "make_random_model: unknown type %s (q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k f16 bf16 "
+                 "iq4_nl iq4_xs)\n",
                  type.c_str());
     return 2;
   }
   const bool k_quant = kernels::dtype_info(static_cast<uint32_t>(main_type))->block_elems == 256;
-  auto mat_type = [&](int64_t cols) { return !k_quant || cols % 256 == 0 ? main_type : DType::q5_0; };
+  const DType fallback = main_type == DType::iq4_xs ? DType::iq4_nl : DType::q5_0;
+  auto mat_type = [&](int64_t cols) { return !k_quant || cols % 256 == 0 ? main_type : fallback; };
   std::mt19937 rng(42);
   gguf::Writer w;
   const std::string A = s.arch + ".";

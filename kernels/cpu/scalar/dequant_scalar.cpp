@@ -146,6 +146,26 @@ void deq_q6_k(const uint8_t* b, float* y) {  // 210 bytes: ql[128], qh[64], sc[1
   }
 }
 
+void deq_iq4_nl(const uint8_t* b, float* y) {  // 18 bytes: d, qs[16]; codes index kIq4Values
+  const float d = load_f16(b);
+  const uint8_t* qs = b + 2;
+  for (int j = 0; j < 16; ++j) {
+    y[j] = d * static_cast<float>(kIq4Values[qs[j] & 0xF]);
+    y[j + 16] = d * static_cast<float>(kIq4Values[qs[j] >> 4]);
+  }
+}
+
+void deq_iq4_xs(const uint8_t* b, float* y) {  // 136 bytes: d, scales_h (u16), scales_l[4], qs[128]
+  const float d = load_f16(b);
+  for (size_t e = 0; e < kQK; ++e) {
+    const int sub = static_cast<int>(e / 32), l = static_cast<int>(e % 32);
+    const uint8_t byte = b[8 + 16 * sub + l % 16];
+    const int code = l < 16 ? (byte & 0xF) : (byte >> 4);
+    const float dl = d * static_cast<float>(iq4_xs_scale(b, sub));
+    y[e] = dl * static_cast<float>(kIq4Values[code]);
+  }
+}
+
 template <void (*Block)(const uint8_t*, float*)>
 void deq_blocks(const void* src, float* dst, size_t n, size_t block_elems, size_t block_bytes) {
   const auto* p = static_cast<const uint8_t*>(src);
@@ -185,6 +205,8 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n) {
     case DType::q4_k: return deq_blocks<deq_q4_k>(src, dst, n, be, bb);
     case DType::q5_k: return deq_blocks<deq_q5_k>(src, dst, n, be, bb);
     case DType::q6_k: return deq_blocks<deq_q6_k>(src, dst, n, be, bb);
+    case DType::iq4_nl: return deq_blocks<deq_iq4_nl>(src, dst, n, be, bb);
+    case DType::iq4_xs: return deq_blocks<deq_iq4_xs>(src, dst, n, be, bb);
     default: throw_unsupported("dequantize_row", t);
   }
 }

@@ -22,7 +22,7 @@ uint16_t to_half(float v, float& stored) {
   return h;
 }
 
-// The element of largest magnitude, with its sign (Q4_0/Q5_0/Q6_K/Q3_K map it to the most negative level).
+// The element of largest magnitude, with its sign (Q4_0/Q5_0/Q6_K/Q3_K/IQ4 map it to the most negative level).
 float signed_absmax(const float* x, size_t n) {
   float best = 0.0f;
   for (size_t i = 0; i < n; ++i) {
@@ -260,6 +260,54 @@ void quant_q6_k(const float* x, uint8_t* b) {
   store_u16(b + 208, dh);
 }
 
+// The IQ4 code whose value (kIq4Values) is nearest v; 8 (value 1) for a zero scale's NaN or infinity.
+int nearest_iq4(float v) {
+  if (!std::isfinite(v)) return 8;
+  int best = 0;
+  for (int c = 1; c < 16; ++c) {
+    if (std::fabs(v - static_cast<float>(kIq4Values[c])) < std::fabs(v - static_cast<float>(kIq4Values[best]))) best = c;
+  }
+  return best;
+}
+
+// 32 values as 16 bytes of codes against the step dl: byte j holds value j (low) and j + 16 (high).
+void pack_iq4_codes(const float* x, float dl, uint8_t* qs) {
+  for (int j = 0; j < 16; ++j) {
+    const int lo = dl != 0.0f ? nearest_iq4(x[j] / dl) : 8;
+    const int hi = dl != 0.0f ? nearest_iq4(x[j + 16] / dl) : 8;
+    qs[j] = static_cast<uint8_t>(lo | (hi << 4));
+  }
+}
+
+// The block's largest magnitude goes to the table's end, -127.
+void quant_iq4_nl(const float* x, uint8_t* b) {
+  float dq;
+  store_u16(b, to_half(signed_absmax(x, 32) / -127.0f, dq));
+  pack_iq4_codes(x, dq, b + 2);
+}
+
+// Each sub-block's own step (its largest magnitude to -127) in whole units of d, the largest of
+// them to -32 (the 6-bit scale's end); the codes then against the stored d * scale.
+void quant_iq4_xs(const float* x, uint8_t* b) {
+  float step[8], widest = 0.0f;
+  for (int s = 0; s < 8; ++s) {
+    step[s] = signed_absmax(x + 32 * s, 32) / -127.0f;
+    if (std::fabs(step[s]) > std::fabs(widest)) widest = step[s];
+  }
+  float dq;
+  store_u16(b, to_half(widest / -32.0f, dq));
+  uint16_t scales_h = 0;
+  std::fill(b + 4, b + 8, uint8_t{0});
+  for (int s = 0; s < 8; ++s) {
+    const int l = dq != 0.0f ? clampi(nearest(step[s] / dq), -32, 31) : 0;
+    const int ls = l + 32;
+    b[4 + s / 2] = static_cast<uint8_t>(b[4 + s / 2] | ((ls & 0xF) << (4 * (s % 2))));
+    scales_h = static_cast<uint16_t>(scales_h | ((ls >> 4) << (2 * s)));
+    pack_iq4_codes(x + 32 * s, dq * static_cast<float>(l), b + 8 + 16 * s);
+  }
+  store_u16(b + 2, scales_h);
+}
+
 template <void (*Block)(const float*, uint8_t*)>
 void quant_blocks(const float* src, void* dst, size_t n, size_t block_elems, size_t block_bytes) {
   auto* p = static_cast<uint8_t*>(dst);
@@ -296,6 +344,8 @@ void quantize_row(DType t, const float* src, void* dst, size_t n) {
     case DType::q4_k: return quant_blocks<quant_q4_k>(src, dst, n, be, bb);
     case DType::q5_k: return quant_blocks<quant_q5_k>(src, dst, n, be, bb);
     case DType::q6_k: return quant_blocks<quant_q6_k>(src, dst, n, be, bb);
+    case DType::iq4_nl: return quant_blocks<quant_iq4_nl>(src, dst, n, be, bb);
+    case DType::iq4_xs: return quant_blocks<quant_iq4_xs>(src, dst, n, be, bb);
     default: throw_unsupported("quantize_row", t);
   }
 }

@@ -17,7 +17,7 @@ namespace {
 
 const DType kAllTypes[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1,
                            DType::q5_0, DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k,
-                           DType::q4_k, DType::q5_k, DType::q6_k};
+                           DType::q4_k, DType::q5_k, DType::q6_k, DType::iq4_nl, DType::iq4_xs};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -160,7 +160,7 @@ TEST(Matmul, RejectsBadArguments) {
                std::invalid_argument);
   EXPECT_THROW(matmul(WeightView{DType::q8_0, p.w.data(), 4, 48}, p.x.data(), 1, y.data(), 4, 0, 4),
                std::invalid_argument);
-  EXPECT_THROW(matmul(WeightView{DType::iq4_xs, p.w.data(), 4, 256}, p.x.data(), 1, y.data(), 4, 0, 4),
+  EXPECT_THROW(matmul(WeightView{DType::iq3_s, p.w.data(), 4, 256}, p.x.data(), 1, y.data(), 4, 0, 4),
                std::invalid_argument);
 }
 

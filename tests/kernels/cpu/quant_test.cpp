@@ -212,6 +212,38 @@ TEST(Dequant, Q6_KSignedScales) {
   EXPECT_EQ(y[16], 0.0f);  // sc[1] = 0
 }
 
+// IQ4_NL: Q4_0's bytes, each code an index into FORMATS.md §2.9's table instead of code - 8.
+TEST(Dequant, Iq4NlCodesIndexTheTable) {
+  std::vector<uint8_t> b(18);
+  put16(b, 0, 0x3800);  // d = 0.5
+  for (int j = 0; j < 16; ++j) b[2 + j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  const auto y = deq(DType::iq4_nl, b, 32);
+  const float table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(y[j], 0.5f * table[j]) << "element " << j;             // low nibbles first
+    EXPECT_EQ(y[j + 16], 0.5f * table[15 - j]) << "element " << j + 16;
+  }
+  EXPECT_EQ(y[0], -63.5f);
+  EXPECT_EQ(y[16], 56.5f);
+}
+
+// IQ4_XS: 6-bit sub-block scales (4 low bits in scales_l, 2 high bits in scales_h) minus 32, and
+// each sub-block's 16 bytes with its first 16 values in the low nibbles.
+TEST(Dequant, Iq4XsSixBitScalesAndSubBlockNibbles) {
+  std::vector<uint8_t> b(136);
+  put16(b, 0, 0x3400);  // d = 0.25
+  put16(b, 2, 0x19AC);  // scales_h: high bits of ls = {0, 63, 32, 33, 16, 47, 31, 1}
+  const uint8_t sl[4] = {0xF0, 0x10, 0xF0, 0x1F};
+  std::memcpy(b.data() + 4, sl, 4);
+  for (int k = 0; k < 128; ++k) b[8 + k] = static_cast<uint8_t>(k);  // sub-block s: codes 0..15, then s
+  const auto y = deq(DType::iq4_xs, b, 256);
+  // scales ls - 32 = {-32, 31, 0, 1, -16, 15, -1, -31}
+  const struct { int e; float y; } table[] = {
+      {0, 1016.0f},   {17, 1016.0f},  {37, -271.25f}, {52, -806.0f},   {71, 0.0f},    {111, 28.25f},
+      {127, -16.25f}, {136, -4.0f},   {176, -131.25f}, {204, -13.25f}, {224, 984.25f}, {255, 77.5f}};
+  for (const auto& row : table) EXPECT_EQ(y[row.e], row.y) << "element " << row.e;
+}
+
 TEST(Dequant, RejectsUnsupportedTypesByName) {
   std::vector<uint8_t> b(292);
   float y[256];
@@ -273,7 +305,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, QuantRoundTrip,
                                            RoundTrip{DType::q4_0, 0.11}, RoundTrip{DType::q4_1, 0.10},
                                            RoundTrip{DType::q6_k, 0.025}, RoundTrip{DType::q5_k, 0.05},
                                            RoundTrip{DType::q4_k, 0.10}, RoundTrip{DType::q3_k, 0.2},
-                                           RoundTrip{DType::q2_k, 0.44}),
+                                           RoundTrip{DType::q2_k, 0.44}, RoundTrip{DType::iq4_nl, 0.11},
+                                           RoundTrip{DType::iq4_xs, 0.11}),
                          [](const auto& info) {
                            return std::string(dtype_info(static_cast<uint32_t>(info.param.type))->name);
                          });
