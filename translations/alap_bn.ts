@@ -404,6 +404,10 @@
         <translation>অন্যান্য</translation>
     </message>
     <message>
+        <source>Alap cannot run this quantisation yet: choose another, such as Q4_K_M or IQ4_XS.</source>
+        <translation>আলাপ এখনো এই কোয়ান্টাইজেশন চালাতে পারে না: অন্য একটি বেছে নিন, যেমন Q4_K_M বা IQ4_XS।</translation>
+    </message>
+    <message>
         <source>Download</source>
         <translation>ডাউনলোড করুন</translation>
     </message>
@@ -1322,6 +1326,10 @@
     <message>
         <source>Could not list the files: %1</source>
         <translation>ফাইলের তালিকা আনা যায়নি: %1</translation>
+    </message>
+    <message>
+        <source>Alap cannot run %1 files yet; nothing was downloaded.</source>
+        <translation>আলাপ এখনো %1 ফাইল চালাতে পারে না; কিছুই ডাউনলোড করা হয়নি।</translation>
     </message>
 </context>
 <context>

@@ -61,7 +61,8 @@ class ModelsControllerTest : public QObject {
     const QByteArray tree = QStringLiteral(
         R"([{"type":"file","path":"README.md","size":10},)"
         R"({"type":"file","path":"tiny-Q4_K_M.gguf","size":4096,"lfs":{"oid":"%1","size":4096}},)"
-        R"({"type":"file","path":"tiny-Q8_0.gguf","size":8192,"lfs":{"oid":"%1","size":8192}}])").arg(m_sha).toUtf8();
+        R"({"type":"file","path":"tiny-Q8_0.gguf","size":8192,"lfs":{"oid":"%1","size":8192}},)"
+        R"({"type":"file","path":"tiny-IQ2_XXS.gguf","size":2048,"lfs":{"oid":"%1","size":2048}}])").arg(m_sha).toUtf8();
     auto& t = m_server.route("/api/models/owner/tiny-GGUF/tree/main");
     t.body = tree;
     t.contentType = "application/json";
@@ -181,10 +182,18 @@ class ModelsControllerTest : public QObject {
     c.openRepository(QStringLiteral("owner/tiny-GGUF"));
     QTRY_VERIFY_WITH_TIMEOUT(!c.listingFiles(), 5000);
     const QVariantList groups = c.fileGroups();
-    QCOMPARE(groups.size(), 2);  // README.md is not a GGUF file
-    QCOMPARE(groups[0].toMap().value(QStringLiteral("quant")).toString(), QStringLiteral("Q4_K_M"));
-    QCOMPARE(groups[0].toMap().value(QStringLiteral("size")).toDouble(), 4096.0);
-    QCOMPARE(groups[1].toMap().value(QStringLiteral("quant")).toString(), QStringLiteral("Q8_0"));
+    QCOMPARE(groups.size(), 3);  // README.md is not a GGUF file
+    QCOMPARE(groups[0].toMap().value(QStringLiteral("quant")).toString(), QStringLiteral("IQ2_XXS"));
+    QCOMPARE(groups[0].toMap().value(QStringLiteral("runnable")).toBool(), false);  // a lattice type Alap refuses
+    QCOMPARE(groups[1].toMap().value(QStringLiteral("quant")).toString(), QStringLiteral("Q4_K_M"));
+    QCOMPARE(groups[1].toMap().value(QStringLiteral("size")).toDouble(), 4096.0);
+    QCOMPARE(groups[1].toMap().value(QStringLiteral("runnable")).toBool(), true);
+    QCOMPARE(groups[2].toMap().value(QStringLiteral("quant")).toString(), QStringLiteral("Q8_0"));
+    // Asked anyway, the unrunnable group downloads nothing and says why.
+    QSignalSpy queued(&c, &ModelsController::downloadQueued);
+    c.downloadGroup(0);
+    QVERIFY(c.notice().contains(QStringLiteral("IQ2_XXS")));
+    QCOMPARE(queued.count(), 0);
   }
 
   void tokenIsWrittenUserOnly() {

@@ -83,10 +83,12 @@ ColumnLayout {
                     wrapMode: Text.WordWrap
                     text: qsTr("%1 · %2 · %3").arg(fileRow.modelData.quant === "" ? qsTr("other") : fileRow.modelData.quant)
                           .arg(fileRow.modelData.name).arg(Qt.locale().formattedDataSize(Number(fileRow.modelData.size), 1))
+                          + (fileRow.modelData.runnable ? "" : "\n"
+                             + qsTr("Alap cannot run this quantisation yet: choose another, such as Q4_K_M or IQ4_XS."))
                 }
                 Button {
                     text: qsTr("Download")
-                    enabled: fileRow.modelData.complete
+                    enabled: fileRow.modelData.complete && fileRow.modelData.runnable
                     onClicked: (fileRow.ListView.view as ModelsListView).models.downloadGroup(fileRow.index)
                 }
             }

@@ -151,7 +151,8 @@ QVariantList ModelsController::fileGroups() const {
                            {QStringLiteral("name"), g.name},
                            {QStringLiteral("size"), double(g.totalSize)},
                            {QStringLiteral("parts"), int(g.files.size())},
-                           {QStringLiteral("complete"), g.complete}});
+                           {QStringLiteral("complete"), g.complete},
+                           {QStringLiteral("runnable"), dl::quantRunnable(g.quant)}});
   }
   return out;
 }
@@ -215,6 +216,10 @@ void ModelsController::openRepository(const QString& repoId) {
 
 void ModelsController::downloadGroup(int index) {
   if (index < 0 || index >= m_groups.size()) return;
+  if (!dl::quantRunnable(m_groups[index].quant)) {  // the pane disables its button; a caller may not
+    setNotice(tr("Alap cannot run %1 files yet; nothing was downloaded.").arg(m_groups[index].quant));
+    return;
+  }
   for (const dl::HfFile& f : m_groups[index].files) enqueue(m_repoId, f);
 }
 

@@ -183,6 +183,14 @@ QString quantFromFileName(const QString& fileName) {
   return found;
 }
 
+bool quantRunnable(const QString& quant) {
+  if (quant.isEmpty()) return true;
+  static const QRegularExpression runnable(
+      QStringLiteral("^(?:F32|F16|BF16|Q[4-5]_[01]|Q8_0|Q[2-8]_K(?:_(?:XL|S|M|L))?|IQ4_(?:NL|XS))$"),
+      QRegularExpression::CaseInsensitiveOption);
+  return runnable.match(quant).hasMatch();
+}
+
 std::pair<int, int> splitFromFileName(const QString& fileName) {
   static const QRegularExpression re(QStringLiteral("-(\\d{5})-of-(\\d{5})\\.gguf$"), QRegularExpression::CaseInsensitiveOption);
   const auto m = re.match(fileName);

@@ -61,6 +61,11 @@ Parsed<QList<HfFile>> parseTree(const QByteArray& json, const HfParseLimits& lim
 
 // "Qwen2.5-7B-Instruct-Q4_K_M.gguf" -> "Q4_K_M"; case-insensitive; "" when none.
 QString quantFromFileName(const QString& fileName);
+// Whether Alap's engine multiplies the weight types a quantisation name stands for: the plain,
+// 32-block, K-quant and IQ4 types (FORMATS.md §2, §3). False for the lattice IQ1/IQ2/IQ3 types,
+// the ternary TQ types, MXFP4 and the retired Q4_0_4_4-style repacks, which it refuses. True for
+// "" (the name does not say): the file is checked once on disk (model_scanner.h).
+bool quantRunnable(const QString& quant);
 // "-00002-of-00005.gguf" -> {2, 5}; {0, 0} when not a split part.
 std::pair<int, int> splitFromFileName(const QString& fileName);
 // GGUF files only, grouped by (quant, split-set name); sorted by quant then name.

@@ -147,6 +147,24 @@ class HfApiTest : public QObject {
     QCOMPARE(quantFromFileName(name), quant);
   }
 
+  void runnableQuantisations_data() {
+    QTest::addColumn<QString>("quant");
+    QTest::addColumn<bool>("runnable");
+    for (const char* q : {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_L",
+                          "Q4_K_M", "q4_k_s", "Q5_K_M", "Q6_K", "Q8_K_XL", "IQ4_NL", "IQ4_XS", ""}) {
+      QTest::newRow(*q != '\0' ? q : "unknown") << QString::fromLatin1(q) << true;
+    }
+    for (const char* q : {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_M", "IQ3_XXS", "IQ3_M", "IQ4_S", "TQ1_0", "TQ2_0", "MXFP4",
+                          "Q4_0_4_4", "Q8_1", "Q6_0"}) {
+      QTest::newRow(q) << QString::fromLatin1(q) << false;
+    }
+  }
+  void runnableQuantisations() {
+    QFETCH(QString, quant);
+    QFETCH(bool, runnable);
+    QCOMPARE(quantRunnable(quant), runnable);
+  }
+
   void groupsByQuantAndSplitSet() {
     const auto r = parseTree(kTree);
     const QList<HfFileGroup> g = groupGgufFiles(*r.value);
