@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(Models, HfConvention, testing::Values(&kLlama3, &kQwen2
 // (FlashAttention's): the fast path's error is at most twice the same-precision reference's,
 // plus 1e-4 for float32 reassociation; and below an absolute cap per type, measured on these
 // shapes: F32 4e-4 and F16 1.5e-3 (fp16 K/V: relative 2^-11 per value; fp16 weights likewise),
-// Q8_0 4e-2 (8-bit weights and 8-bit activations per 32-block), Q4_K 0.4 (4-bit weights: random
+// Q8_0 4e-2 (8-bit weights and 8-bit activations per 32-block), Q4_K, IQ4_NL, IQ4_XS 0.4 (4-bit weights: random
 // uniform weights are the worst case for 4 bits, and four layers compound it; the argmax check
 // below still holds where the reference's top two are apart), k8 1e-2 and k8v8 2e-2.
 class HfReference : public testing::TestWithParam<Case> {};
@@ -251,6 +251,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{&kLlama3, DType::q8_0, alap::CacheMode::f16, 4e-2}, Case{&kQwen2, DType::q8_0, alap::CacheMode::f16, 4e-2},
                     Case{&kQwen3, DType::q8_0, alap::CacheMode::f16, 4e-2}, Case{&kLlama3, DType::q4_k, alap::CacheMode::f16, 0.4},
                     Case{&kQwen2, DType::q4_k, alap::CacheMode::f16, 0.4}, Case{&kQwen3, DType::q4_k, alap::CacheMode::f16, 0.4},
+                    Case{&kLlama3, DType::iq4_xs, alap::CacheMode::f16, 0.4}, Case{&kQwen2, DType::iq4_nl, alap::CacheMode::f16, 0.4},
+                    Case{&kQwen3, DType::iq4_xs, alap::CacheMode::k8, 0.4},
                     Case{&kLlama3, DType::f32, alap::CacheMode::k8, 1e-2}, Case{&kQwen3, DType::f32, alap::CacheMode::k8v8, 2e-2}),
     case_name);
 
