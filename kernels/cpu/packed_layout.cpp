@@ -190,6 +190,7 @@ bool layout_has(DType t) {
   switch (t) {
     case DType::q8_0:
     case DType::q4_0:
+    case DType::iq4_nl:
     case DType::q5_0:
     case DType::q4_1:
     case DType::q5_1:
@@ -233,6 +234,7 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         pack_q8_0(rows, nb, o);
         break;
       case DType::q4_0:
+      case DType::iq4_nl:  // Q4_0's bytes: only the code → value map differs
         pack_q45_01<false, false>(rows, nb, o);
         break;
       case DType::q5_0:

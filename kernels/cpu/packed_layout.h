@@ -8,13 +8,14 @@
 // of the other 15 rows: 64 bytes, lane r (bytes 4r..4r+3) = row r, so one 512-bit vpdpbusd with
 // the token's 4 activation bytes broadcast gives 16 rows' partial sums. Weights are the unsigned
 // operand: Q8_0 quants are stored XOR 0x80 (q + 128), the others keep their unsigned codes.
-//   Blocks of 32 (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) go in pairs (2b, 2b+1; a last odd block alone),
+//   Blocks of 32 (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL) go in pairs (2b, 2b+1; a last odd block alone),
 //   each unit [its blocks' 16 fp16 scales][its blocks' extra bytes: Q4_1/Q5_1 16 fp16 mins, then
 //   Q5_0/Q5_1 a fifth-bit vector][its blocks' quant vectors], so one stream, 64-byte aligned per
 //   pair (block_at gives the offsets):
 //   Q8_0: 8 quant vectors a block: quad j = values 32b+4j..+3             — 544 bytes a block
 //   Q4_0: 4 vectors a block: vector k, lane r, byte i = the row's qs[4k+i] as stored (low nibble
 //         value 4k+i, high nibble value 16+4k+i)                           — 288 bytes a block
+//   IQ4_NL: Q4_0's layout byte for byte (the same block bytes; the codes index kIq4Values)
 //   Q5_0: Q4_0's nibble vectors and 1 vector of fifth bits a block: lane r, byte i, bit 2k+h =
 //         bit 4 of value 16h+4k+i                                          — 352 bytes a block
 //   Q4_1: Q4_0's nibble vectors after 16 fp16 mins (value = d·q + m)       — 320 bytes a block

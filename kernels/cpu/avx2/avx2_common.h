@@ -177,6 +177,16 @@ struct B4_0 {
   static constexpr int kShift = 3;
   static __m256i w(const uint8_t* p) { return nibbles(p + 2); }
 };
+// IQ4_NL: Q4_0's nibbles, each an index into kIq4Values (one vpshufb): signed values, so Q8_0's
+// sign path (|K| <= 127; K + 128 would saturate vpmaddubsw), exact for vpdpbusd too.
+struct BIq4Nl {
+  static constexpr size_t kBytes = 18;
+  static constexpr int kShift = -1;
+  static __m256i w(const uint8_t* p) {
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(k), nibbles(p + 2));
+  }
+};
 struct B5_0 {
   static constexpr size_t kBytes = 22;
   static constexpr int kShift = 4;
@@ -190,7 +200,7 @@ struct B5_0 {
   }
 };
 
-// Q8_0 / Q4_0 / Q5_0 (K = B8_0, B4_0, B5_0), R rows: per group of 8 blocks each row's 8 scales
+// Q8_0 / Q4_0 / Q5_0 / IQ4_NL (K = B8_0, B4_0, B5_0, BIq4Nl), R rows: per group of 8 blocks each row's 8 scales
 // d_b·dx_b in one vector, kept on the stack and broadcast per block from there. Every kernel's pf:
 // prefetch each row's own bytes pf ahead as it goes (0: matvec prefetches whole rows instead).
 template <class D, class K>
@@ -413,6 +423,7 @@ bool decode(const WeightView& w, const QuantizedActs& a, float* y, size_t rb, si
     case DType::q8_0: matvec_rows<Blocks32<D, B8_0>>(2, base, n / 32 * 34, a, y, rb, re); return true;
     case DType::q4_0: matvec_rows<Blocks32<D, B4_0>>(4, base, n / 32 * 18, a, y, rb, re); return true;
     case DType::q5_0: matvec_rows<Blocks32<D, B5_0>>(2, base, n / 32 * 22, a, y, rb, re); return true;
+    case DType::iq4_nl: matvec_rows<Blocks32<D, BIq4Nl>>(4, base, n / 32 * 18, a, y, rb, re); return true;
     case DType::q4_k: matvec_rows<Q45K<D, false>>(2, base, n / 256 * 144, a, y, rb, re); return true;
     case DType::q5_k: matvec_rows<Q45K<D, true>>(2, base, n / 256 * 176, a, y, rb, re); return true;
     case DType::q6_k: {

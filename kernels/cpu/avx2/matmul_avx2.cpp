@@ -1,6 +1,6 @@
-// AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K as
-// integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32;
-// one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
+// AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K,
+// IQ4_NL as integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in
+// f32; one token of Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
 // bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
 // -mf16c; run only after cpuid.
 #include <algorithm>
@@ -53,6 +53,18 @@ float dot_q4_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
     const uint8_t* blk = row + 18 * b;
     const __m256i w = _mm256_sub_epi8(nibbles_lo_hi(blk + 2), _mm256_set1_epi8(8));
     const __m256i p = dot_s8s8(w, load_act(x, b));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
+  }
+  return hsum_ps(acc);
+}
+
+// IQ4_NL: Q4_0's nibbles looked up in kIq4Values (one vpshufb), then the signed dot as Q4_0's.
+float dot_iq4_nl(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 18 * b;
+    const __m256i p = dot_s8s8(_mm256_shuffle_epi8(lut, nibbles_lo_hi(blk + 2)), load_act(x, b));
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(blk) * x.d[b]), acc);
   }
   return hsum_ps(acc);
@@ -520,6 +532,7 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::q8_0: dot = dot_q8_0; break;
     case DType::q4_0: dot = dot_q4_0; break;
     case DType::q5_0: dot = dot_q5_0; break;
+    case DType::iq4_nl: dot = dot_iq4_nl; break;
     case DType::q4_1: dot = dot_q45_1<false>; break;
     case DType::q5_1: dot = dot_q45_1<true>; break;
     case DType::q2_k: dot = dot_q2_k; break;

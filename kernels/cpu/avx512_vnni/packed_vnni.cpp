@@ -290,6 +290,42 @@ struct Q45_01 {
   }
 };
 
+// IQ4_NL: Q4_0's packed nibbles (packed_layout.h), each an index into kIq4Values (FORMATS.md
+// §2.9): one vpshufb a nibble vector looks up K + 128 (1..241, the unsigned operand; vpdpbusd does
+// not saturate), and ofs = −128·s cancels the 128, as for Q8_0's stored q + 128. The sums and f32
+// steps are Q4_0's otherwise.
+template <bool kReadAhead = true>
+struct Iq4Nl {
+  static constexpr bool kDirect = true;
+  static constexpr int kOfs = 1;
+  static constexpr int kOfsShift = 7;
+  static constexpr int kPairLines = 9;  // a pair: 2 · (32 + 256) bytes
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    const __m512i lut = _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));  // K + 128
+    for (size_t b = 0; b < a.nb; ++b) {
+      const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
+      __m512i p[T], p2[T];
+      start<T, false>(p, p2, a.ofs + b * T);
+      const uint8_t* wb = g + at.quants;
+      const uint8_t* pair = g + at.scales - 32 * (b % 2);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        if constexpr (kReadAhead) prefetch_part<T, kPairLines, 8>(pair, 4 * static_cast<int>(b % 2) + j);
+        const __m512i raw = load64(wb + 64 * j);
+        const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
+        const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+        dot_step<T>(p, p2, false, lo, quad<T>(a, b, j));
+        dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + j));
+      }
+      join<T>(p, p2);
+      scale_step<T, false>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+    }
+  }
+};
+
 template <bool kFive>
 struct Q45_K {
   static constexpr bool kDirect = !kFive;  // Q4_K: the tile unpacks its nibbles (measured faster)
@@ -739,7 +775,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   }
 }
 
-// The light types (Q8_0, Q4_0, Q4_1): one token through KQuiet, their pass without the software
+// The light types (Q8_0, Q4_0, Q4_1, IQ4_NL): one token through KQuiet, their pass without the software
 // read-ahead, where light_read_ahead() (quant.h) says so; otherwise K as every type.
 template <class K, class KQuiet>
 void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
@@ -760,6 +796,9 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     case DType::q4_0:
       light_k<Q45_01<false, false>, Q45_01<false, false, false>>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::iq4_nl:
+      light_k<Iq4Nl<>, Iq4Nl<false>>(w, x, y, ldy, row_begin, row_end);
       return true;
     case DType::q5_0:
       matmul_k<Q45_01<true, false>>(w, x, y, ldy, row_begin, row_end);

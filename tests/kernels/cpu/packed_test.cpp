@@ -3,7 +3,7 @@
 // ranges that cut groups of 16, one block and many; one token bit-identical to the same token in
 // a batch (also one long enough for token chunks and column passes); packed_bytes 0 where there
 // is no packed form; the scalar variant ignoring `packed`; extreme codes and activations that
-// would saturate a plain vpmaddubsw (the AVX2 path).
+// would saturate a plain vpmaddubsw (the AVX2 path); IQ4_NL's table exact on integer inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,8 +24,9 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1, DType::q4_k,
-                          DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k, DType::f16,  DType::bf16};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1,
+                          DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k,
+                          DType::f16,  DType::bf16, DType::iq4_nl};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -218,6 +219,9 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::bf16, nullptr, 32, 48}), 32u * 96u) << v << ": BF16 too";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 40}), 0u) << v << ": F16 columns not a multiple of 16";
     EXPECT_EQ(packed_bytes(WeightView{DType::f32, nullptr, 32, 64}), 0u) << v << ": F32 has no packed form";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_nl, nullptr, 32, 64}), 32u * 36u) << v << ": IQ4_NL as Q4_0";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_nl, nullptr, 32, 48}), 0u) << v << ": IQ4_NL's blocks of 32";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 32, 256}), 0u) << v << ": IQ4_XS has none yet";
     EXPECT_THROW(pack_weights(WeightView{DType::q8_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
 }
@@ -449,6 +453,9 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
           case DType::q4_0:
             std::memset(p + 2, 0xFF, 16);
             break;
+          case DType::iq4_nl:  // rows 0..7: code 15 (113; as K + 128, 241), rows 8..15: code 0 (−127)
+            std::memset(p + 2, r < 8 ? 0xFF : 0x00, 16);
+            break;
           case DType::q5_0:
             std::memset(p + 2, 0xFF, 20);
             break;
@@ -502,6 +509,45 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
           }
         }
       }
+    }
+  }
+}
+
+// IQ4_NL on inputs that every path computes exactly: codes at random, scales 0.5, 1 or 2, and
+// integer activations with ±127 in every block (so their int8 blocks are the values, scale 1):
+// each product is a sum of integers times powers of two below 2^24, so each variant's products on
+// the file's layout and on the packed one give the scalar oracle's bits. A wrong table entry, nibble
+// or offset anywhere changes them. 5 blocks (a last odd one in the pairs), 1 and 5 tokens.
+TEST(Packed, Iq4NlMatchesTheOracleExactlyOnIntegers) {
+  VariantGuard guard;
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 32, n_cols = 160;
+  Matrix m = random_matrix(DType::iq4_nl, n_rows, n_cols, 77);
+  std::mt19937 rng(78);
+  const uint16_t scales[3] = {f32_to_fp16(0.5f), f32_to_fp16(1.0f), f32_to_fp16(2.0f)};
+  for (size_t blk = 0; blk < m.w.size() / 18; ++blk) std::memcpy(m.w.data() + 18 * blk, &scales[rng() % 3], 2);
+  for (size_t r = 0; r < n_rows; ++r) {
+    dequantize_row(m.type, m.w.data() + r * m.row_bytes, m.wf.data() + r * n_cols, n_cols);
+  }
+  std::uniform_int_distribution<int> xi(-126, 126);
+  for (size_t n_tok : {size_t{1}, size_t{5}}) {
+    std::vector<float> x(n_tok * n_cols);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t b = i / 32;  // block b's extreme at position b mod 32, its sign alternating
+      x[i] = static_cast<float>(i % 32 == b % 32 ? (b % 2 ? 127 : -127) : xi(rng));
+    }
+    std::vector<float> want(n_tok * n_rows);
+    force_scalar_kernels(true);
+    matmul(m.plain(), x.data(), n_tok, want.data(), n_rows, 0, n_rows);
+    for (const char* v : variants) {
+      set_cpu_variant(v);
+      ASSERT_TRUE(pack(m)) << v;
+      std::vector<float> plain(n_tok * n_rows), packed(n_tok * n_rows);
+      matmul(m.plain(), x.data(), n_tok, plain.data(), n_rows, 0, n_rows);
+      matmul(m.packed(), x.data(), n_tok, packed.data(), n_rows, 0, n_rows);
+      EXPECT_EQ(plain, want) << v << " file layout, n_tok " << n_tok;
+      EXPECT_EQ(packed, want) << v << " packed, n_tok " << n_tok;
     }
   }
 }

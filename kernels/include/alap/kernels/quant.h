@@ -102,8 +102,9 @@ void force_scalar_kernels(bool on);
 // and benchmarks; not thread-safe.
 bool set_cpu_variant(const char* name);
 
-// Whether the VNNI kernels' one-token products on packed Q8_0, Q4_0 and Q4_1 ask for their bytes
-// ahead in software (prefetch), as every other packed type and the plain AVX2 kernels always do.
+// Whether the VNNI kernels' one-token products on packed Q8_0, Q4_0, Q4_1 and IQ4_NL (Q4_0's bytes,
+// which follows Q4_0's choice) ask for their bytes ahead in software (prefetch), as every other
+// packed type and the plain AVX2 kernels always do.
 // Automatic: off on AMD Zen (family 17h and later; measured on Zen 5, where a token took 5-22%
 // less time without it), on elsewhere (the H200 host's Xeon: up to 36% slower without it).
 // Packed F16 and BF16 (every variant) read ahead all the way when on, over a call's first 512 KiB
