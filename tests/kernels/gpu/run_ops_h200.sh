@@ -121,7 +121,7 @@ if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
   cp "$out/bench.log" $b/bench_default.log
   logs="$b/bench_default.log"
   for i in "${!variants[@]}"; do logs="$logs $b/bench_var$i.log"; done
-  awk -F'|' '(/^\| Q|^\| F|^\| BF/) && NF > 12 {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
+  awk -F'|' '(/^\| Q|^\| IQ|^\| F|^\| BF/) && NF > 12 {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
        v[k] = v[k] " " $10} END {for (i = 0; i < n; ++i) print order[i] v[order[i]]}' $logs | tee "$out/summary.txt"
 fi
 echo "done at $(( $(date +%s) - start )) s"
