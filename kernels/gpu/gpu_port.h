@@ -272,6 +272,51 @@ __device__ __forceinline__ int alap_dot4(int a, int b, int c) {
 #endif
 }
 
+// Byte permute: byte i of the result is byte s_i of the 8-byte value y:x (x bytes 0-3, y bytes
+// 4-7), s_i = nibble i of s, which must be 0..7 (bit 3 clear: PRMT would replicate a sign there).
+// CUDA: one PRMT. Elsewhere plain shifts and masks (HIP: for a constant s, clang for gfx1100 forms
+// v_perm_b32 from them by itself; v_perm_b32's own selectors are bytes, not nibbles).
+#if defined(ALAP_GPU_BACKEND_CUDA) && !defined(ALAP_GPU_PLAIN_PERM)
+#define ALAP_GPU_HW_PERM 1
+#endif
+__device__ __forceinline__ uint32_t alap_byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(ALAP_GPU_HW_PERM)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t v = (static_cast<uint64_t>(y) << 32) | x;
+  uint32_t r = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) r |= static_cast<uint32_t>((v >> (8 * ((s >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
+  return r;
+#endif
+}
+
+// A 16-entry byte table applied to the 8 nibbles of v (nibble n = bits 4n..4n+3): byte j of r0 is
+// table[nibble j], byte j of r1 table[nibble 4 + j]; entry e is byte e%4 of t[e/4]. Nibble order,
+// not byte order: a byte's low and high nibble land in adjacent bytes. CUDA: the low 3 bits of each
+// nibble pick from t[0]:t[1] and from t[2]:t[3] (4 PRMTs for 8 nibbles), bit 3 chooses between
+// the two (one PRMT per 4 bytes, selectors j + 4·bit3). Elsewhere (the HIP fallback, and CUDA with
+// ALAP_GPU_PLAIN_PERM, to check it): per nibble a shift of the table half that bit 3 picks.
+__device__ __forceinline__ void alap_lut16_nibbles(uint32_t v, const uint32_t (&t)[4], uint32_t& r0, uint32_t& r1) {
+#if defined(ALAP_GPU_HW_PERM)
+  const uint32_t s = v & 0x77777777u;
+  const uint32_t c = ((v >> 1) & 0x44444444u) | 0x32103210u;  // j + 4·bit3 of nibble j (and 4 + j)
+  r0 = __byte_perm(__byte_perm(t[0], t[1], s), __byte_perm(t[2], t[3], s), c);
+  r1 = __byte_perm(__byte_perm(t[0], t[1], s >> 16), __byte_perm(t[2], t[3], s >> 16), c >> 16);
+#else
+  const uint64_t lo = (static_cast<uint64_t>(t[1]) << 32) | t[0], hi = (static_cast<uint64_t>(t[3]) << 32) | t[2];
+  uint32_t r[2] = {0, 0};
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    const uint32_t e = (v >> (4 * n)) & 0xFu;
+    const uint64_t h = (e & 8u) != 0 ? hi : lo;
+    r[n / 4] |= static_cast<uint32_t>((h >> (8 * (e & 7u))) & 0xFFu) << (8 * (n % 4));
+  }
+  r0 = r[0];
+  r1 = r[1];
+#endif
+}
+
 // Loads of data that other blocks of the same launch wrote (after __threadfence and a counter):
 // served from L2, never from a possibly stale per-multiprocessor cache. CUDA: ld.global.cg; HIP:
 // volatile loads (glc, which bypasses the per-CU cache).

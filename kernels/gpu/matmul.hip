@@ -1,6 +1,7 @@
 // Weight products y = W·x for every weight type of ops.h, and the activation quantiser they share.
 // Quantised types: activations as int8 blocks of 32 (gpu_quantize_act_q8, the CPU's rule), weights
-// unpacked per 32-block (matmul_kernel.h), dot4 into int32, scaled per 16-half in fp32.
+// unpacked per 32-block (matmul_kernel.h), dot4 into int32, scaled per 16-half in fp32. IQ4_NL and
+// IQ4_XS: their 4-bit codes through a 16-entry int8 table (byte permutes, gpu_port.h), then as Q8_0.
 //   decode (1 token): a block of up to 128 threads owns 2-8 rows; each thread takes pieces of 32 or
 //     64 values of the row (matmul_kernel.h), reads them for all its rows straight into registers
 //     and loads their activations once for those rows (matvec_xr_kernel).
@@ -53,6 +54,7 @@ constexpr int xr_rows(uint32_t t) {
   if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
   if (t == kQ5_K32) r = 2;
   if (t == kQ4_K32 || t == kQ6_K32 || t == kQ3_K) r = 4;
+  if (t == kIQ4_NL || t == kIQ4_XS) r = 4;  // as Q4_0 and Q4_K32, their closest kin (not measured)
 #if defined(ALAP_GPU_BACKEND_HIP)
   r = r > 4 ? 4 : r;
 #endif
@@ -99,6 +101,7 @@ __device__ __forceinline__ void xr_piece_rows(const xr_raw<T> (&raw)[R], int k, 
   xr_runs<T>(k, A);
   int xw[4 * NR], nq[NR];
   float xd[NR], xs[NR];
+  [[maybe_unused]] int xn[8];
 #pragma unroll
   for (int i = 0; i < NR; ++i) {
     const int4 q = *reinterpret_cast<const int4*>(x.q + A[i]);
@@ -108,9 +111,12 @@ __device__ __forceinline__ void xr_piece_rows(const xr_raw<T> (&raw)[R], int k, 
     xs[i] = xd[i] * static_cast<float>(sq);
     nq[i] = -xr_offset_of<T>() * sq;
   }
+  if constexpr (T == kIQ4_NL || T == kIQ4_XS) iq4_act_words(xw, xn);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    if constexpr (T == kQ6_K) {
+    if constexpr (T == kIQ4_NL || T == kIQ4_XS) {
+      acc[r] += xr_dot_iq4<T>(raw[r], k, xn, xd[0]);  // one activation block: xd[0] = xd[1]
+    } else if constexpr (T == kQ6_K) {
       acc[r] += xr_dot_q6(raw[r], k, xw, xd, nq);
     } else if constexpr (T == kQ6_K32) {
       acc[r] += xr_dot_q6_32(raw[r], k, xw, xd, nq);
@@ -788,6 +794,8 @@ int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const fl
       case kQ4_K: return launch_matmul<kQ4_K>(a);
       case kQ5_K: return launch_matmul<kQ5_K>(a);
       case kQ6_K: return launch_matmul<kQ6_K>(a);
+      case kIQ4_NL: return launch_matmul<kIQ4_NL>(a);
+      case kIQ4_XS: return launch_matmul<kIQ4_XS>(a);
       default: throw std::invalid_argument("unsupported weight type");
     }
   });

@@ -1,6 +1,7 @@
 // Device side of the weight products and the embedding lookup: per weight type, unpacking of one
 // 32-element block of a GGUF row into 32 small integers w (int8 lanes of 8 words) with a scale a and
-// an offset b per 16-element half, so that W[e] = a[e/16]·w[e] + b[e/16] (FORMATS.md §2), the
+// an offset b per 16-element half, so that W[e] = a[e/16]·w[e] + b[e/16] (FORMATS.md §2; IQ4_NL and
+// IQ4_XS through their code table, §2.9: w the table's int8 value, b = 0), the
 // decode kernel's pieces (32 or 64 values of a row: load, then decode), and the layout of the
 // quantised activations. Not the kernels (matmul.hip) and not the CPU twin
 // (kernels/cpu/scalar/dequant_scalar.cpp, which this follows line by line).
@@ -15,7 +16,7 @@ namespace alap::gpu {
 // ggml type ids (kernels/include/alap/kernels/dtype.h); kernels never include the CPU library.
 enum : uint32_t {
   kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
-  kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30,
+  kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kIQ4_NL = 20, kIQ4_XS = 23, kBF16 = 30,
 };
 
 // Geometry of a weight type: elements and bytes per block (0 for unsupported ids).
@@ -38,6 +39,8 @@ __host__ __device__ constexpr wtype_geom wtype_geometry(uint32_t t) {
     case kQ4_K: return {256, 144};
     case kQ5_K: return {256, 176};
     case kQ6_K: return {256, 210};
+    case kIQ4_NL: return {32, 18};
+    case kIQ4_XS: return {256, 136};
     default: return {0, 0};
   }
 }
@@ -107,7 +110,7 @@ __device__ __forceinline__ void quantize_act_block(const float (&v)[N], bool val
 }
 
 // One 32-element block, unpacked: byte i of w[k] is element 4k + i (unsigned values 0..63, or
-// int8 for Q8_0), W[e] = a[e/16]·w[e] + b[e/16].
+// int8 for Q8_0, IQ4_NL and IQ4_XS), W[e] = a[e/16]·w[e] + b[e/16].
 struct wblock {
   int w[8];
   float a0, a1, b0, b1;
@@ -119,6 +122,31 @@ __device__ __forceinline__ uint32_t ld_u32_a2(const uint8_t* p) { return ld_u16(
 __device__ __forceinline__ uint32_t ld_u32_a4(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 __device__ __forceinline__ float ld_half(const uint8_t* p) { return alap_half_to_float(static_cast<uint16_t>(ld_u16(p))); }
 
+// The IQ4 code table (FORMATS.md §2.9) as int8 lanes: code e is byte e%4 of word e/4. As
+// immediates the compiler keeps it in 4 registers for alap_lut16_nibbles (gpu_port.h).
+__device__ __forceinline__ void iq4_table(uint32_t (&t)[4]) {
+  t[0] = 0xBFAD9881u;  // -127, -104, -83, -65
+  t[1] = 0xF6EADDCFu;  // -49, -35, -22, -10
+  t[2] = 0x26190D01u;  // 1, 13, 25, 38
+  t[3] = 0x71594535u;  // 53, 69, 89, 113
+}
+// The values of the 8 codes of qs word v (bytes 4i..4i+3 of a 16-byte run: low nibbles elements
+// 4i.., high nibbles 16 + 4i..) in byte order: lo = elements 4i..4i+3, hi = 16 + 4i..16 + 4i + 3.
+// The lookup gives nibble order (lo0, hi0, lo1, hi1 | lo2, hi2, lo3, hi3); two permutes sort it.
+__device__ __forceinline__ void iq4_unpack_word(uint32_t v, int& lo, int& hi) {
+  uint32_t t[4], n0, n1;
+  iq4_table(t);
+  alap_lut16_nibbles(v, t, n0, n1);
+  lo = static_cast<int>(alap_byte_perm(n0, n1, 0x6420u));
+  hi = static_cast<int>(alap_byte_perm(n0, n1, 0x7531u));
+}
+// IQ4_XS: the scale of sub-block j, d·(ls − 32) (FORMATS.md §2.9); w0 = d | scales_h << 16, w1 =
+// scales_l[0..3] (the super-block's first 8 bytes): ls's low 4 bits are nibble j of w1.
+__device__ __forceinline__ float iq4xs_scale(uint32_t w0, uint32_t w1, int j) {
+  const uint32_t ls = ((w1 >> (4 * j)) & 0xFu) | (((w0 >> (16 + 2 * j)) & 3u) << 4);
+  return alap_half_to_float(static_cast<uint16_t>(w0 & 0xFFFFu)) * static_cast<float>(static_cast<int>(ls) - 32);
+}
+
 // Bits 4k..4k+3 of `bits` moved to bit `to` of the 4 bytes of a word.
 __device__ __forceinline__ int spread4(uint32_t bits, int to) {
   return static_cast<int>((((bits & 0xFu) * 0x00204081u) & 0x01010101u) << to);  // bit i to bit 8i
@@ -126,7 +154,7 @@ __device__ __forceinline__ int spread4(uint32_t bits, int to) {
 
 // Unpacks 32-block `blk` (elements 32·blk ..) of the row starting at `row`: a row of a 16-byte
 // aligned tensor, or a copy of whole blocks at a 16-byte aligned address. Q4_K/Q5_K load 16 bytes
-// at a time (their blocks are multiples of 16 bytes), Q2_K/Q4_1/Q5_1 4 bytes, the others 2.
+// at a time (their blocks are multiples of 16 bytes), Q2_K/Q4_1/Q5_1/IQ4_XS 4 bytes, the others 2.
 template <uint32_t T>
 __device__ __forceinline__ void unpack_block(const uint8_t* row, int blk, wblock& o) {
   if constexpr (T == kQ4_0 || T == kQ4_1) {
@@ -154,6 +182,23 @@ __device__ __forceinline__ void unpack_block(const uint8_t* row, int blk, wblock
     }
     o.a0 = o.a1 = d;
     o.b0 = o.b1 = T == kQ5_0 ? -16.0f * d : ld_half(p + 2);
+  } else if constexpr (T == kIQ4_NL || T == kIQ4_XS) {
+    // IQ4_NL: Q4_0's bytes, scale d; IQ4_XS: 16 bytes of qs at 8 + 16j of a 136-byte (8-byte
+    // aligned) super-block, scale d·(ls_j − 32). Codes to int8 values by the table, no offset.
+    const uint8_t* p = T == kIQ4_NL ? row + size_t(blk) * 18 : row + size_t(blk / 8) * 136;
+    const int j = blk % 8;
+    const uint8_t* qs = T == kIQ4_NL ? p + 2 : p + 8 + 16 * j;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t v = T == kIQ4_NL ? ld_u32_a2(qs + 4 * k) : ld_u32_a4(qs + 4 * k);
+      iq4_unpack_word(v, o.w[k], o.w[k + 4]);
+    }
+    if constexpr (T == kIQ4_NL) {
+      o.a0 = o.a1 = ld_half(p);
+    } else {
+      o.a0 = o.a1 = iq4xs_scale(ld_u32_a4(p), ld_u32_a4(p + 4), j);
+    }
+    o.b0 = o.b1 = 0.0f;
   } else if constexpr (T == kQ8_0) {
     const uint8_t* p = row + size_t(blk) * 34;
 #pragma unroll
@@ -248,8 +293,9 @@ __device__ __forceinline__ void unpack_block(const uint8_t* row, int blk, wblock
 // A 32-block as that kernel takes it, one fp32 step a block instead of one a 16-half:
 //   - offset types (Q4_0 −8, Q5_0 −16, Q3_K −4, Q6_K −32, whose b is −offset·a): w − offset as
 //     int8 (|w − o| ≤ 32), so the dot carries the offset and b drops out;
-//   - a and b per 32-block (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K): W = a·w + b, a = `a`,
-//     b = `b0` (0 without a min); the kernel sums both halves in one m16n8k32;
+//   - a and b per 32-block (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, IQ4_NL, IQ4_XS): W = a·w + b,
+//     a = `a`, b = `b0` (0 without a min); the kernel sums both halves in one m16n8k32 (IQ4: the
+//     table's int8 values, |I| ≤ 32·127·127 < 2^22);
 //   - Q6_K, Q3_K: int8 scales per 16-half (sc0, sc1) and the super-block's d in `a`: the kernel
 //     weights the two halves' dots by sc in int32, then one conversion and d;
 //   - Q2_K: w·sc per half (≤ 3·15 = 45: the word times sc, no carries), d in `a`, the mins per
@@ -321,8 +367,11 @@ __device__ __forceinline__ void unpack_block_mma(const uint8_t* row, int blk, mb
 // A piece is NR runs of 16 values of one row (run i at value index A[i], a multiple of 16),
 // unpacked into small integers w with a scale a and an offset b per run: Σ over the piece =
 // Σ_i xd_i·(a_i·Σ w·q + b_i·Σ q) with the run's activation block scale xd_i and Σq. Piece k of a row:
-//   32-block types (NR = 2): the 32-block k; Q4_0/Q5_0/Q8_0 read their 2-byte aligned blocks as
-//     aligned words (window_a2), the others through unpack_block;
+//   32-block types (NR = 2): the 32-block k; Q4_0/Q5_0/Q8_0/IQ4_NL read their 2-byte aligned blocks
+//     as aligned words (window_a2), the others through unpack_block;
+//   IQ4_XS (NR = 2): sub-block k%8 of super-block k/8 (values 32k..): its 16 bytes of qs at 8 +
+//     16·(k%8) and the super-block's first 8 bytes (d, scales), as 8-byte loads (136-byte
+//     super-blocks are 8-byte aligned); IQ4_NL and IQ4_XS are dotted by xr_dot_iq4;
 //   Q4_K/Q5_K (NR = 4): sub-blocks 2·pp and 2·pp + 1 of super-block k/4 (pp = k%4): the 32 bytes of
 //     qs at 32·pp (low nibbles: runs 0, 1; high nibbles: runs 2, 3), the 16-byte head (d, dmin,
 //     scales), Q5_K also the 32 bytes of qh: 16-byte aligned loads;
@@ -470,9 +519,13 @@ template <>
 struct xr_raw<kQ3_K> {  // read by xr_dot_q3
   uint32_t hw[6], lw[6], s[4], sh, q;
 };
+template <>
+struct xr_raw<kIQ4_XS> {  // read by xr_dot_iq4
+  uint2 head, q0, q1;
+};
 template <uint32_t T>
 struct xr_raw_words {
-  static constexpr int bb = T == kQ4_0 ? 18 : (T == kQ5_0 ? 22 : 34), nw = (bb + 5) / 4;
+  static constexpr int bb = T == kQ4_0 || T == kIQ4_NL ? 18 : (T == kQ5_0 ? 22 : 34), nw = (bb + 5) / 4;
   uint32_t w[nw];
   uint32_t sh;
 };
@@ -482,6 +535,8 @@ template <>
 struct xr_raw<kQ5_0> : xr_raw_words<kQ5_0> {};
 template <>
 struct xr_raw<kQ8_0> : xr_raw_words<kQ8_0> {};
+template <>
+struct xr_raw<kIQ4_NL> : xr_raw_words<kIQ4_NL> {};  // read by xr_dot_iq4
 
 // N aligned 8-byte words from each of two regions of a row with the same (even) alignment mod 8,
 // from the 8-byte boundary at or below each: words of `lo` into o.lw, of `hi` into o.hw; o.sh and
@@ -566,8 +621,14 @@ __device__ __forceinline__ void xr_load(const uint8_t* row, int k, xr_raw<T>& o)
     } else {
       o.s[3] = ld_u16(p + 108);
     }
-  } else if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0) {
+  } else if constexpr (T == kQ4_0 || T == kQ5_0 || T == kQ8_0 || T == kIQ4_NL) {
     o.sh = window_a2<xr_raw<T>::nw>(row + size_t(k) * xr_raw<T>::bb, o.w);
+  } else if constexpr (T == kIQ4_XS) {
+    const uint8_t* p = row + size_t(k >> 3) * 136;
+    o.head = *reinterpret_cast<const uint2*>(p);
+    const uint2* qs = reinterpret_cast<const uint2*>(p + 8 + 16 * (k & 7));
+    o.q0 = qs[0];
+    o.q1 = qs[1];
   } else {
     unpack_block<T>(row, k, o.u);
   }
@@ -724,6 +785,46 @@ __device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, c
   const int t1 = static_cast<int>(static_cast<int8_t>(r.sc1)) * s1;
   const float d = alap_half_to_float(static_cast<uint16_t>(r.d));
   return d * (xd[0] * static_cast<float>(t0) + xd[1] * static_cast<float>(t1));
+}
+
+// The activation words of a 32-value IQ4 piece (xw: 4 words of values 0..15, then 4 of 16..31) in
+// the nibble order of alap_lut16_nibbles, so that the table's output needs no sorting: word 2i
+// holds values 4i, 16 + 4i, 4i + 1, 16 + 4i + 1, word 2i + 1 the next two pairs. Once a piece, for
+// all its rows.
+__device__ __forceinline__ void iq4_act_words(const int* xw, int (&xn)[8]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    xn[2 * i] = static_cast<int>(alap_byte_perm(uint32_t(xw[i]), uint32_t(xw[4 + i]), 0x5140u));
+    xn[2 * i + 1] = static_cast<int>(alap_byte_perm(uint32_t(xw[i]), uint32_t(xw[4 + i]), 0x7362u));
+  }
+}
+
+// Σ over one IQ4_NL/IQ4_XS piece (32 values, one activation block, one scale): the 4 qs words'
+// codes through the table in nibble order, dotted with iq4_act_words' xn in one int32 chain (|Σ| ≤
+// 32·127·127), then a·(xd·Σ) with a = d (IQ4_NL) or d·(ls − 32) (IQ4_XS). No offset, no Σq term.
+template <uint32_t T>
+__device__ __forceinline__ float xr_dot_iq4(const xr_raw<T>& r, int k, const int* xn, float xd) {
+  uint32_t v[4];
+  float a;
+  if constexpr (T == kIQ4_NL) {
+    v[0] = window_word<2>(r.w, r.sh), v[1] = window_word<6>(r.w, r.sh);
+    v[2] = window_word<10>(r.w, r.sh), v[3] = window_word<14>(r.w, r.sh);
+    a = alap_half_to_float(static_cast<uint16_t>(window_word<0>(r.w, r.sh) & 0xFFFFu));
+  } else {
+    v[0] = r.q0.x, v[1] = r.q0.y, v[2] = r.q1.x, v[3] = r.q1.y;
+    a = iq4xs_scale(r.head.x, r.head.y, k & 7);
+  }
+  uint32_t t[4];
+  iq4_table(t);
+  int s = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    uint32_t n0, n1;
+    alap_lut16_nibbles(v[i], t, n0, n1);
+    s = alap_dot4(static_cast<int>(n0), xn[2 * i], s);
+    s = alap_dot4(static_cast<int>(n1), xn[2 * i + 1], s);
+  }
+  return a * (xd * static_cast<float>(s));
 }
 
 // v as float, exactly for |v| < 2^22, without a conversion instruction: v added to the mantissa

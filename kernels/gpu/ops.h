@@ -59,7 +59,7 @@ int gpu_stream_sync(void* stream);  // waits; reports faults of earlier kernels 
 // ---- weight products -----------------------------------------------------------------------
 
 // Whether weights of ggml type id `dtype` (kernels/include/alap/kernels/dtype.h) can be multiplied:
-// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS.
 int gpu_matmul_supported(uint32_t dtype);
 
 // Bytes of the quantised-activation buffer for n_tokens rows of n_cols (n_cols a multiple of 32).

@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(kThreads) get_rows_kernel(const uint8_t* table
   } else {
     wblock u;
     unpack_block<T>(row, blk, u);  // every lane unpacks the block (cached), keeps its element
-    *dst = wblock_value(u, lane, T == kQ8_0);
+    *dst = wblock_value(u, lane, T == kQ8_0 || T == kIQ4_NL || T == kIQ4_XS);  // int8 lanes
   }
 }
 
@@ -519,6 +519,8 @@ int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, co
       case kQ4_K: launch_get_rows<kQ4_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
       case kQ5_K: launch_get_rows<kQ5_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
       case kQ6_K: launch_get_rows<kQ6_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kIQ4_NL: launch_get_rows<kIQ4_NL>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
+      case kIQ4_XS: launch_get_rows<kIQ4_XS>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
       default: throw std::invalid_argument("unsupported table type");
     }
     ALAP_GPU_CHECK_LAUNCH();

@@ -1,14 +1,16 @@
 // Run-time check of the GPU library's ops.h against the CPU oracle (kernels/cpu: dequantize_row,
-// quantize_activations, quantize_row): the activation quantiser byte for byte, gpu_matmul for all 13
+// quantize_activations, quantize_row): the activation quantiser byte for byte, gpu_matmul for all 15
 // weight types on odd shapes (decode and prefill, beta 0 and 1; quantised prefill through each of its
 // kernels, ALAP_GPU_PREFILL=dot4/mma128/mma64/mma32, bounded and byte for byte where the arithmetic
 // is the same, run_matmul_case), RMSNorm, adds, SwiGLU, RoPE (both
-// layouts, freq factors, freq_scale), get_rows, argmax (ties), the fp16 KV writer, f16 prefill
+// layouts, freq factors, freq_scale), get_rows (and the IQ4 code table on hand-built rows), argmax
+// (ties), the fp16 KV writer, f16 prefill
 // attention, the fused norm/SwiGLU + quantiser calls against the pairs they replace (byte for
 // byte), graph capture/update/replay, the best logits for the sampler (gpu_logits_top, against a
 // stable sort), and the device/memory error paths. Output buffers are
 // NaN-poisoned first. Needs a GPU: exits 77 (ctest: skipped) where none is present. --small: few
-// shapes (compute-sanitizer). --fused: only the fused calls and graphs.
+// shapes (compute-sanitizer). --fused: only the fused calls and graphs. ALAP_TEST_TYPES (type names,
+// e.g. "IQ4_NL,IQ4_XS"): the weight products and get_rows of those types only (a quick run).
 // --bench: decode GB/s of every type at Llama-3-8B sizes (4096 × 4096, 14336 × 4096, 4096 × 14336)
 // against copy bandwidth, prefill rate (512 tokens; quantised types also per prefill kernel, and as
 // % of the H200's int8 tensor peak); --bench-decode: the quantised types' decode only (ALAP_BENCH_TYPES,
@@ -133,6 +135,16 @@ std::vector<uint8_t> make_weights(DType t, int n_rows, int n_cols, std::mt19937&
 
 bool is_plain(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
+// Whether t is in ALAP_TEST_TYPES (a comma-separated list of type names), or that is unset.
+bool type_selected(DType t) {
+  const char* only = std::getenv("ALAP_TEST_TYPES");
+  if (only == nullptr) return true;
+  std::string list(","), key(",");  // appended, not "," + ...: GCC 12's -Wrestrict misfires on that
+  list.append(only).append(",");
+  key.append(tname(t)).append(",");
+  return list.find(key) != std::string::npos;
+}
+
 // The device layout of gpu_quantize_act_q8 (kernels/gpu/matmul_kernel.h): q, d, s16, each 16-aligned.
 struct act_host {
   std::vector<int8_t> q;
@@ -167,6 +179,9 @@ void test_errors(int n_devices) {
   expect(g::gpu_matmul_supported(12) == 1 && g::gpu_matmul_supported(30) == 1 && g::gpu_matmul_supported(16) == 0 &&
              g::gpu_matmul_supported(15) == 0,
          "gpu_matmul_supported");
+  expect(g::gpu_matmul_supported(20) == 1 && g::gpu_matmul_supported(23) == 1 && g::gpu_matmul_supported(21) == 0 &&
+             g::gpu_matmul_supported(22) == 0,
+         "gpu_matmul_supported: IQ4_NL and IQ4_XS, not IQ3_S / IQ2_S");
   expect(g::gpu_matmul(16, p, 4, 256, nullptr, nullptr, 1, nullptr, 0.0f, nullptr) != 0, "unsupported type refused");
   expect(g::gpu_quantize_act_q8(nullptr, nullptr, 1, 33, nullptr) != 0, "n_cols 33 refused");
   expect(g::gpu_act_q8_bytes(2, 33) == 0, "act bytes of a bad width is 0");
@@ -372,9 +387,11 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
 }
 
 void test_matmul(std::mt19937& rng, bool small) {
-  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
-                         DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k};
+  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1,  DType::q5_0,
+                         DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k,  DType::q5_k,
+                         DType::q6_k, DType::iq4_nl, DType::iq4_xs};
   for (DType t : types) {
+    if (!type_selected(t)) continue;
     std::vector<mm_case> cases;
     if (is_plain(t)) {
       cases = {{67, 100, 1}, {67, 512, 3}, {130, 96, 17}, {70, 264, 64}, {130, 512, 100}, {33, 4096, 1}, {5, 33, 2}};
@@ -382,7 +399,7 @@ void test_matmul(std::mt19937& rng, bool small) {
       cases = {{67, 512, 1}, {67, 96, 3}, {130, 288, 17}, {70, 160, 64}, {130, 544, 100}, {129, 96, 65},
                {255, 1056, 33}, {33, 4128, 1}, {5, 96, 1}, {1030, 544, 1}, {2053, 4128, 1}};
     } else {
-      // 4352 = 17 super-blocks: rows of Q2_K, Q3_K, Q6_K are then not multiples of 16 bytes.
+      // 4352 = 17 super-blocks: rows of Q2_K, Q3_K, Q6_K, IQ4_XS are then not multiples of 16 bytes.
       // 8448 columns: Q4_K/Q5_K/Q6_K long-row decode pieces (32 values; matmul.hip), 2-3 a thread.
       // Prefill: rows 129/255 and tokens 65/33 one past / short of the mma kernel's tiles (MR 128,
       // 64, 32 × 64 tokens); 4352 columns also for prefill (Q6_K's int32 block sums near 2^24).
@@ -527,11 +544,56 @@ void test_elementwise(std::mt19937& rng) {
   }
 }
 
+// The IQ4 code table (FORMATS.md §2.9) on hand-built rows, independent of the CPU oracle: d = 1
+// and, for IQ4_XS, every sub-block's ls = 33 (scales_l nibbles 1, scales_h fields 2), so each value
+// is the table's entry itself. Block b's byte j holds codes (j + b) % 16 (low) and (15 − j + 3b) % 16
+// (high): every code in both nibbles, in several positions.
+void test_get_rows_iq4_table() {
+  const int kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  for (DType t : {DType::iq4_nl, DType::iq4_xs}) {
+    if (!type_selected(t)) continue;
+    const int n_cols = 512, n_blk = n_cols / 32;
+    std::vector<uint8_t> w(row_bytes(t, n_cols));
+    std::vector<float> want(n_cols);
+    for (int b = 0; b < n_blk; ++b) {
+      uint8_t* qs;
+      if (t == DType::iq4_nl) {
+        uint8_t* p = w.data() + 18 * b;
+        p[0] = 0x00, p[1] = 0x3C;  // fp16 1.0
+        qs = p + 2;
+      } else {
+        uint8_t* p = w.data() + 136 * (b / 8);
+        p[0] = 0x00, p[1] = 0x3C, p[2] = 0xAA, p[3] = 0xAA;  // d = 1, scales_h: 2 for every sub-block
+        for (int i = 0; i < 4; ++i) p[4 + i] = 0x11;           // scales_l: 1 → ls = 1 | 2 << 4 = 33
+        qs = p + 8 + 16 * (b % 8);
+      }
+      for (int j = 0; j < 16; ++j) {
+        const int lo = (j + b) % 16, hi = (15 - j + 3 * b) % 16;
+        qs[j] = static_cast<uint8_t>(lo | (hi << 4));
+        want[32 * b + j] = float(kValues[lo]);
+        want[32 * b + 16 + j] = float(kValues[hi]);
+      }
+    }
+    const std::vector<int32_t> ids = {0};
+    dbuf dw(w), di(ids), dout(size_t(n_cols) * 4);
+    dout.poison();
+    must(g::gpu_get_rows(static_cast<uint32_t>(t), dw.p, 1, n_cols, di.as<int32_t>(), 1, dout.as<float>(), nullptr),
+         "get_rows iq4 table");
+    std::vector<float> cpu(n_cols);
+    k::dequantize_row(t, w.data(), cpu.data(), n_cols);
+    expect(dout.get<float>() == want, std::string("get_rows ") + tname(t) + ": the code table on a hand-built row");
+    expect(cpu == want, std::string("dequantize_row ") + tname(t) + ": the same hand-built row (the oracle agrees)");
+  }
+}
+
 void test_get_rows(std::mt19937& rng) {
-  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
-                         DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k};
+  test_get_rows_iq4_table();
+  const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1,  DType::q5_0,
+                         DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k,  DType::q5_k,
+                         DType::q6_k, DType::iq4_nl, DType::iq4_xs};
   double worst = 0.0;
   for (DType t : types) {
+    if (!type_selected(t)) continue;
     const int n_rows = 37, n_cols = is_plain(t) ? 100 : (k::dtype_info(static_cast<uint32_t>(t))->block_elems == 32 ? 288 : 512);
     const std::vector<uint8_t> w = make_weights(t, n_rows, n_cols, rng);
     const std::vector<int32_t> ids = {3, 0, 36, 3, -1, 37, 20};
@@ -668,7 +730,8 @@ void bench(bool decode_only) {
   must(g::gpu_stream_create(&stream), "stream");
   std::vector<std::pair<DType, std::pair<int, int>>> shapes;
   for (DType t : {DType::q4_k, DType::q6_k, DType::q5_0, DType::q5_k, DType::q8_0, DType::q4_0, DType::q4_1,
-                  DType::q5_1, DType::q2_k, DType::q3_k, DType::f16, DType::bf16, DType::f32}) {
+                  DType::q5_1, DType::q2_k, DType::q3_k, DType::f16, DType::bf16, DType::f32, DType::iq4_nl,
+                  DType::iq4_xs}) {  // IQ4 last: a timeout (run_ops_h200.sh) cuts them, not the rows before
     if (decode_only && is_plain(t)) continue;
     // ALAP_BENCH_TYPES (type names, e.g. "Q2_K,Q3_K") and ALAP_BENCH_ROWS (14336 or 4096) keep
     // only those (a profiler's run of one product).
@@ -806,7 +869,7 @@ void bench_prefill() {
       for (const shape& sh : engine) runs.push_back({sh, n_tok});
   if (do_types)
     for (DType t : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k,
-                    DType::q4_k, DType::q5_k, DType::q6_k})
+                    DType::q4_k, DType::q5_k, DType::q6_k, DType::iq4_nl, DType::iq4_xs})
       for (auto [r, cc] : {std::pair{4096, 4096}, std::pair{14336, 4096}, std::pair{4096, 14336}})
         runs.push_back({{"8B", t, r, cc}, 512});
   std::mt19937 rng(11);

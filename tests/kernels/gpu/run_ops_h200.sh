@@ -30,7 +30,7 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 start=$(date +%s)
 flags="-std=c++20 -O3 -arch=sm_90 -lineinfo -I. -Ikernels/include -Xcompiler=-Wall,-Wextra -Werror=all-warnings"
-gpu_srcs="attn_k8 attn_k8_prefill kv_k8_store ops_device matmul ops_elementwise attn_f16_prefill"
+gpu_srcs="attn_k8 attn_k8_prefill kv_k8_store ops_device matmul ops_elementwise attn_f16_prefill logits_top"
 for src in $gpu_srcs; do
   $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
 done
@@ -121,7 +121,7 @@ if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
   cp "$out/bench.log" $b/bench_default.log
   logs="$b/bench_default.log"
   for i in "${!variants[@]}"; do logs="$logs $b/bench_var$i.log"; done
-  awk -F'|' '(/^\| Q|^\| F|^\| BF/) && NF > 12 {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
+  awk -F'|' '(/^\| Q|^\| IQ|^\| F|^\| BF/) && NF > 12 {k = $2 "|" $3; gsub(/ /, "", k); if (!(k in seen)) {seen[k] = 1; order[n++] = k}
        v[k] = v[k] " " $10} END {for (i = 0; i < n; ++i) print order[i] v[order[i]]}' $logs | tee "$out/summary.txt"
 fi
 echo "done at $(( $(date +%s) - start )) s"
