@@ -4,11 +4,10 @@
 //   forward_gpu_device probe          prints the device (exit 77 and the reason when there is none)
 //   forward_gpu_device check
 //       random-weight models written in memory (llama with rope_freqs, qwen2 with biases; F16, Q8_0,
-//       Q4_K weights), every cache mode, all layers and 2 of 4 on the GPU: prefill of 100 tokens
-//       in chunks of 32, 16 decode steps, a second turn of 40 tokens, 8 more decode steps (their
-//       first one's graph captured during that prefill); logits against the CPU forward pass
-//       (same mode). ALAP_CHECK_IQ4=1: IQ4_NL and IQ4_XS models too (opt-in while the CPU runs those
-//       types through its scalar oracle on f32 activations, so its limits are not yet tried there).
+//       Q4_K, IQ4_NL, IQ4_XS weights), every cache mode, all layers and 2 of 4 on the GPU: prefill
+//       of 100 tokens in chunks of 32, 16 decode steps, a second turn of 40 tokens, 8 more decode
+//       steps (their first one's graph captured during that prefill); logits against the CPU
+//       forward pass (same mode).
 //       Prints one line per case and exits 1 when a case is outside its limits (kLimit below).
 //   forward_gpu_device bench MODEL.gguf CTX MODE [LAYERS [plain|nofill|plain-nofill]]
 //       fills the cache to CTX − 256 tokens in prefill chunks (the engine's 128) and times it, then
@@ -86,11 +85,7 @@ int check(std::shared_ptr<GpuBackend> gpu) {
   int failures = 0;
   ThreadPool pool(0);
   const std::vector<std::string> archs{"llama", "qwen2"};
-  std::vector<DType> types{DType::f16, DType::q8_0, DType::q4_k};
-  if (const char* e = std::getenv("ALAP_CHECK_IQ4"); e != nullptr && std::string(e) == "1") {
-    types.push_back(DType::iq4_nl);
-    types.push_back(DType::iq4_xs);
-  }
+  const std::vector<DType> types{DType::f16, DType::q8_0, DType::q4_k, DType::iq4_nl, DType::iq4_xs};
   for (const std::string& arch : archs) {
     for (DType t : types) {
       test::TinySpec s;
