@@ -1,6 +1,6 @@
 // AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_XS as
 // integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in f32;
-// one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
+// one token of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K/IQ4_XS through the 256-bit decode paths (avx2_common.h),
 // bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
 // -mf16c; run only after cpuid.
 #include <algorithm>
