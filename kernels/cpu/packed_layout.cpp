@@ -174,6 +174,16 @@ void pack_q2_k(const uint8_t* const* rows, size_t nu, uint8_t* g) {
   });
 }
 
+void pack_iq4_xs(const uint8_t* const* rows, size_t nu, uint8_t* g) {
+  each_block_row<136, 2176>(rows, nu, g, [](uint8_t* o, const uint8_t* blk, size_t r) {
+    for (size_t b = 0; b < 8; ++b) {
+      for (size_t k = 0; k < 4; ++k) std::memcpy(o + 256 * b + 64 * k + 4 * r, blk + 8 + 16 * b + 4 * k, 4);
+    }
+    std::memcpy(o + 2048 + 2 * r, blk, 2);
+    spread_rows(o + 2080, r, blk + 2, 6);
+  });
+}
+
 // F16 / BF16: the group's four runs of 4 rows, each run's rows interleaved by 32-byte chunks.
 void pack_h16_fours(const uint8_t* const* rows, size_t row_bytes, uint8_t* g) {
   for (size_t q = 0; q < kRows / 4; ++q) {
@@ -199,6 +209,7 @@ bool layout_has(DType t) {
     case DType::q6_k:
     case DType::q3_k:
     case DType::q2_k:
+    case DType::iq4_xs:
     case DType::f16:
     case DType::bf16:
       return true;
@@ -260,6 +271,9 @@ void pack(DType t, const void* data, size_t n_rows, size_t n_cols, void* dst) {
         break;
       case DType::q2_k:
         pack_q2_k(rows, nu, o);
+        break;
+      case DType::iq4_xs:
+        pack_iq4_xs(rows, nu, o);
         break;
       case DType::f16:
       case DType::bf16:

@@ -42,6 +42,10 @@
 //          of value 32j+16y+4z+i (quad 4y+z; vector y is half block 2j+y); after the 8 blocks
 //          [16 × 16 bytes: the file's scale byte n (low nibble scale, high nibble min) of row r at
 //          16n+r] [16 fp16 d] [16 fp16 dmin]
+//   IQ4_XS (per super-block, 2176 bytes, the file's own size 16 × 136): [32 vectors: sub-block b
+//          (0..7), vector k (0..3), lane r, byte i = the row's qs[16b+4k+i] (low nibble value
+//          32b+4k+i, high nibble value 32b+16+4k+i)] [16 fp16 d] [6 × 16 bytes: byte p of the rows'
+//          scales_h (p = 0, 1) and scales_l (p = 2..5), row r at 16p+r]
 //   F16 / BF16 (n_cols a multiple of 16; the file's size): not lanes of 16 rows but four runs of
 //          4 rows, rows 4i..4i+3 of the group at 4i·(row bytes), each run 16-column chunks of 32
 //          bytes in turn: chunk s of its row j at 128s + 32j. The one-token product reads four

@@ -358,6 +358,50 @@ struct Q6K {
   }
 };
 
+// IQ4_XS, R rows: per super-block the 8 products d·(ls_j − 32)·dx_j in one vector (the 6-bit ls
+// of all 8 sub-blocks unpacked with two variable shifts); each sub-block's 16 bytes of nibbles
+// through nibbles() and the value table, |K| times x with K's sign (K is never 0): the integers of
+// the row dot and of the tile (whose K + 128 with the −128·Σx offset sums to the same), and their
+// f32 steps in their order.
+template <class D>
+struct IQ4XS {
+  template <int R>
+  static void run(const uint8_t* const* rows, const QuantizedActs& a, float* out, size_t pf) {
+    const size_t nu = a.n_cols / 256;
+    const __m256i values = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    const __m256i lo_shift = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);  // sub-block j: bits 4j.. of scales_l
+    const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);    // and bits 2j.. of scales_h
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    alignas(32) float xs[R][8];
+    for (size_t u = 0; u < nu; ++u) {
+      const size_t b0 = u * 8;
+      const __m256 dx = _mm256_loadu_ps(a.d + b0);
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* up = rows[r] + u * 136;
+        if (pf != 0) prefetch_ahead(up, 136, pf);
+        const __m256i lo = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_u32(up + 4))), lo_shift);
+        const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32(load_u16(up + 2)), hi_shift);
+        const __m256i ls = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(15)),
+                                           _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(3)), 4));
+        const __m256 sc = _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32)));
+        _mm256_store_ps(xs[r], _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(f16_at(up)), sc), dx));
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const size_t b = b0 + static_cast<size_t>(j);
+        const __m256i xq = ld32(a.q + 32 * b);
+        for (int r = 0; r < R; ++r) {
+          const __m256i w = _mm256_shuffle_epi8(values, nibbles(rows[r] + u * 136 + 8 + 16 * j));
+          const __m256i p = D::dot(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
+          acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&xs[r][j]), acc[r]);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = hsum_ps(acc[r]);
+  }
+};
+
 // Rows [rb, re) of the matrix at base, R rows per pass (the rest one at a time). The hardware
 // prefetcher follows one sequential stream but not R rows side by side, so the code asks for the
 // bytes kAheadBytes further on itself (prefetcht0): rows up to kStreamRowBytes as whole rows at the
@@ -431,6 +475,7 @@ bool decode(const WeightView& w, const QuantizedActs& a, float* y, size_t rb, si
       matvec_rows<Q6K<D>>(rb6 <= 2048 ? 2 : 1, base, rb6, a, y, rb, re);
       return true;
     }
+    case DType::iq4_xs: matvec_rows<IQ4XS<D>>(2, base, n / 256 * 136, a, y, rb, re); return true;
     default: return false;
   }
 }

@@ -1,8 +1,8 @@
 // AVX2 + FMA + F16C matmul: F32/F16/BF16 in f32 FMA; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K,
-// IQ4_NL as integer dots (maddubs) of the weight quants with int8 activation blocks of 32, scaled in
-// f32; one token of Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_K/Q5_K/Q6_K through the 256-bit decode paths (avx2_common.h),
-// bit-identical to these row dots. Other types go to the scalar twin. Built only with -mavx2 -mfma
-// -mf16c; run only after cpuid.
+// IQ4_NL, IQ4_XS as integer dots (maddubs) of the weight quants with int8 activation blocks of 32,
+// scaled in f32; one token of Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_K/Q5_K/Q6_K/IQ4_XS through the 256-bit decode
+// paths (avx2_common.h), bit-identical to these row dots. Other types go to the scalar twin. Built
+// only with -mavx2 -mfma -mf16c; run only after cpuid.
 #include <algorithm>
 
 #include "avx2/avx2_common.h"
@@ -230,6 +230,25 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
         const __m256i p = _mm256_madd_epi16(p16, scales);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x.d[b]), acc);
       }
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// IQ4_XS: each sub-block's codes through the value table (vpshufb: K[q], signed, never 0), then
+// |K|·x with K's sign (a pair at most 127·127·2, within vpmaddubsw's s16); d·(ls − 32)·dx in f32.
+float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  const __m256i values = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 136 * sb;
+    const float d = f16_at(blk);
+    for (int j = 0; j < 8; ++j) {
+      const size_t b = 8 * sb + static_cast<size_t>(j);
+      const __m256i w = _mm256_shuffle_epi8(values, nibbles_lo_hi(blk + 8 + 16 * j));
+      const __m256i p = dot_s8s8(w, load_act(x, b));
+      const float dw = d * static_cast<float>(iq4_xs_scale(blk, j));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * x.d[b]), acc);
     }
   }
   return hsum_ps(acc);
@@ -540,6 +559,7 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::q4_k: dot = dot_q45_k<false>; break;
     case DType::q5_k: dot = dot_q45_k<true>; break;
     case DType::q6_k: dot = dot_q6_k; break;
+    case DType::iq4_xs: dot = dot_iq4_xs; break;
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);

@@ -595,6 +595,65 @@ struct Q2_K {
   }
 };
 
+// IQ4_XS: each sub-block's nibbles through the value table as K + 128 (1..241, unsigned; one
+// vpshufb a nibble vector) and the offset −128·Σx from the block sums, as Q8_0's q + 128; then the
+// f32 step with d·(ls − 32). The rows' 6-bit scales are unpacked to int8 once a super-block.
+struct IQ4_XS {
+  static constexpr bool kDirect = true;
+  static constexpr int kOfs = 1;
+  static constexpr int kOfsShift = 7;
+  // sc[64·(b % 2) + 16·(b / 2) + r] = sub-block b's ls − 32 of row r, for the super-block at o:
+  // low 4 bits from scales_l[b / 2] (even b: its low nibble, odd: its high one), bits 4-5 from
+  // bits 2(b % 4)..+1 of scales_h byte b / 4.
+  static void scales(const uint8_t* o, int8_t* sc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m6 = _mm512_set1_epi8(0x3F), k32 = _mm512_set1_epi8(32);
+    const __m512i l = load64(o + 2112);  // 128-bit lane i: scales_l[i] of the 16 rows
+    const __m512i h01 = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + 2080)));
+    const __m512i h = _mm512_shuffle_i64x2(h01, h01, 0x50);  // lanes: scales_h bytes 0, 0, 1, 1
+    // Lane i's shift of scales_h to sub-block 2i's bits (0, 4, 0, 4); 2i + 1's: 2 more.
+    const __m512i even = _mm512_setr_epi32(0, 0, 0, 0, 0x40004, 0x40004, 0x40004, 0x40004, 0, 0, 0, 0, 0x40004,
+                                           0x40004, 0x40004, 0x40004);
+    const __m512i odd = _mm512_add_epi16(even, _mm512_set1_epi16(2));
+    const __m512i he = _mm512_slli_epi16(_mm512_srlv_epi16(h, even), 4);  // bits 4-5: the top bits
+    const __m512i ho = _mm512_slli_epi16(_mm512_srlv_epi16(h, odd), 4);
+    const __m512i se = _mm512_ternarylogic_epi32(l, he, m4, 0xE4);  // m4 ? l : he
+    const __m512i so = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), ho, m4, 0xE4);
+    _mm512_store_si512(sc, _mm512_sub_epi8(_mm512_and_si512(se, m6), k32));
+    _mm512_store_si512(sc + 64, _mm512_sub_epi8(_mm512_and_si512(so, m6), k32));
+  }
+  template <int T>
+  static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    const __m512i values = _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));
+    alignas(64) int8_t sc[128];
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o = g + 2176 * u;
+      prefetch_part<T, 34, 1>(o, 0);  // at once, as Q4_K's
+      const __m512 d = f16x16(o + 2048);
+      scales(o, sc);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const size_t b = 8 * u + static_cast<size_t>(j);
+        __m512i p[T], p2[T];
+        start<T>(p, p2, a.ofs + b * T);
+        const uint8_t* wb = o + 256 * j;
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+          const __m512i raw = load64(wb + 64 * q);
+          const __m512i lo = _mm512_shuffle_epi8(values, _mm512_and_si512(raw, m4));
+          const __m512i hi = _mm512_shuffle_epi8(values, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+          dot_step<T>(p, p2, false, lo, quad<T>(a, b, static_cast<size_t>(q)));
+          dot_step<T>(p, p2, true, hi, quad<T>(a, b, static_cast<size_t>(4 + q)));
+        }
+        join<T>(p, p2);
+        const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 64 * (j % 2) + 16 * (j / 2)));
+        scale_step<T>(acc, p, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8))), a.dx + b * T);
+      }
+    }
+  }
+};
+
 // Inlined into matmul_k: a tile GCC keeps out of line stores its accumulators to the stack after
 // every block (measured 15% slower on Q5_0).
 #define ALAP_INLINE __attribute__((always_inline)) inline
@@ -823,6 +882,9 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     case DType::q2_k:
       matmul_k<Q2_K>(w, x, y, ldy, row_begin, row_end);
+      return true;
+    case DType::iq4_xs:
+      matmul_k<IQ4_XS>(w, x, y, ldy, row_begin, row_end);
       return true;
     default:
       return false;

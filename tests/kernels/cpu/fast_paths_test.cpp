@@ -149,7 +149,8 @@ void expect_split_independent(const char* v, DType t, size_t n_cols, size_t n_ro
 // (odd block counts): batch and row splits give the same bits.
 TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
   const DType types[] = {DType::f16,  DType::q4_0, DType::q5_0, DType::q8_0, DType::q4_k, DType::q5_k,
-                         DType::q6_k, DType::q4_1, DType::q5_1, DType::q2_k, DType::q3_k, DType::iq4_nl};
+                         DType::q6_k, DType::q4_1, DType::q5_1, DType::q2_k, DType::q3_k, DType::iq4_nl,
+                         DType::iq4_xs};
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;
     for (DType t : types) {
@@ -165,10 +166,10 @@ TEST(FastPaths, MatmulIsIndependentOfBatchAndRowSplit) {
 // The one-token paths take 1, 2 or 4 rows per pass (more on short rows) and the blocks of 32 in
 // groups of 8: ranges of 1 to 7 rows leave every tail of a pass, and the column counts give group
 // tails of 1 and 7 blocks, short rows and long ones (over 4 KiB: Q8_0 4352 bytes, Q6_K 4200).
-// Q2_K and Q3_K (no packed layout) over 1, 5 and 20 super-blocks: 84-2200 bytes a row.
+// Q2_K and Q3_K (no packed layout) over 1, 5 and 20 super-blocks: 84-2200 bytes a row; IQ4_XS 136-2720.
 TEST(FastPaths, DecodeMatchesPrefillOnEveryRowsPerPassTail) {
   const DType types[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_k, DType::q5_k,
-                         DType::q6_k, DType::q2_k, DType::q3_k, DType::iq4_nl};
+                         DType::q6_k, DType::q2_k, DType::q3_k, DType::iq4_nl, DType::iq4_xs};
   const std::vector<size_t> cuts = {0, 1, 3, 6, 10, 15, 21, 28};
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;

@@ -24,9 +24,9 @@ using namespace alap::kernels;
 
 namespace {
 
-const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1,
-                          DType::q4_k, DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k,
-                          DType::f16,  DType::bf16, DType::iq4_nl};
+const DType kPacked[] = {DType::q8_0, DType::q4_0, DType::q5_0, DType::q4_1, DType::q5_1, DType::q4_k,
+                          DType::q5_k, DType::q6_k, DType::q3_k, DType::q2_k, DType::iq4_xs, DType::f16,
+                          DType::bf16, DType::iq4_nl};
 
 const char* name_of(DType t) { return dtype_info(static_cast<uint32_t>(t))->name; }
 
@@ -197,6 +197,7 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
   EXPECT_THROW(pack_weights(WeightView{DType::q8_0, w.data(), 32, 64}, dst.data()), std::invalid_argument);
   EXPECT_EQ(packed_bytes(WeightView{DType::q3_k, nullptr, 32, 256}), 0u) << "nor of Q3_K";
   EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 0u) << "nor of Q2_K";
+  EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 32, 512}), 0u) << "nor of IQ4_XS";
   force_scalar_kernels(false);
   const auto variants = packed_variants();
   if (variants.empty()) GTEST_SKIP() << "this CPU has no AVX2 (no packed form at all)";
@@ -215,6 +216,10 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 32, 512}), 2u * 2u * 16u * 84u)
         << v << ": Q2_K packs to 16 x 84 bytes a super-block per 16 rows (session 6)";
     EXPECT_EQ(packed_bytes(WeightView{DType::q2_k, nullptr, 40, 256}), 0u) << v << ": Q2_K rows not a multiple of 16";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 32, 512}), 2u * 2u * 16u * 136u)
+        << v << ": IQ4_XS packs to 16 x 136 bytes a super-block per 16 rows";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 40, 256}), 0u)
+        << v << ": IQ4_XS rows not a multiple of 16";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 64}), 32u * 128u) << v << ": F16 since session 26";
     EXPECT_EQ(packed_bytes(WeightView{DType::bf16, nullptr, 32, 48}), 32u * 96u) << v << ": BF16 too";
     EXPECT_EQ(packed_bytes(WeightView{DType::f16, nullptr, 32, 40}), 0u) << v << ": F16 columns not a multiple of 16";
@@ -481,6 +486,11 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
             std::memset(p, 0xFF, 16);
             std::memset(p + 16, r < 8 ? 0xFF : 0x00, 64);
             break;
+          case DType::iq4_xs:  // rows 0..7: codes 0 (−127), rows 8..15: codes 15 (113, the top unsigned
+                               // code 241 as K + 128); scales −32 (even rows) or 31 (odd rows)
+            std::memset(p + 2, r % 2 == 0 ? 0x00 : 0xFF, 6);
+            std::memset(p + 8, r < 8 ? 0x00 : 0xFF, 128);
+            break;
           default:
             break;
         }
@@ -552,9 +562,9 @@ TEST(Packed, Iq4NlMatchesTheOracleExactlyOnIntegers) {
   }
 }
 
-// Blocks of 256 are read exactly where the plain AVX2 products of packed Q3_K / Q4_K / Q5_K / Q6_K run:
-// not for other types, the file's layout, the scalar oracle or the VNNI variants (which keep
-// their blocks of 32).
+// Blocks of 256 are read exactly where the plain AVX2 products of packed Q3_K / Q4_K / Q5_K / Q6_K /
+// IQ4_XS run: not for other types, the file's layout, the scalar oracle or the VNNI variants (which
+// keep their blocks of 32).
 TEST(Packed, ActsOf256OnlyForPlainAvx2KQuants) {
   VariantGuard guard;
   for (DType t : kPacked) {
@@ -562,7 +572,8 @@ TEST(Packed, ActsOf256OnlyForPlainAvx2KQuants) {
     for (const char* v : packed_variants()) {
       set_cpu_variant(v);
       ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
-      const bool k = t == DType::q3_k || t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+      const bool k =
+          t == DType::q3_k || t == DType::q4_k || t == DType::q5_k || t == DType::q6_k || t == DType::iq4_xs;
       EXPECT_EQ(reads_acts_256(m.packed()), k && std::string(v) == "avx2") << v << " " << name_of(t);
       EXPECT_FALSE(reads_acts_256(m.plain())) << v << " " << name_of(t);
     }
@@ -577,7 +588,7 @@ TEST(Packed, GivenActsOf256MatchTheOnesMatmulMakes) {
   VariantGuard guard;
   if (!set_cpu_variant("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
   const size_t n_tok = 5, n_cols = 768, n_rows = 32;
-  for (DType t : {DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k}) {
+  for (DType t : {DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k, DType::iq4_xs}) {
     Matrix m = random_matrix(t, n_rows, n_cols, 70 + static_cast<uint32_t>(t));
     ASSERT_TRUE(pack(m)) << name_of(t);
     ASSERT_TRUE(reads_acts_256(m.packed())) << name_of(t);
