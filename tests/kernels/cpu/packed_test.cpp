@@ -226,7 +226,7 @@ TEST(Packed, BytesAreZeroWithoutAPackedForm) {
     EXPECT_EQ(packed_bytes(WeightView{DType::f32, nullptr, 32, 64}), 0u) << v << ": F32 has no packed form";
     EXPECT_EQ(packed_bytes(WeightView{DType::iq4_nl, nullptr, 32, 64}), 32u * 36u) << v << ": IQ4_NL as Q4_0";
     EXPECT_EQ(packed_bytes(WeightView{DType::iq4_nl, nullptr, 32, 48}), 0u) << v << ": IQ4_NL's blocks of 32";
-    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 32, 256}), 0u) << v << ": IQ4_XS has none yet";
+    EXPECT_EQ(packed_bytes(WeightView{DType::iq4_xs, nullptr, 32, 288}), 0u) << v << ": IQ4_XS's blocks of 256";
     EXPECT_THROW(pack_weights(WeightView{DType::q8_1, w.data(), 32, 64}, dst.data()), std::invalid_argument) << v;
   }
 }

@@ -39,8 +39,9 @@ inline uint64_t matrix_bytes(const WeightView& w) {
 // by side, so one 512-bit vpdpbusd serves 16 rows of one token (256-bit: two halves of 8 rows).
 // The bytes of w's packed form for the active variant (the same size as w.data), or 0 when it has
 // none (type, shape or CPU: the products then read w.data). Today: the avx512vnni, avxvnni and
-// avx2 variants (one layout for all), Q8_0 / Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K, n_rows a multiple of
-// 16. ALAP_CPU_PACK_SKIP=q6_k,q8_0,... leaves the named types unpacked (to measure one type's share).
+// avx2 variants (one layout for all), every type of packed_layout.h (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1,
+// Q2_K..Q6_K, IQ4_NL, IQ4_XS, F16, BF16), n_rows a multiple of 16. ALAP_CPU_PACK_SKIP=q6_k,q8_0,...
+// leaves the named types unpacked (to measure one type's share).
 size_t packed_bytes(const WeightView& w);
 
 // Writes w.data's packed form (packed_bytes(w) bytes; 64-byte alignment is best) to dst. Throws
