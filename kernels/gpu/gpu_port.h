@@ -272,13 +272,27 @@ __device__ __forceinline__ int alap_dot4(int a, int b, int c) {
 #endif
 }
 
+// Byte permutes. Three forms, chosen at compile time:
+//   ALAP_GPU_HW_PERM (CUDA, the default there): PRMT with nibble selectors (alap_byte_perm,
+//     alap_lut16_nibbles, alap_prmt_sign);
+//   ALAP_GPU_BYTE_SEL_PERM (HIP, the default there): v_perm_b32 with byte selectors (alap_perm_b32,
+//     alap_lut16_bytes, gpu_lut16.h); -DALAP_GPU_BYTE_SEL_PERM on CUDA emulates it with a scalar
+//     stand-in, so that the HIP algorithm can be tested on an NVIDIA GPU (slow: not for timing);
+//   -DALAP_GPU_PLAIN_PERM (either backend): plain shifts and masks, the reference for both.
+#if !defined(ALAP_GPU_PLAIN_PERM)
+#if defined(ALAP_GPU_BACKEND_CUDA) && !defined(ALAP_GPU_BYTE_SEL_PERM)
+#define ALAP_GPU_HW_PERM 1
+#elif defined(ALAP_GPU_BACKEND_HIP) && !defined(ALAP_GPU_BYTE_SEL_PERM)
+#define ALAP_GPU_BYTE_SEL_PERM 1
+#endif
+#elif defined(ALAP_GPU_BYTE_SEL_PERM)
+#error "gpu_port.h: ALAP_GPU_PLAIN_PERM and ALAP_GPU_BYTE_SEL_PERM exclude each other"
+#endif
+
 // Byte permute: byte i of the result is byte s_i of the 8-byte value y:x (x bytes 0-3, y bytes
 // 4-7), s_i = nibble i of s, which must be 0..7 (bit 3 clear: PRMT would replicate a sign there).
 // CUDA: one PRMT. Elsewhere plain shifts and masks (HIP: for a constant s, clang for gfx1100 forms
-// v_perm_b32 from them by itself; v_perm_b32's own selectors are bytes, not nibbles).
-#if defined(ALAP_GPU_BACKEND_CUDA) && !defined(ALAP_GPU_PLAIN_PERM)
-#define ALAP_GPU_HW_PERM 1
-#endif
+// v_perm_b32 from them by itself).
 __device__ __forceinline__ uint32_t alap_byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 #if defined(ALAP_GPU_HW_PERM)
   return __byte_perm(x, y, s);
@@ -291,11 +305,22 @@ __device__ __forceinline__ uint32_t alap_byte_perm(uint32_t x, uint32_t y, uint3
 #endif
 }
 
+#if defined(ALAP_GPU_HW_PERM)
+// PRMT in PTX's default mode with the whole selector nibble: bits 0-2 pick byte of y:x, bit 3 set
+// gives the sign bit of that byte spread over the result byte (0x00 or 0xFF) instead of the byte.
+// Inline PTX rather than __byte_perm, whose documentation defines only bits 0-2.
+__device__ __forceinline__ uint32_t alap_prmt_sign(uint32_t x, uint32_t y, uint32_t s) {
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(s));
+  return r;
+}
+#endif
+
 // A 16-entry byte table applied to the 8 nibbles of v (nibble n = bits 4n..4n+3): byte j of r0 is
 // table[nibble j], byte j of r1 table[nibble 4 + j]; entry e is byte e%4 of t[e/4]. Nibble order,
 // not byte order: a byte's low and high nibble land in adjacent bytes. CUDA: the low 3 bits of each
 // nibble pick from t[0]:t[1] and from t[2]:t[3] (4 PRMTs for 8 nibbles), bit 3 chooses between
-// the two (one PRMT per 4 bytes, selectors j + 4·bit3). Elsewhere (the HIP fallback, and CUDA with
+// the two (one PRMT per 4 bytes, selectors j + 4·bit3). Elsewhere (the fallback, and CUDA with
 // ALAP_GPU_PLAIN_PERM, to check it): per nibble a shift of the table half that bit 3 picks.
 __device__ __forceinline__ void alap_lut16_nibbles(uint32_t v, const uint32_t (&t)[4], uint32_t& r0, uint32_t& r1) {
 #if defined(ALAP_GPU_HW_PERM)
@@ -316,6 +341,30 @@ __device__ __forceinline__ void alap_lut16_nibbles(uint32_t v, const uint32_t (&
   r1 = r[1];
 #endif
 }
+
+#if defined(ALAP_GPU_BYTE_SEL_PERM)
+#define ALAP_LUT16_FN __device__ __forceinline__
+#include "kernels/gpu/gpu_lut16.h"
+// v_perm_b32 (gpu_lut16.h has its rule): __builtin_amdgcn_perm(S0, S1, S2) on AMD (gfx8 and up:
+// gfx1030 and gfx1100 alike), the scalar stand-in on CUDA.
+__device__ __forceinline__ uint32_t alap_perm_b32(uint32_t s0, uint32_t s1, uint32_t sel) {
+#if defined(ALAP_GPU_BACKEND_HIP)
+  return __builtin_amdgcn_perm(s0, s1, sel);
+#else
+  return alap_perm_b32_scalar(s0, s1, sel);
+#endif
+}
+struct alap_perm_b32_op {
+  __device__ __forceinline__ uint32_t operator()(uint32_t s0, uint32_t s1, uint32_t sel) const {
+    return alap_perm_b32(s0, s1, sel);
+  }
+};
+// The table in byte order (gpu_lut16.h): lo byte i = table[low nibble of byte i of v], hi byte i =
+// table[high nibble of byte i].
+__device__ __forceinline__ void alap_lut16_bytes(uint32_t v, const uint32_t (&t)[4], uint32_t& lo, uint32_t& hi) {
+  alap_lut16_bytes_by(v, t, lo, hi, alap_perm_b32_op{});
+}
+#endif
 
 // Loads of data that other blocks of the same launch wrote (after __threadfence and a counter):
 // served from L2, never from a possibly stale per-multiprocessor cache. CUDA: ld.global.cg; HIP:

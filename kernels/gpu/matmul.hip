@@ -41,6 +41,11 @@ constexpr int kTileK = 128;         // columns per K step (4 blocks of 32)
 #ifndef ALAP_MV_XR_ROWS
 #define ALAP_MV_XR_ROWS 0
 #endif
+// IQ4_NL/IQ4_XS rows per block alone (the other types keep theirs), to compare 2, 4 and 8 in one build
+// of each (docs/bench/runs/session27/run2_gpu.sh).
+#ifndef ALAP_IQ4_ROWS
+#define ALAP_IQ4_ROWS 4
+#endif
 #ifndef ALAP_MV_XR_MIN_BLOCKS
 #define ALAP_MV_XR_MIN_BLOCKS 256
 #endif
@@ -54,7 +59,7 @@ constexpr int xr_rows(uint32_t t) {
   if (t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K) r = 4;
   if (t == kQ5_K32) r = 2;
   if (t == kQ4_K32 || t == kQ6_K32 || t == kQ3_K) r = 4;
-  if (t == kIQ4_NL || t == kIQ4_XS) r = 4;  // as Q4_0 and Q4_K32, their closest kin (not measured)
+  if (t == kIQ4_NL || t == kIQ4_XS) r = ALAP_IQ4_ROWS;  // 4 as Q4_0 and Q4_K32, their closest kin
 #if defined(ALAP_GPU_BACKEND_HIP)
   r = r > 4 ? 4 : r;
 #endif

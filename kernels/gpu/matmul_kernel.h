@@ -123,7 +123,7 @@ __device__ __forceinline__ uint32_t ld_u32_a4(const uint8_t* p) { return *reinte
 __device__ __forceinline__ float ld_half(const uint8_t* p) { return alap_half_to_float(static_cast<uint16_t>(ld_u16(p))); }
 
 // The IQ4 code table (FORMATS.md §2.9) as int8 lanes: code e is byte e%4 of word e/4. As
-// immediates the compiler keeps it in 4 registers for alap_lut16_nibbles (gpu_port.h).
+// immediates the compiler keeps it in 4 registers for alap_lut16_nibbles / _bytes (gpu_port.h).
 __device__ __forceinline__ void iq4_table(uint32_t (&t)[4]) {
   t[0] = 0xBFAD9881u;  // -127, -104, -83, -65
   t[1] = 0xF6EADDCFu;  // -49, -35, -22, -10
@@ -132,13 +132,20 @@ __device__ __forceinline__ void iq4_table(uint32_t (&t)[4]) {
 }
 // The values of the 8 codes of qs word v (bytes 4i..4i+3 of a 16-byte run: low nibbles elements
 // 4i.., high nibbles 16 + 4i..) in byte order: lo = elements 4i..4i+3, hi = 16 + 4i..16 + 4i + 3.
-// The lookup gives nibble order (lo0, hi0, lo1, hi1 | lo2, hi2, lo3, hi3); two permutes sort it.
+// Byte-selector permutes (HIP) give that order directly; the nibble lookup gives nibble order (lo0,
+// hi0, lo1, hi1 | lo2, hi2, lo3, hi3) and two permutes sort it.
 __device__ __forceinline__ void iq4_unpack_word(uint32_t v, int& lo, int& hi) {
   uint32_t t[4], n0, n1;
   iq4_table(t);
+#if defined(ALAP_GPU_BYTE_SEL_PERM)
+  alap_lut16_bytes(v, t, n0, n1);
+  lo = static_cast<int>(n0);
+  hi = static_cast<int>(n1);
+#else
   alap_lut16_nibbles(v, t, n0, n1);
   lo = static_cast<int>(alap_byte_perm(n0, n1, 0x6420u));
   hi = static_cast<int>(alap_byte_perm(n0, n1, 0x7531u));
+#endif
 }
 // IQ4_XS: the scale of sub-block j, d·(ls − 32) (FORMATS.md §2.9); w0 = d | scales_h << 16, w1 =
 // scales_l[0..3] (the super-block's first 8 bytes): ls's low 4 bits are nibble j of w1.
@@ -787,21 +794,72 @@ __device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, c
   return d * (xd[0] * static_cast<float>(t0) + xd[1] * static_cast<float>(t1));
 }
 
+// The decode dot of an IQ4 piece (xr_dot_iq4), chosen at compile time (docs/kernels/gpu.md):
+//   ALAP_IQ4_DOT=0: the table lookup of alap_lut16_nibbles (6 PRMT a qs word) and 2 dot4;
+//   ALAP_IQ4_DOT=1 (CUDA's default): sign-split lookup, 4 PRMT and 4 dot4 a word (iq4_dot_split);
+//   ALAP_IQ4_DOT=2: as 1 with the two shifts a word as multiplies (mul.hi by 2^16), moving them
+//     from the integer ALU to the multiply-add pipe, which the PRMTs leave idle.
+// Byte-selector builds (HIP, or CUDA with ALAP_GPU_BYTE_SEL_PERM) always take alap_lut16_bytes and
+// the activations in their own order; the plain fallback always form 0.
+#if defined(ALAP_GPU_BYTE_SEL_PERM)
+#define ALAP_IQ4_BYTE_ORDER 1
+#undef ALAP_IQ4_DOT
+#define ALAP_IQ4_DOT 0
+#elif !defined(ALAP_GPU_HW_PERM)
+#undef ALAP_IQ4_DOT
+#define ALAP_IQ4_DOT 0
+#elif !defined(ALAP_IQ4_DOT)
+#define ALAP_IQ4_DOT 1
+#endif
+
 // The activation words of a 32-value IQ4 piece (xw: 4 words of values 0..15, then 4 of 16..31) in
-// the nibble order of alap_lut16_nibbles, so that the table's output needs no sorting: word 2i
-// holds values 4i, 16 + 4i, 4i + 1, 16 + 4i + 1, word 2i + 1 the next two pairs. Once a piece, for
-// all its rows.
+// the order the piece's table lookups give the weights, so that those need no sorting: nibble
+// order (alap_lut16_nibbles, alap_prmt_sign on the raw word), word 2i = values 4i, 16 + 4i, 4i + 1,
+// 16 + 4i + 1, word 2i + 1 the next two pairs; byte order (alap_lut16_bytes) is xw's own. Once a
+// piece, for all its rows.
 __device__ __forceinline__ void iq4_act_words(const int* xw, int (&xn)[8]) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
+#if defined(ALAP_IQ4_BYTE_ORDER)
+    xn[i] = xw[i];
+    xn[4 + i] = xw[4 + i];
+#else
     xn[2 * i] = static_cast<int>(alap_byte_perm(uint32_t(xw[i]), uint32_t(xw[4 + i]), 0x5140u));
     xn[2 * i + 1] = static_cast<int>(alap_byte_perm(uint32_t(xw[i]), uint32_t(xw[4 + i]), 0x7362u));
+#endif
   }
 }
 
+#if defined(ALAP_GPU_HW_PERM)
+// Σ over 8 codes (qs word v) · activations in nibble order (x0: nibbles 0-3, x1: 4-7), by PRMT's sign
+// mode: with the raw nibble c as selector, a table of the NEGATED values of codes 0..7 (−K[c] =
+// 127..10, all below 0x80) gives −K[c] for c < 8 and 0x00 for c ≥ 8 (the sign of a positive byte);
+// with c ^ 8, a table of codes 8..15 (1..113) gives K[c] for c ≥ 8 and 0x00 for c < 8. So
+// Σ K·x = Σ hi·x − Σ lo·x, kept in two int32 sums (pos, neg) subtracted once a piece: no merging
+// PRMT, no negated activations. PRMT reads the low 16 bits of a selector: a word's upper codes need
+// v >> 16 and f >> 16 (f = v with bit 3 of every nibble flipped): 1 xor + 2 shifts + 4 PRMT + 4
+// dot4 a word, against 5 logic ops + 6 PRMT + 2 dot4 for form 0.
+__device__ __forceinline__ void iq4_dot_split(uint32_t v, int x0, int x1, int& pos, int& neg) {
+  constexpr uint32_t kN0 = 0x4153687Fu;  // 127, 104, 83, 65 (−K of codes 0..3)
+  constexpr uint32_t kN1 = 0x0A162331u;  // 49, 35, 22, 10 (codes 4..7)
+  constexpr uint32_t kP0 = 0x26190D01u;  // 1, 13, 25, 38 (K of codes 8..11)
+  constexpr uint32_t kP1 = 0x71594535u;  // 53, 69, 89, 113 (codes 12..15)
+  const uint32_t f = v ^ 0x88888888u;
+#if ALAP_IQ4_DOT == 2
+  const uint32_t vh = __umulhi(v, 0x10000u), fh = __umulhi(f, 0x10000u);
+#else
+  const uint32_t vh = v >> 16, fh = f >> 16;
+#endif
+  pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, f)), x0, pos);
+  neg = alap_dot4(static_cast<int>(alap_prmt_sign(kN0, kN1, v)), x0, neg);
+  pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, fh)), x1, pos);
+  neg = alap_dot4(static_cast<int>(alap_prmt_sign(kN0, kN1, vh)), x1, neg);
+}
+#endif
+
 // Σ over one IQ4_NL/IQ4_XS piece (32 values, one activation block, one scale): the 4 qs words'
-// codes through the table in nibble order, dotted with iq4_act_words' xn in one int32 chain (|Σ| ≤
-// 32·127·127), then a·(xd·Σ) with a = d (IQ4_NL) or d·(ls − 32) (IQ4_XS). No offset, no Σq term.
+// codes through the table, dotted with iq4_act_words' xn in int32 (|Σ| ≤ 32·127·127), then
+// a·(xd·Σ) with a = d (IQ4_NL) or d·(ls − 32) (IQ4_XS). No offset, no Σq term.
 template <uint32_t T>
 __device__ __forceinline__ float xr_dot_iq4(const xr_raw<T>& r, int k, const int* xn, float xd) {
   uint32_t v[4];
@@ -814,16 +872,29 @@ __device__ __forceinline__ float xr_dot_iq4(const xr_raw<T>& r, int k, const int
     v[0] = r.q0.x, v[1] = r.q0.y, v[2] = r.q1.x, v[3] = r.q1.y;
     a = iq4xs_scale(r.head.x, r.head.y, k & 7);
   }
+  int s = 0;
+#if ALAP_IQ4_DOT != 0
+  int neg = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) iq4_dot_split(v[i], xn[2 * i], xn[2 * i + 1], s, neg);
+  s -= neg;
+#else
   uint32_t t[4];
   iq4_table(t);
-  int s = 0;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     uint32_t n0, n1;
+#if defined(ALAP_IQ4_BYTE_ORDER)
+    alap_lut16_bytes(v[i], t, n0, n1);
+    s = alap_dot4(static_cast<int>(n0), xn[i], s);
+    s = alap_dot4(static_cast<int>(n1), xn[4 + i], s);
+#else
     alap_lut16_nibbles(v[i], t, n0, n1);
     s = alap_dot4(static_cast<int>(n0), xn[2 * i], s);
     s = alap_dot4(static_cast<int>(n1), xn[2 * i + 1], s);
+#endif
   }
+#endif
   return a * (xd * static_cast<float>(s));
 }
 

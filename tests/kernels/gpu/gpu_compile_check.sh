@@ -2,7 +2,7 @@
 # Compile check of the GPU kernels without a GPU (run by ctest; exit 77 = skipped).
 #   gpu_compile_check.sh hip  HIPCC REPO OUTDIR SRC...  gfx1100 and gfx1030 device assembly; the packed-K
 #       attention kernels (k8/k8v8 decode, k8 prefill) must use v_dot4_i32_iu8 (gfx11 sudot4) and
-#       v_dot4c_i32_i8 (gfx10.3 sdot4).
+#       v_dot4c_i32_i8 (gfx10.3 sdot4); the 4-row IQ4 decode kernels must look codes up by v_perm_b32.
 #   gpu_compile_check.sh cuda NVCC  REPO OUTDIR SRC...  sm_90 PTX and objects; the scalar packed-K kernels
 #       (head_dim other than 64/128) must use dp4a, the matrix-unit decode and prefill kernels (head_dim
 #       64 and 128 on CUDA) the int8 mma m16n8k32 s8×s8→s32 for the scores (docs/kernels/gpu.md).
@@ -61,6 +61,18 @@ for src in "$@"; do
       if ! "$compiler" -std=c++20 --offload-arch=$arch -nogpulib --cuda-device-only -O3 -S \
            -I"$repo" "$src" -o "$asm" 2>"$asm.log"; then
         echo "FAIL: hipcc $arch $src:"; cat "$asm.log"; fail=1; continue
+      fi
+      if [ "$name" = matmul ]; then
+        # The IQ4 decode looks its codes up by v_perm_b32 (gpu_lut16.h: 6 a word, 96 in the 4-row
+        # kernel); the plain fallback has 40 (sorting permutes only).
+        for kernel in matvec_xr_kernelILj20ELi4E matvec_xr_kernelILj23ELi4E; do
+          n=$(kernel_body "$asm" | grep -c "v_perm_b32")
+          if [ "$n" -ge 64 ]; then
+            echo "ok: $arch (IQ4 lookup): $n x v_perm_b32 in $kernel"
+          else
+            echo "FAIL: $arch (IQ4 lookup): $n x v_perm_b32 in $kernel, want the byte-select lookup (>= 64)"; fail=1
+          fi
+        done
       fi
       for kernel in $(dot4_kernels "$name"); do
         case $arch in
