@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
     const gguf::File in = gguf::File::open(argv[1]);
     gguf::Writer w;
     for (const auto& kv : in.metadata()) w.set(kv.key, kv.value);
-    if (const int ft = file_type_of(want); ft >= 0) w.set("general.file_type", gguf::Value::u32(static_cast<uint32_t>(ft)));
+    if (const int ft = file_type_of(want); ft >= 0) {
+      w.set("general.file_type", gguf::Value::u32(static_cast<uint32_t>(ft)));
+    }
     const bool has_output = in.find_tensor("output.weight") != nullptr;
     std::vector<float> row;
     for (const gguf::TensorInfo& t : in.tensors()) {
@@ -95,7 +97,8 @@ int main(int argc, char** argv) {
       const auto& to_info = *kernels::dtype_info(static_cast<uint32_t>(to));
       const auto cols = static_cast<size_t>(t.ne[0]);
       const size_t rows = static_cast<size_t>(t.n_elements()) / cols;
-      const size_t from_bytes = kernels::dtype_row_bytes(from_info, cols), to_bytes = kernels::dtype_row_bytes(to_info, cols);
+      const size_t from_bytes = kernels::dtype_row_bytes(from_info, cols);
+      const size_t to_bytes = kernels::dtype_row_bytes(to_info, cols);
       std::vector<uint8_t> out(rows * to_bytes);
       row.resize(cols);
       for (size_t r = 0; r < rows; ++r) {

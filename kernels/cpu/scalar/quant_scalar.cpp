@@ -264,8 +264,10 @@ void quant_q6_k(const float* x, uint8_t* b) {
 int nearest_iq4(float v) {
   if (!std::isfinite(v)) return 8;
   int best = 0;
+  float best_dist = std::fabs(v - static_cast<float>(kIq4Values[0]));
   for (int c = 1; c < 16; ++c) {
-    if (std::fabs(v - static_cast<float>(kIq4Values[c])) < std::fabs(v - static_cast<float>(kIq4Values[best]))) best = c;
+    const float dist = std::fabs(v - static_cast<float>(kIq4Values[c]));
+    if (dist < best_dist) best = c, best_dist = dist;
   }
   return best;
 }
