@@ -188,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(Types, ForwardDType,
                                            kernels::DType::q8_0, kernels::DType::q4_0, kernels::DType::q4_1,
                                            kernels::DType::q5_0, kernels::DType::q5_1, kernels::DType::q4_k,
                                            kernels::DType::q5_k, kernels::DType::q6_k, kernels::DType::q2_k,
-                                           kernels::DType::q3_k),
+                                           kernels::DType::q3_k, kernels::DType::iq4_nl, kernels::DType::iq4_xs),
                          [](const auto& info) {
                            return std::string(kernels::dtype_info(static_cast<uint32_t>(info.param))->name);
                          });
