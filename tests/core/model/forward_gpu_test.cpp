@@ -56,7 +56,7 @@ TinySpec spec(const std::string& arch, DType t) {
   s.wtype = t;
   s.n_layer = 3;
   s.V = 50;
-  if (t == DType::q4_k) {  // rows of 256
+  if (t == DType::q4_k || t == DType::iq4_xs) {  // rows of 256
     s.E = 256, s.H = 8, s.Hk = 2, s.Dk = 32, s.Dv = 32, s.F = 256;
   } else {
     s.E = 64, s.H = 4, s.Hk = 2, s.Dk = 32, s.Dv = 32, s.F = 96;
@@ -172,6 +172,8 @@ std::vector<Case> cases() {
   v.push_back({"qwen3", DType::f16, CacheMode::k8, 99});
   v.push_back({"qwen2", DType::q8_0, CacheMode::k8, 1});
   v.push_back({"llama", DType::q4_0, CacheMode::k8v8, 3});
+  v.push_back({"qwen2", DType::iq4_nl, CacheMode::k8, -1});
+  v.push_back({"llama", DType::iq4_xs, CacheMode::k8v8, 2});
   return v;
 }
 
