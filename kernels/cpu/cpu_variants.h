@@ -115,7 +115,9 @@ inline const DTypeInfo& weight_dtype(const char* where, DType t) {
 }
 
 // The 16 values an IQ4_NL / IQ4_XS code stands for (FORMATS.md §2.9), before the block's scale.
-inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// Not `inline`: a const namespace-scope array has internal linkage, so an ISA file never shares
+// (and never provides) one program-wide copy (isa_weak_symbols_check.sh).
+constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // IQ4_XS sub-block b's scale (0..7) in units of d: the 6-bit ls minus 32, in [-32, 31].
 inline int iq4_xs_scale(const uint8_t* block, int b) {
