@@ -797,8 +797,7 @@ __device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, c
 // The decode dot of an IQ4 piece (xr_dot_iq4), chosen at compile time (docs/kernels/gpu.md):
 //   ALAP_IQ4_DOT=0: the table lookup of alap_lut16_nibbles (6 PRMT a qs word) and 2 dot4;
 //   ALAP_IQ4_DOT=1 (CUDA's default): sign-split lookup, 4 PRMT and 4 dot4 a word (iq4_dot_split);
-//   ALAP_IQ4_DOT=2: as 1 with the two shifts a word as multiplies (mul.hi by 2^16), moving them
-//     from the integer ALU to the multiply-add pipe, which the PRMTs leave idle.
+//   (A form 2, the shifts as mul.hi by 2^16, measured 65–68% of copy against form 1's 67–71: removed.)
 // Byte-selector builds (HIP, or CUDA with ALAP_GPU_BYTE_SEL_PERM) always take alap_lut16_bytes and
 // the activations in their own order; the plain fallback always form 0.
 #if defined(ALAP_GPU_BYTE_SEL_PERM)
@@ -845,11 +844,7 @@ __device__ __forceinline__ void iq4_dot_split(uint32_t v, int x0, int x1, int& p
   constexpr uint32_t kP0 = 0x26190D01u;  // 1, 13, 25, 38 (K of codes 8..11)
   constexpr uint32_t kP1 = 0x71594535u;  // 53, 69, 89, 113 (codes 12..15)
   const uint32_t f = v ^ 0x88888888u;
-#if ALAP_IQ4_DOT == 2
-  const uint32_t vh = __umulhi(v, 0x10000u), fh = __umulhi(f, 0x10000u);
-#else
   const uint32_t vh = v >> 16, fh = f >> 16;
-#endif
   pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, f)), x0, pos);
   neg = alap_dot4(static_cast<int>(alap_prmt_sign(kN0, kN1, v)), x0, neg);
   pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, fh)), x1, pos);
