@@ -139,6 +139,19 @@ inline void h16_decode_rows(const H16Rows& m, size_t r, size_t re, One one, Four
   }
   for (; r < re; ++r) one(r, h16_row(m, r));
 }
+
+// IQ4_XS: the steps d·(ls_j − 32) of the 8 sub-blocks of the super-block at up (FORMATS.md §2.9),
+// the 6-bit ls of all 8 unpacked with two variable shifts (bits 4j.. of scales_l, 2j.. of scales_h).
+// The one-token products of the 256-bit (dec256::IQ4XS) and 512-bit (decode_iq4_xs) kernels.
+inline __m256 iq4_xs_steps(const uint8_t* up) {
+  const __m256i lo = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_u32(up + 4))),
+                                       _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+  const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32(load_u16(up + 2)),  //
+                                       _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14));
+  const __m256i ls = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(15)),
+                                     _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(3)), 4));
+  return _mm256_mul_ps(_mm256_set1_ps(f16_at(up)), _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32))));
+}
 }  // namespace
 
 namespace {
@@ -358,19 +371,16 @@ struct Q6K {
   }
 };
 
-// IQ4_XS, R rows: per super-block the 8 products d·(ls_j − 32)·dx_j in one vector (the 6-bit ls
-// of all 8 sub-blocks unpacked with two variable shifts); each sub-block's 16 bytes of nibbles
-// through nibbles() and the value table, |K| times x with K's sign (K is never 0): the integers of
-// the row dot and of the tile (whose K + 128 with the −128·Σx offset sums to the same), and their
-// f32 steps in their order.
+// IQ4_XS, R rows: per super-block the 8 products d·(ls_j − 32)·dx_j in one vector (iq4_xs_steps);
+// each sub-block's 16 bytes of nibbles through nibbles() and the value table, |K| times x with K's
+// sign (K is never 0): the integers of the row dot and of the tile (whose K + 128 with the −128·Σx
+// offset sums to the same), and their f32 steps in their order.
 template <class D>
 struct IQ4XS {
   template <int R>
   static void run(const uint8_t* const* rows, const QuantizedActs& a, float* out, size_t pf) {
     const size_t nu = a.n_cols / 256;
     const __m256i values = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
-    const __m256i lo_shift = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);  // sub-block j: bits 4j.. of scales_l
-    const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);    // and bits 2j.. of scales_h
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     alignas(32) float xs[R][8];
@@ -380,12 +390,7 @@ struct IQ4XS {
       for (int r = 0; r < R; ++r) {
         const uint8_t* up = rows[r] + u * 136;
         if (pf != 0) prefetch_ahead(up, 136, pf);
-        const __m256i lo = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_u32(up + 4))), lo_shift);
-        const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32(load_u16(up + 2)), hi_shift);
-        const __m256i ls = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(15)),
-                                           _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(3)), 4));
-        const __m256 sc = _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32)));
-        _mm256_store_ps(xs[r], _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(f16_at(up)), sc), dx));
+        _mm256_store_ps(xs[r], _mm256_mul_ps(iq4_xs_steps(up), dx));
       }
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
