@@ -157,12 +157,13 @@ void deq_iq4_nl(const uint8_t* b, float* y) {  // 18 bytes: d, qs[16]; codes ind
 
 void deq_iq4_xs(const uint8_t* b, float* y) {  // 136 bytes: d, scales_h (u16), scales_l[4], qs[128]
   const float d = load_f16(b);
-  for (size_t e = 0; e < kQK; ++e) {
-    const int sub = static_cast<int>(e / 32), l = static_cast<int>(e % 32);
-    const uint8_t byte = b[8 + 16 * sub + l % 16];
-    const int code = l < 16 ? (byte & 0xF) : (byte >> 4);
+  for (int sub = 0; sub < 8; ++sub) {  // each sub-block: 16 bytes, values l (low nibbles) and 16 + l
     const float dl = d * static_cast<float>(iq4_xs_scale(b, sub));
-    y[e] = dl * static_cast<float>(kIq4Values[code]);
+    const uint8_t* qs = b + 8 + 16 * sub;
+    for (int l = 0; l < 16; ++l) {
+      y[32 * sub + l] = dl * static_cast<float>(kIq4Values[qs[l] & 0xF]);
+      y[32 * sub + 16 + l] = dl * static_cast<float>(kIq4Values[qs[l] >> 4]);
+    }
   }
 }
 
