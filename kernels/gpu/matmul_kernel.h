@@ -841,13 +841,13 @@ __device__ __forceinline__ void iq4_act_words(const int* xw, int (&xn)[8]) {
 __device__ __forceinline__ void iq4_dot_split(uint32_t v, int x0, int x1, int& pos, int& neg) {
   constexpr uint32_t kN0 = 0x4153687Fu;  // 127, 104, 83, 65 (−K of codes 0..3)
   constexpr uint32_t kN1 = 0x0A162331u;  // 49, 35, 22, 10 (codes 4..7)
-  constexpr uint32_t kP0 = 0x26190D01u;  // 1, 13, 25, 38 (K of codes 8..11)
-  constexpr uint32_t kP1 = 0x71594535u;  // 53, 69, 89, 113 (codes 12..15)
+  uint32_t t[4];
+  iq4_table(t);  // t[2], t[3]: K of codes 8..15
   const uint32_t f = v ^ 0x88888888u;
   const uint32_t vh = v >> 16, fh = f >> 16;
-  pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, f)), x0, pos);
+  pos = alap_dot4(static_cast<int>(alap_prmt_sign(t[2], t[3], f)), x0, pos);
   neg = alap_dot4(static_cast<int>(alap_prmt_sign(kN0, kN1, v)), x0, neg);
-  pos = alap_dot4(static_cast<int>(alap_prmt_sign(kP0, kP1, fh)), x1, pos);
+  pos = alap_dot4(static_cast<int>(alap_prmt_sign(t[2], t[3], fh)), x1, pos);
   neg = alap_dot4(static_cast<int>(alap_prmt_sign(kN0, kN1, vh)), x1, neg);
 }
 #endif
