@@ -94,6 +94,9 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
                    size_t row_end);  // avx512_vnni/packed_vnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
+// avx512_vnni/activation_vnni.cpp
+void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
+void silu_mul(float* gate, const float* up, size_t n);
 }
 
 // "Q4_K (id 12)" for messages; ids unknown to the table are spelled by number.

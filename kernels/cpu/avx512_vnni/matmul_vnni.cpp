@@ -17,8 +17,8 @@
 
 namespace alap::kernels::avx512vnni {
 
-const CpuVariant kVariant = {"avx512vnni",      &matmul,           &avx2::quantize_acts, &avx2::k8_dot, &k8_scores,
+const CpuVariant kVariant = {"avx512vnni",      &matmul,           &quantize_acts, &avx2::k8_dot, &k8_scores,
                              &avx2::f16_scores, &f16_accum_v, &avx2::softmax, &k8_accum_v, &matmul_packed,
-                             &avx2::silu_mul};
+                             &silu_mul};
 
 }  // namespace alap::kernels::avx512vnni

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,13 +38,22 @@ std::vector<float> random_x(size_t n, uint32_t seed) {
 
 }  // namespace
 
+// 3 tokens of 1408 columns: 132 blocks, so the AVX-512 quantiser's groups of 16 blocks (8 of them,
+// across the tokens' boundaries) and its 4 left over; each block its own scale, so a block's
+// values or sums landing in another's slot changes the bytes.
 TEST(FastPaths, QuantizeActivationsIsTheSameInEveryVariant) {
-  const size_t n_tok = 3, n_cols = 256;
+  const size_t n_tok = 3, n_cols = 1408;
   std::vector<float> x = random_x(n_tok * n_cols, 5);
+  for (size_t b = 0; b < n_tok * n_cols / 32; ++b) {
+    for (size_t l = 0; l < 32; ++l) x[32 * b + l] *= 0.25f + 0.1f * static_cast<float>(b % 17);
+  }
   x[7] = 0.5f / 127.0f * 3.0f;  // halfway cases and an all-zero block
   for (size_t c = 64; c < 96; ++c) x[c] = 0.0f;
   x[100] = 2.5f;
   x[101] = -2.5f;
+  x[1500] = std::numeric_limits<float>::infinity();  // a block with inf: d = inf, its codes 0 or −127
+  x[1530] = -std::numeric_limits<float>::infinity();
+  x[4200] = 1e30f;  // the largest value of its block
   force_scalar_kernels(true);
   const Acts want = quantise(x, n_tok, n_cols);
   for (size_t i = 0; i < want.d.size(); ++i) {  // the rule, spelled out
