@@ -19,6 +19,7 @@
 
 #include "alap/kernels/kv_k8.h"
 #include "attn_heads.h"
+#include "avx512_vnni/exp_avx512.h"
 #include "cpu_variants.h"
 
 namespace alap::kernels::avx512vnni {
@@ -763,17 +764,8 @@ inline __m512 exp_neg16(__m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.0f);
   const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
   x = _mm512_max_ps(x, lo);
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428606765330187045e-06f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512 k;
+  const __m512 p = exp_reduced16(x, k);
   // p·2^k in one vscalefps (the AVX2 twin builds 2^k's bits and multiplies: the same exact
   // product, rounded once either way; k >= −126 here, so 2^k is a normal number there too).
   return _mm512_maskz_scalef_ps(static_cast<__mmask16>(~under), p, k);
