@@ -1161,9 +1161,9 @@
 <context>
     <name>alap::app::AppSettings</name>
     <message>
-        <source>Automatic (k8 on a GPU, f16 on the CPU)</source>
-        <extracomment>the cache mode setting&apos;s default: the engine picks (DESIGN.md: k8 on a GPU, f16 on the CPU)</extracomment>
-        <translation>স্বয়ংক্রিয় (GPU-তে k8, CPU-তে f16)</translation>
+        <source>Automatic (k8, or f16 where a model needs it)</source>
+        <extracomment>the cache mode setting&apos;s default: the engine picks k8 (int8 keys), or f16 for a model whose key size cannot be packed</extracomment>
+        <translation>স্বয়ংক্রিয় (k8, মডেলের প্রয়োজন হলে f16)</translation>
     </message>
 </context>
 <context>

@@ -35,7 +35,7 @@ PerplexityProgress perplexity_progress(bool& shown);
 
 // The GPU defaults of the commands that run a model (generate, chat, bench, serve): without
 // --gpu-layers, -1 (auto) when a GPU backend is usable, else 0; without --cache, the engine's
-// default mode (LoadParams::cache_mode_default: k8 when layers end up on the GPU, f16 on the CPU).
+// default mode (LoadParams::cache_mode_default: k8, or f16 where the model's shape cannot be packed).
 // A --cache given on the command line is never changed.
 void apply_gpu_defaults(LoadOptions& options);
 

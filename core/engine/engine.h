@@ -45,7 +45,7 @@ class Tokenizer;
 struct LoadParams {
   size_t n_ctx = 0;                       // 0: min(the model's training context, 4096)
   CacheMode cache_mode = CacheMode::f16;  // used when cache_mode_default is false
-  // The person did not choose a mode: k8 when layers run on the GPU, f16 on the CPU (DESIGN.md).
+  // The person did not choose a mode: k8 wherever the model runs, f16 where its shape cannot be packed.
   bool cache_mode_default = false;
   size_t n_threads = 0;                   // 0: physical_core_count() (core/runtime/cpu_topology.h)
   // Layers on the GPU (libalap_gpu.so, core/runtime/gpu_backend.h): 0 = CPU only; N > 0 = the

@@ -79,6 +79,7 @@ class RemoteEngineTest : public QObject {
     alap::LoadParams p;
     p.n_ctx = 256;
     p.n_threads = 1;
+    p.cache_mode_default = true;  // as `alap-cli serve` without --cache
     local.load(m_model.toStdString(), p);
     std::atomic<bool> no{false};
     const alap::GenerateResult expected = local.generate(req, {}, no);

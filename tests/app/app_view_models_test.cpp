@@ -243,10 +243,10 @@ class ViewModelsTest : public QObject {
       QCOMPARE(s.temperature(), 2.0);
       s.setTopK(-3);
       QCOMPARE(s.topK(), 0);
-      // Unset: automatic (the engine picks k8 on a GPU, f16 on the CPU); estimates assume f16.
+      // Unset: automatic (the engine picks k8 where the model can pack it); estimates assume k8.
       QCOMPARE(s.cacheMode(), QStringLiteral("auto"));
       QVERIFY(s.loadParams().cache_mode_default);
-      QCOMPARE(s.estimateCacheMode(), QStringLiteral("f16"));
+      QCOMPARE(s.estimateCacheMode(), QStringLiteral("k8"));
       QCOMPARE(s.cacheModeLabels().size(), s.cacheModes().size());
       s.setCacheMode(QStringLiteral("q4"));
       QCOMPARE(s.cacheMode(), QStringLiteral("auto"));

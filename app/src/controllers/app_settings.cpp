@@ -101,7 +101,7 @@ QString AppSettings::cacheMode() const {
 }
 QString AppSettings::estimateCacheMode() const {
   const QString mode = cacheMode();
-  return mode == QLatin1String("auto") ? QStringLiteral("f16") : mode;  // auto is f16 on the CPU
+  return mode == QLatin1String("auto") ? QStringLiteral("k8") : mode;  // auto is k8 where the model can pack it
 }
 void AppSettings::setCacheMode(const QString& mode) {
   if (!cacheModes().contains(mode) || mode == cacheMode()) return;
@@ -147,8 +147,9 @@ QStringList AppSettings::cacheModes() const {
 }
 
 QStringList AppSettings::cacheModeLabels() const {
-  //: the cache mode setting's default: the engine picks (DESIGN.md: k8 on a GPU, f16 on the CPU)
-  return {tr("Automatic (k8 on a GPU, f16 on the CPU)"), QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
+  //: the cache mode setting's default: the engine picks k8 (int8 keys), or f16 for a model whose
+  //: key size cannot be packed
+  return {tr("Automatic (k8, or f16 where a model needs it)"), QStringLiteral("f16"), QStringLiteral("k8"), QStringLiteral("k8v8")};
 }
 
 void AppSettings::resetSampling() {

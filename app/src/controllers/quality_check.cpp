@@ -52,7 +52,7 @@ void QualityCheck::setSettings(AppSettings* settings) {
 bool QualityCheck::canUseRecommendation() const {
   if (!m_settings || !m_hasResult || m_running || m_engine->status() != EngineController::Ready) return false;
   const QString mode = recommend(m_result);
-  return (mode == QLatin1String("k8") || mode == QLatin1String("k8v8")) && mode != m_engine->cacheMode();
+  return mode != m_engine->cacheMode();  // f16 too: the automatic mode is k8, which may cost this model
 }
 
 QString QualityCheck::appliedText() const {

@@ -30,8 +30,8 @@ class QualityCheck : public QObject {
   Q_PROPERTY(QString recommendation READ recommendation NOTIFY changed)  // "k8v8", "k8", "f16" or ""
   Q_PROPERTY(QString recommendationText READ recommendationText NOTIFY changed)
   Q_PROPERTY(QString errorText READ errorText NOTIFY changed)
-  // "Use recommended mode": offered when the recommendation (k8 or k8v8) is not the mode the model
-  // runs with now; appliedText says what pressing it did (the setting, then the reload).
+  // "Use recommended mode": offered when the recommendation (f16, k8 or k8v8) is not the mode the
+  // model runs with now; appliedText says what pressing it did (the setting, then the reload).
   Q_PROPERTY(bool canUseRecommendation READ canUseRecommendation NOTIFY changed)
   Q_PROPERTY(QString appliedText READ appliedText NOTIFY changed)
 

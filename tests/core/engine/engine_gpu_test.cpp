@@ -234,7 +234,7 @@ TEST_F(EngineGpu, SampledAnswersFromTheBestLogitsMatchWholeRows) {
   }
 }
 
-TEST_F(EngineGpu, DefaultCacheModeIsK8OnTheGpuAndF16OnTheCpu) {
+TEST_F(EngineGpu, DefaultCacheModeIsK8OnTheGpuAndOnTheCpu) {
   LoadParams p = params(-1, CacheMode::k8v8);
   p.cache_mode_default = true;  // the person chose no mode: cache_mode is ignored
   {
@@ -248,7 +248,7 @@ TEST_F(EngineGpu, DefaultCacheModeIsK8OnTheGpuAndF16OnTheCpu) {
   Engine cpu;
   cpu.load(model_, p);
   EXPECT_EQ(cpu.model_info().gpu_layers, 0);
-  EXPECT_EQ(cpu.model_info().cache_mode, CacheMode::f16);
+  EXPECT_EQ(cpu.model_info().cache_mode, CacheMode::k8);
   p.cache_mode_default = false;  // a chosen mode is kept wherever the model runs
   cpu.load(model_, p);
   EXPECT_EQ(cpu.model_info().cache_mode, CacheMode::k8v8);

@@ -189,6 +189,12 @@ TEST_F(EngineTest, LoadErrorsAreClear) {
   }
   e.load(odd, params(CacheMode::f16));  // f16 takes any head_dim
   EXPECT_TRUE(e.is_loaded());
+  LoadParams automatic = params(CacheMode::k8v8);
+  automatic.cache_mode_default = true;  // no mode chosen: k8 where the shape packs, else f16
+  e.load(odd, automatic);
+  EXPECT_EQ(e.model_info().cache_mode, CacheMode::f16);
+  e.load(model_, automatic);
+  EXPECT_EQ(e.model_info().cache_mode, CacheMode::k8);
   std::atomic<bool> cancel{true};
   EXPECT_THROW(e.load(model_, params(), {}, &cancel), EngineError);
   EXPECT_FALSE(e.is_loaded());
