@@ -722,6 +722,43 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
   }
 }
 
+// A tile of 8 tokens' int8 activations laid out as TileActs reads them: int32 k of token t at
+// dst[8·k + t], from token t's k-th group of 4 bytes (row q0 + t·n_cols), for k < nk. An 8 × 16
+// transpose of int32 a step (two unpack stages, then two 128-bit shuffle stages), the rest one
+// value at a time: the same ints as the scalar loop, moved 16 a store.
+inline void lay_out_8_tokens(const int8_t* q0, size_t n_cols, size_t nk, int32_t* dst) {
+  size_t k = 0;
+  for (; k + 16 <= nk; k += 16) {
+    __m512i r[8], a[8], b[8];
+    for (int t = 0; t < 8; ++t) r[t] = _mm512_loadu_si512(q0 + t * n_cols + 4 * k);
+    for (int t = 0; t < 8; t += 2) {  // per 128-bit lane L: (4L, 4L+1 | 4L+2, 4L+3) of tokens t, t+1
+      a[t] = _mm512_unpacklo_epi32(r[t], r[t + 1]);
+      a[t + 1] = _mm512_unpackhi_epi32(r[t], r[t + 1]);
+    }
+    for (int h = 0; h < 2; ++h) {  // b[4h + m], lane L: int 4L + m of tokens 4h .. 4h + 3
+      b[4 * h + 0] = _mm512_unpacklo_epi64(a[4 * h], a[4 * h + 2]);
+      b[4 * h + 1] = _mm512_unpackhi_epi64(a[4 * h], a[4 * h + 2]);
+      b[4 * h + 2] = _mm512_unpacklo_epi64(a[4 * h + 1], a[4 * h + 3]);
+      b[4 * h + 3] = _mm512_unpackhi_epi64(a[4 * h + 1], a[4 * h + 3]);
+    }
+    __m512i lo[4], hi[4];  // lanes 0–1 of b[m] and b[4 + m], lanes 2–3
+    for (int m = 0; m < 4; ++m) {
+      lo[m] = _mm512_shuffle_i32x4(b[m], b[4 + m], 0x44);
+      hi[m] = _mm512_shuffle_i32x4(b[m], b[4 + m], 0xEE);
+    }
+    int32_t* out = dst + 8 * k;  // ints 2j and 2j + 1 of the 8 tokens: 16 ints
+    for (int m = 0; m < 4; m += 2) {
+      _mm512_storeu_si512(out + 16 * (0 + m / 2), _mm512_shuffle_i32x4(lo[m], lo[m + 1], 0x88));  // int m
+      _mm512_storeu_si512(out + 16 * (2 + m / 2), _mm512_shuffle_i32x4(lo[m], lo[m + 1], 0xDD));  // 4 + m
+      _mm512_storeu_si512(out + 16 * (4 + m / 2), _mm512_shuffle_i32x4(hi[m], hi[m + 1], 0x88));  // 8 + m
+      _mm512_storeu_si512(out + 16 * (6 + m / 2), _mm512_shuffle_i32x4(hi[m], hi[m + 1], 0xDD));  // 12 + m
+    }
+  }
+  for (; k < nk; ++k) {
+    for (size_t t = 0; t < 8; ++t) dst[8 * k + t] = ld32(q0 + t * n_cols + 4 * k);
+  }
+}
+
 // The rows of group g that [rb, re) holds, as a lane mask.
 inline __mmask16 group_mask(size_t g, size_t rb, size_t re) {
   const size_t lo = std::max(rb, g * kG) - g * kG, hi = std::min(re, g * kG + kG) - g * kG;
@@ -776,9 +813,12 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   tmp_xs.resize(nb);
   for (size_t i = 0; i < n_tiles; ++i) {
     const size_t t0 = tile_begin(i), T = tile_begin(i + 1) - t0;
+    if (T == 8) lay_out_8_tokens(a.q + t0 * a.n_cols, a.n_cols, nb * 8, xi.data() + t0 * nb * 8);
     for (size_t t = 0; t < T; ++t) {
       const int8_t* q = a.q + (t0 + t) * a.n_cols;
-      for (size_t k = 0; k < nb * 8; ++k) xi[t0 * nb * 8 + k * T + t] = ld32(q + 4 * k);
+      if (T != 8) {
+        for (size_t k = 0; k < nb * 8; ++k) xi[t0 * nb * 8 + k * T + t] = ld32(q + 4 * k);
+      }
       for (size_t b = 0; b < nb; ++b) dxi[t0 * nb + b * T + t] = a.d[(t0 + t) * nb + b];
       block_terms<K>(a, t0 + t, nb, tmp_ofs.data(), tmp_xs.data());
       for (size_t k = 0; k < n_ofs; ++k) ofs[t0 * n_ofs + k * T + t] = tmp_ofs[k];
