@@ -24,6 +24,12 @@ namespace {
 // Halves of 2·k and 2·k + 1 of v[0..8) are the 8 lanes of block 2·k, 2·k + 1 (v[k] holds two
 // blocks: lanes 0–7 and 8–15). Returns the 16 blocks' reductions, block b in lane b; op is the
 // (associative, commutative) reduction on 16 lanes of float (max) or int32 (add) seen as __m512i.
+// The permutation of 16 int32 lanes that transposes them as a 4 × 4 matrix: lane 4·i + j takes
+// lane 4·j + i. Both transposing steps below end with it.
+inline __m512i transpose_4x4_lanes(__m512i v) {
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+}
+
 template <class Op>
 inline __m512i reduce_16_blocks(const __m512i (&v)[8], Op op) {
   __m512i w[4], x[2];
@@ -41,9 +47,8 @@ inline __m512i reduce_16_blocks(const __m512i (&v)[8], Op op) {
   const __m512 a = _mm512_castsi512_ps(x[0]), b = _mm512_castsi512_ps(x[1]);
   const __m512i r = op(_mm512_castps_si512(_mm512_shuffle_ps(a, b, 0x88)),
                        _mm512_castps_si512(_mm512_shuffle_ps(a, b, 0xDD)));
-  // Lane 4·L + i of r is block L + 4·i; the permutation puts block b in lane b.
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_epi32(order, r);
+  // Lane 4·L + i of r is block L + 4·i; the transpose puts block b in lane b.
+  return transpose_4x4_lanes(r);
 }
 
 inline __m512i max_ps_i(__m512i a, __m512i b) {
@@ -74,7 +79,6 @@ inline void quantize_16_blocks(const float* x, int8_t* q, float* d, int32_t* s, 
   _mm512_store_ps(ids, id);
 
   const __m512i ones = _mm512_set1_epi8(1), lim = _mm512_set1_epi8(-127);
-  const __m512i fix = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   __m512i s4v[8];
   for (int j = 0; j < 8; ++j) {  // blocks 2j, 2j + 1: 64 codes
     const float* p = x + 64 * j;
@@ -86,8 +90,9 @@ inline void quantize_16_blocks(const float* x, int8_t* q, float* d, int32_t* s, 
     const __m512i c2 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(p + 32), i1));
     const __m512i c3 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(p + 48), i1));
     // packs work per 128-bit lane: lane L of the bytes holds c0[4L..4L+4), c1[..], c2[..], c3[..]
+    // (int32 4L + m of the packed bytes is c_m's 4L..4L+4); the transpose puts them in order
     const __m512i b8 = _mm512_packs_epi16(_mm512_packs_epi32(c0, c1), _mm512_packs_epi32(c2, c3));
-    const __m512i qv = _mm512_max_epi8(_mm512_permutexvar_epi32(fix, b8), lim);
+    const __m512i qv = _mm512_max_epi8(transpose_4x4_lanes(b8), lim);
     _mm512_storeu_si512(q + 64 * j, qv);
     s4v[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, qv);
     _mm512_storeu_si512(s4 + 16 * j, s4v[j]);

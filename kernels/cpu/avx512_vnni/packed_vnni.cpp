@@ -722,13 +722,13 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
   }
 }
 
-// A tile of 8 tokens' int8 activations laid out as TileActs reads them: int32 k of token t at
-// dst[8·k + t], from token t's k-th group of 4 bytes (row q0 + t·n_cols), for k < nk. An 8 × 16
-// transpose of int32 a step (two unpack stages, then two 128-bit shuffle stages), the rest one
-// value at a time: the same ints as the scalar loop, moved 16 a store.
-inline void lay_out_8_tokens(const int8_t* q0, size_t n_cols, size_t nk, int32_t* dst) {
+// A tile of T tokens' int8 activations laid out as TileActs reads them: int32 k of token t at
+// dst[T·k + t], from token t's k-th group of 4 bytes (row q0 + t·n_cols), for k < nk. A tile of
+// 8 tokens by an 8 × 16 transpose of int32 a step (two unpack stages, then two 128-bit shuffle
+// stages, 16 ints a store), other tiles and the last ints one value at a time: the same ints.
+inline void lay_out_tile(const int8_t* q0, size_t n_cols, size_t nk, size_t T, int32_t* dst) {
   size_t k = 0;
-  for (; k + 16 <= nk; k += 16) {
+  for (; T == 8 && k + 16 <= nk; k += 16) {
     __m512i r[8], a[8], b[8];
     for (int t = 0; t < 8; ++t) r[t] = _mm512_loadu_si512(q0 + t * n_cols + 4 * k);
     for (int t = 0; t < 8; t += 2) {  // per 128-bit lane L: (4L, 4L+1 | 4L+2, 4L+3) of tokens t, t+1
@@ -755,7 +755,7 @@ inline void lay_out_8_tokens(const int8_t* q0, size_t n_cols, size_t nk, int32_t
     }
   }
   for (; k < nk; ++k) {
-    for (size_t t = 0; t < 8; ++t) dst[8 * k + t] = ld32(q0 + t * n_cols + 4 * k);
+    for (size_t t = 0; t < T; ++t) dst[T * k + t] = ld32(q0 + t * n_cols + 4 * k);
   }
 }
 
@@ -813,12 +813,8 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   tmp_xs.resize(nb);
   for (size_t i = 0; i < n_tiles; ++i) {
     const size_t t0 = tile_begin(i), T = tile_begin(i + 1) - t0;
-    if (T == 8) lay_out_8_tokens(a.q + t0 * a.n_cols, a.n_cols, nb * 8, xi.data() + t0 * nb * 8);
+    lay_out_tile(a.q + t0 * a.n_cols, a.n_cols, nb * 8, T, xi.data() + t0 * nb * 8);
     for (size_t t = 0; t < T; ++t) {
-      const int8_t* q = a.q + (t0 + t) * a.n_cols;
-      if (T != 8) {
-        for (size_t k = 0; k < nb * 8; ++k) xi[t0 * nb * 8 + k * T + t] = ld32(q + 4 * k);
-      }
       for (size_t b = 0; b < nb; ++b) dxi[t0 * nb + b * T + t] = a.d[(t0 + t) * nb + b];
       block_terms<K>(a, t0 + t, nb, tmp_ofs.data(), tmp_xs.data());
       for (size_t k = 0; k < n_ofs; ++k) ofs[t0 * n_ofs + k * T + t] = tmp_ofs[k];
