@@ -73,6 +73,19 @@ static_assert(kAttnMaxHeadDim % kQBlock == 0);
 #endif
 inline constexpr bool kAttnMma = ALAP_ATTN_MMA != 0;
 
+// How the scalar body keeps tiles in flight. With an asynchronous copy (CUDA cp.async) the payload
+// of tile t+2 is copied to shared memory while tile t is computed (3 stages). Without one (HIP: a
+// copy is a load that the wave waits for before its store to shared memory) the payload of tile t+1
+// waits in registers instead: loaded before tile t is computed, stored after it (2 stages), so a
+// wave computes while its loads are in flight rather than stalling on each tile's loads (on the
+// H200 with -DALAP_GPU_PLAIN_COPY: docs/bench/gpu.md "The HIP path of decode attention (session
+// 29)").
+// -DALAP_ATTN_REG_STAGE=0/1 overrides the choice, for measuring.
+#ifndef ALAP_ATTN_REG_STAGE
+#define ALAP_ATTN_REG_STAGE (!ALAP_GPU_ASYNC_COPY)
+#endif
+inline constexpr bool kAttnRegStage = ALAP_ATTN_REG_STAGE != 0;
+
 #if ALAP_ATTN_MMA
 // c[0..3] += A·B: A 16×16 fp16 (row-major fragment a0..a3), B 16×8 fp16 (b0, b1), C 16×8 fp32.
 __device__ __forceinline__ void alap_mma_16816(float* c, unsigned a0, unsigned a1, unsigned a2, unsigned a3,
@@ -127,7 +140,7 @@ struct decode_tiles {
   static constexpr int v_lanes = HDB / kVDims;            // threads per V row
   static constexpr int v_groups = kThreads / v_lanes;     // V rows in flight per pass
   static constexpr int v_rows = kTile / v_groups;         // V rows per thread per tile
-  static constexpr int kStages = 3;                       // tiles in shared memory: 2 in flight, 1 in use
+  static constexpr int kStages = kAttnRegStage ? 2 : 3;   // tiles in shared memory (kAttnRegStage above)
   static constexpr int v_bytes = v_packed ? 8 : 16;       // bytes of one V read (scalar path)
   static constexpr int v_esize = v_packed ? 1 : 2;        // bytes of one V element
   // V tile in shared memory, [kTile][v_stride] bytes, copied by the whole block in 16-byte chunks;
@@ -339,37 +352,76 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   const auto v_tile = [&](int stage) {
     return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes + size_t(T::k_passes) * kThreads * 16;
   };
-  const auto issue = [&](int tile, int stage) {
-    if (tile < end) {
-#pragma unroll
-      for (int i = 0; i < T::k_passes; ++i) {
-        const int row = tile + kr + i * T::k_rows;
-        const bool valid = k_active && row < end;
-        const size_t off = (kv_row0 + (valid ? row : tile)) * hd;
-        if constexpr (T::k_packed) {
-          alap_cp_async<16>(k_slot(stage, i), a.p.k_q + off + kc * 16, valid);
-        } else {
-          alap_cp_async<16>(k_slot(stage, i), a.p.k_f16 + off + kc * 8, valid);
-        }
-      }
-      // V: the whole block copies the tile, row-major, 16-byte chunks (zeros past the slice).
-#pragma unroll
-      for (int i = 0; i < T::v_copies; ++i) {
-        const int idx = tid + i * kThreads, r = idx / T::v_cpr, col = idx % T::v_cpr;
-        const int row = tile + r;
-        const bool valid = col * 16 < hd * T::v_esize && row < end;
-        const char* src = (T::v_packed ? reinterpret_cast<const char*>(a.p.v_q) : reinterpret_cast<const char*>(a.p.v)) +
-                          (kv_row0 + (valid ? row : tile)) * hd * T::v_esize + (valid ? col * 16 : 0);
-        alap_cp_async<16>(v_tile(stage) + r * T::v_stride + col * 16, src, valid);
-      }
-    }
-    alap_cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  // The 16-byte copies of one tile's payload, c < n_copies: this thread's K chunks first (read back
+  // by this thread only), then its share of the V tile (row-major, 16-byte chunks, read by the whole
+  // block); copy c lands at copy_offset(c) of a stage. fn(c, source, valid): a copy past the slice or
+  // past head_dim is invalid, and its source is then a valid chunk of the cache (the slice's last row,
+  // the row's first chunk), so that a load of it needs no branch (register staging).
+  constexpr int n_copies = T::k_passes + T::v_copies;
+  const auto copy_offset = [&](int c) -> size_t {
+    if (c < T::k_passes) return (size_t(c) * kThreads + tid) * 16;
+    const int idx = tid + (c - T::k_passes) * kThreads;
+    return size_t(T::k_passes) * kThreads * 16 + size_t(idx / T::v_cpr) * T::v_stride + (idx % T::v_cpr) * 16;
   };
-  const auto load_scales = [&](int tile, float* kd, float* vd) {
+  const auto for_copies = [&](int tile, auto&& fn) {
 #pragma unroll
     for (int i = 0; i < T::k_passes; ++i) {
       const int row = tile + kr + i * T::k_rows;
-      kd[i] = T::k_packed && k_active && row < end ? alap_half_to_float(a.p.k_d[(kv_row0 + row) * nb + kc / 2]) : 1.0f;
+      const bool valid = k_active && row < end;
+      const size_t off = (kv_row0 + min(row, end - 1)) * hd;
+      if constexpr (T::k_packed) {
+        fn(i, a.p.k_q + off + (k_active ? kc * 16 : 0), valid);
+      } else {
+        fn(i, a.p.k_f16 + off + (k_active ? kc * 8 : 0), valid);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < T::v_copies; ++i) {
+      const int idx = tid + i * kThreads, r = idx / T::v_cpr, col = idx % T::v_cpr;
+      const int row = tile + r;
+      const bool col_ok = col * 16 < hd * T::v_esize, valid = col_ok && row < end;
+      const char* src = (T::v_packed ? reinterpret_cast<const char*>(a.p.v_q) : reinterpret_cast<const char*>(a.p.v)) +
+                        (kv_row0 + min(row, end - 1)) * hd * T::v_esize + (col_ok ? col * 16 : 0);
+      fn(T::k_passes + i, src, valid);
+    }
+  };
+  const auto stage_base = [&](int stage) { return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes; };
+  // Asynchronous copy: tile `tile` into `stage`, invalid chunks as zeros (an empty group past the end
+  // keeps the wait count uniform).
+  const auto issue = [&](int tile, int stage) {
+    if (tile < end) {
+      for_copies(tile, [&](int c, const void* src, bool valid) {
+        alap_cp_async<16>(stage_base(stage) + copy_offset(c), src, valid);
+      });
+    }
+    alap_cp_async_commit();
+  };
+  // Register staging: tile `tile` loaded into `staged`, later stored to a stage. Every load is made,
+  // past the end too (it then reads the slice's last row again, from cache): a load under a branch
+  // made AMD's compiler wait for all loads at the branch's end (the wait counts of both paths merged),
+  // the payload in flight included. Invalid chunks hold real cache values, never read as such: K
+  // chunks past head_dim meet zero query values, rows past the slice get score -inf (K) and p = 0
+  // (V), and V chunks past head_dim belong to threads that sum nothing.
+  int4 staged[kAttnRegStage ? n_copies : 1];
+  (void)staged;
+  const auto load_staged = [&](int tile) {
+    for_copies(tile, [&](int c, const void* src, bool) { staged[c] = *static_cast<const int4*>(src); });
+  };
+  const auto store_staged = [&](int stage) {
+#pragma unroll
+    for (int c = 0; c < n_copies; ++c) *reinterpret_cast<int4*>(stage_base(stage) + copy_offset(c)) = staged[c];
+  };
+  // The scales of a tile as fp16 bits (1.0 where the mode has none), converted where they are used: a
+  // conversion at the load waits for the load (gfx1030 assembly: each of a tile's six scale loads
+  // waited on its own, one DRAM round trip after another, at the top of every tile). Every load is
+  // made, in bounds: rows past the slice read the slice's last row and lanes past head_dim the row's
+  // last block; their products are zero or masked (zero query values, score -inf, p = 0).
+  const auto load_scales = [&](int tile, uint16_t* kd, uint16_t* vd) {
+    constexpr uint16_t one = 0x3C00;
+#pragma unroll
+    for (int i = 0; i < T::k_passes; ++i) {
+      const int row = tile + kr + i * T::k_rows;
+      kd[i] = T::k_packed ? a.p.k_d[(kv_row0 + min(row, end - 1)) * nb + min(kc / 2, nb - 1)] : one;
     }
     if constexpr (kAttnMma) {
       // lane l holds the scale of rows l, l + 32, ... of the tile for each of the warp's chunks.
@@ -379,22 +431,25 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
         for (int j = 0; j < T::kTile / 32; ++j) {
           const int row = tile + lane32 + 32 * j, ch = chunk_of(c);
           vd[c * (T::kTile / 32) + j] =
-              T::v_packed && ch < nb && row < end ? alap_half_to_float(a.p.v_d[(kv_row0 + row) * nb + ch]) : 1.0f;
+              T::v_packed ? a.p.v_d[(kv_row0 + min(row, end - 1)) * nb + min(ch, nb - 1)] : one;
         }
     } else {
 #pragma unroll
       for (int r = 0; r < T::v_rows; ++r) {
         const int row = tile + vg + r * T::v_groups;
-        vd[r] = T::v_packed && v_active && row < end
-                    ? alap_half_to_float(a.p.v_d[(kv_row0 + row) * nb + vc * kVDims / kQBlock])
-                    : 1.0f;
+        vd[r] = T::v_packed ? a.p.v_d[(kv_row0 + min(row, end - 1)) * nb + min(vc * kVDims / kQBlock, nb - 1)] : one;
       }
     }
   };
-  static_assert(T::kStages == 3, "the wait below keeps two tiles in flight");
-  issue(begin, 0);
-  issue(begin + kTile, 1);
-  float kd[T::k_passes], vd[T::vd_count];
+  if constexpr (kAttnRegStage) {
+    load_staged(begin);
+    store_staged(0);  // visible to the block after the barrier that follows the query
+  } else {
+    static_assert(kAttnRegStage || T::kStages == 3, "the wait below keeps two tiles in flight");
+    issue(begin, 0);
+    issue(begin + kTile, 1);
+  }
+  uint16_t kd[T::k_passes], vd[T::vd_count];
   load_scales(begin, kd, vd);
 
   // The query of the group, once per block while the first tiles are in flight. k8: quantised with
@@ -419,7 +474,9 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
       }
     }
   }
-  __syncthreads();
+  // Tile begin+1's loads after the query's (AMD waits for loads in the order they were issued).
+  if constexpr (kAttnRegStage) load_staged(begin + kTile);
+  alap_sync_lds();
   constexpr int q_words = T::k_packed ? 4 : 8;
   using q_word = std::conditional_t<T::k_packed, int, float>;
   q_word qr[GB][q_words];
@@ -443,11 +500,20 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 
   int stage = 0;
   for (int tile = begin; tile < end; tile += kTile, stage = stage == T::kStages - 1 ? 0 : stage + 1) {
-    float kd_next[T::k_passes], vd_next[T::vd_count];
+    uint16_t kd_next[T::k_passes], vd_next[T::vd_count];
     load_scales(tile + kTile, kd_next, vd_next);
-    // The stage of tile t+2 held tile t-1, which this thread (its only reader) has finished.
-    issue(tile + 2 * kTile, stage == 0 ? 2 : stage - 1);
-    alap_cp_async_wait<2>();  // this thread's copies of tile t have landed
+    if constexpr (kAttnRegStage) {
+      // Tile t+1, loaded while tile t-1 was computed, goes to the stage that held tile t-1 (every
+      // thread passed the barrier that ended it; the barriers of this tile make its V visible before
+      // tile t+1 reads it); then tile t+2's loads go out and wait in registers while tile t runs.
+      // Past the end the stage is written and never read (no branch: see load_staged).
+      store_staged(stage ^ 1);
+      load_staged(tile + 2 * kTile);
+    } else {
+      // The stage of tile t+2 held tile t-1, which this thread (its only reader) has finished.
+      issue(tile + 2 * kTile, stage == 0 ? 2 : stage - 1);
+      alap_cp_async_wait<2>();  // this thread's copies of tile t have landed
+    }
     int4 kw[T::k_passes];
 #pragma unroll
     for (int i = 0; i < T::k_passes; ++i) kw[i] = *reinterpret_cast<const int4*>(k_slot(stage, i));
@@ -463,7 +529,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
           int isum = 0;
 #pragma unroll
           for (int j = 0; j < 4; ++j) isum = alap_dot4(w[j], qr[g][j], isum);
-          part[g] = static_cast<float>(isum) * (dq[g] * kd[i]);
+          part[g] = static_cast<float>(isum) * (dq[g] * alap_half_to_float(kd[i]));
         }
       } else {
         float kf[8];
@@ -514,7 +580,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
           if (hbase + j < G) s[hbase + j][r] = tile + r < end ? part[j] * a.p.scale : -INFINITY;
       }
     }
-    __syncthreads();
+    alap_sync_lds();
 
     // 2. online softmax statistics, kSoftLanes lanes per query head; s becomes p.
     {
@@ -546,11 +612,12 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
         }
       }
     }
-    __syncthreads();
+    alap_sync_lds();
 
     // 3. V accumulation: rescale by alpha (skipped when the max did not move), add Σ_j p_j·V[j][d]
-    // (V is zero past the slice, p too). The V tile was copied by the whole block: visible after
-    // this thread's wait above and the barrier after the scores.
+    // (p is zero past the slice; V there is zeros, or with register staging the last row again). The
+    // V tile was copied by the whole block: visible after this thread's wait above and the barrier
+    // after the scores.
     const char* vt = v_tile(stage);
 #if ALAP_ATTN_MMA
     {
@@ -576,7 +643,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
           float2 pa = h_ok ? *reinterpret_cast<const float2*>(&s[h_ok ? gid : 0][r0]) : make_float2(0.0f, 0.0f);
           float2 pb = h_ok ? *reinterpret_cast<const float2*>(&s[h_ok ? gid : 0][r0 + 8]) : make_float2(0.0f, 0.0f);
           if constexpr (T::v_packed) {
-            const float v_s = vd[c * (T::kTile / 32) + ks / 2];
+            const float v_s = alap_half_to_float(vd[c * (T::kTile / 32) + ks / 2]);
             const int l0 = r0 % 32;
             pa.x *= __shfl_sync(0xffffffffu, v_s, l0);
             pa.y *= __shfl_sync(0xffffffffu, v_s, l0 + 1);
@@ -644,7 +711,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #pragma unroll
         for (int g = 0; g < GB; ++g) {
           if (g < G) {
-            const float p = s[g][j] * vd[r];
+            const float p = s[g][j] * alap_half_to_float(vd[r]);
 #pragma unroll
             for (int e = 0; e < kVDims; ++e) acc[g][e][0] = fmaf(p, vf[e], acc[g][e][0]);
           }
@@ -656,7 +723,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
     for (int i = 0; i < T::k_passes; ++i) kd[i] = kd_next[i];
 #pragma unroll
     for (int r = 0; r < T::vd_count; ++r) vd[r] = vd_next[r];
-    __syncthreads();  // s is rewritten by the next tile
+    alap_sync_lds();  // s is rewritten by the next tile
   }
   alap_cp_async_wait<0>();  // no copy outlives the block
 
@@ -693,32 +760,36 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
     a.part_l[size_t(h0 + tid) * kAttnMaxSplit + split] = l_sh[tid];
   }
 #else
+  // Every g < GB unrolled, with no early exit: where the compiler could not unroll the loop it
+  // indexed acc at run time, and AMD's compiler then kept all of acc in scratch memory (gfx1030:
+  // every tile's rescale and V sum went through private-memory loads and stores).
 #pragma unroll
   for (int g = 0; g < GB; ++g) {
-    if (g >= G) break;  // uniform across the block
-    if (v_active) {
+    if (g < G) {  // uniform across the block
+      if (v_active) {
 #pragma unroll
-      for (int e = 0; e < kVDims; ++e) red[vg][vc * kVDims + e] = acc[g][e][0];
-    }
-    __syncthreads();
-    const int h = h0 + g;
-    for (int d = tid; d < hd; d += kThreads) {
-      float o = 0.0f;
-#pragma unroll
-      for (int r = 0; r < T::v_groups; ++r) o += red[r][d];
-      if (single) {  // whole 32-lane groups take part (hd is a multiple of 32): out_q8's shuffles
-        const float v1[1] = {l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f};
-        a.p.out[size_t(h) * hd + d] = v1[0];
-        attn_quantize_out<1>(a.p, v1, true, h * hd + d);
-      } else {
-        a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
+        for (int e = 0; e < kVDims; ++e) red[vg][vc * kVDims + e] = acc[g][e][0];
       }
+      __syncthreads();
+      const int h = h0 + g;
+      for (int d = tid; d < hd; d += kThreads) {
+        float o = 0.0f;
+#pragma unroll
+        for (int r = 0; r < T::v_groups; ++r) o += red[r][d];
+        if (single) {  // whole 32-lane groups take part (hd is a multiple of 32): out_q8's shuffles
+          const float v1[1] = {l_sh[g] > 0.0f ? o / l_sh[g] : 0.0f};
+          a.p.out[size_t(h) * hd + d] = v1[0];
+          attn_quantize_out<1>(a.p, v1, true, h * hd + d);
+        } else {
+          a.part_o[(size_t(h) * kAttnMaxSplit + split) * hd + d] = o;
+        }
+      }
+      if (!single && tid == 0) {
+        a.part_m[size_t(h) * kAttnMaxSplit + split] = m_sh[g];
+        a.part_l[size_t(h) * kAttnMaxSplit + split] = l_sh[g];
+      }
+      __syncthreads();  // red is rewritten for the next head
     }
-    if (!single && tid == 0) {
-      a.part_m[size_t(h) * kAttnMaxSplit + split] = m_sh[g];
-      a.part_l[size_t(h) * kAttnMaxSplit + split] = l_sh[g];
-    }
-    __syncthreads();  // red is rewritten for the next head
   }
 #endif
   if (single) return;

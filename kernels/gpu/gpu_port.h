@@ -385,6 +385,16 @@ __device__ __forceinline__ float4 alap_load_l2_f4(const float* p) {  // p 16-byt
 #endif
 }
 
+// Whether alap_cp_async below is an asynchronous copy (CUDA; cp.async itself needs sm_80+, which the
+// CUDA kernels target): 1 on CUDA, 0 on HIP, where it is a plain load and store that waits for its
+// data. ALAP_GPU_PLAIN_COPY makes it 0 on CUDA too, so that the path HIP takes runs and is measured
+// on an NVIDIA GPU. The same value in host and device passes (kernels size shared memory by it).
+#if defined(ALAP_GPU_BACKEND_CUDA) && !defined(ALAP_GPU_PLAIN_COPY)
+#define ALAP_GPU_ASYNC_COPY 1
+#else
+#define ALAP_GPU_ASYNC_COPY 0
+#endif
+
 // Asynchronous copy of Bytes (8 or 16) from global to shared memory, read back later by the SAME
 // thread after alap_cp_async_wait<N>() (no barrier needed for that). valid = false writes zeros and
 // reads nothing. CUDA sm_80+: cp.async (no registers held while the load is in flight); elsewhere a
@@ -392,7 +402,7 @@ __device__ __forceinline__ float4 alap_load_l2_f4(const float* p) {  // p 16-byt
 template <int Bytes>
 __device__ __forceinline__ void alap_cp_async(void* smem, const void* gmem, bool valid) {
   static_assert(Bytes == 8 || Bytes == 16);
-#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if ALAP_GPU_ASYNC_COPY && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   const int src_size = valid ? Bytes : 0;
   if constexpr (Bytes == 16) {
@@ -409,15 +419,32 @@ __device__ __forceinline__ void alap_cp_async(void* smem, const void* gmem, bool
 #endif
 }
 __device__ __forceinline__ void alap_cp_async_commit() {
-#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if ALAP_GPU_ASYNC_COPY && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 // Waits until at most N committed groups of this thread are still in flight.
 template <int N>
 __device__ __forceinline__ void alap_cp_async_wait() {
-#if defined(ALAP_GPU_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if ALAP_GPU_ASYNC_COPY && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// A block barrier for shared memory only: the block's shared-memory writes before it are visible to
+// every thread after it, and global loads in flight may stay in flight across it. CUDA: __syncthreads
+// (bar.sync waits for no load). HIP: __syncthreads is also a workgroup-scope memory fence, which on
+// gfx10+ (WGP mode) waits for every outstanding global load and store and invalidates the L0 cache at
+// each barrier, so a load issued ahead of a barrier could not stay in flight across it; this waits for
+// the shared-memory (LGKM) operations only, then s_barrier. Not for global memory written before it
+// and read after it by other threads: use __syncthreads there. gfx12 (RDNA4) changed the wait and
+// barrier instructions; it takes __syncthreads here until this is checked there.
+__device__ __forceinline__ void alap_sync_lds() {
+#if defined(ALAP_GPU_BACKEND_HIP) && defined(__HIP_DEVICE_COMPILE__) && !defined(__GFX12__) && \
+    !defined(__gfx1200__) && !defined(__gfx1201__)
+  asm volatile("s_waitcnt lgkmcnt(0)\n\ts_barrier" ::: "memory");
+#else
+  __syncthreads();
 #endif
 }
 

@@ -444,6 +444,18 @@ __device__ __forceinline__ void xr_runs(int k, int (&A)[xr_runs_of<T>()]) {
 }
 
 // Bits sh..sh+31 of hi:lo (sh in 0..32).
+// Word a (q = 0) or b (q = 1) of a window held in registers. On HIP as arithmetic on the two
+// values: written as `q ? b : a` over neighbouring words of one array, AMD's compiler made it a
+// load at a run-time index and kept the whole window in scratch memory (gfx1030 assembly: the
+// Q3_K and Q6_K decode kernels used 160-416 bytes of scratch a thread).
+__device__ __forceinline__ uint32_t pick_word(uint32_t a, uint32_t b, uint32_t q) {
+#if defined(ALAP_GPU_BACKEND_HIP)
+  return a ^ ((a ^ b) & (0u - q));
+#else
+  return q ? b : a;
+#endif
+}
+
 __device__ __forceinline__ uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
 #if defined(ALAP_GPU_BACKEND_CUDA)
   return __funnelshift_rc(lo, hi, sh);
@@ -761,8 +773,10 @@ __device__ __forceinline__ float xr_dot_q6(const xr_raw<kQ6_K>& r, int k, const 
   int s[4] = {nq[0], nq[1], nq[2], nq[3]};
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
-    const uint32_t qh = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    const uint32_t ql =
+        funnel_r(pick_word(r.lw[i], r.lw[i + 1], r.q), pick_word(r.lw[i + 1], r.lw[i + 2], r.q), r.sh);
+    const uint32_t qh =
+        funnel_r(pick_word(r.hw[i], r.hw[i + 1], r.q), pick_word(r.hw[i + 1], r.hw[i + 2], r.q), shh);
     const int lo = static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
     const int hi = static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
     s[i / 4] = alap_dot4(lo, xw[i], s[i / 4]);
@@ -783,8 +797,10 @@ __device__ __forceinline__ float xr_dot_q6_32(const xr_raw<kQ6_K32>& r, int k, c
   int s0 = nq[0], s1 = nq[1];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
-    const uint32_t qh = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    const uint32_t ql =
+        funnel_r(pick_word(r.lw[i], r.lw[i + 1], r.q), pick_word(r.lw[i + 1], r.lw[i + 2], r.q), r.sh);
+    const uint32_t qh =
+        funnel_r(pick_word(r.hw[i], r.hw[i + 1], r.q), pick_word(r.hw[i + 1], r.hw[i + 2], r.q), shh);
     s0 = alap_dot4(static_cast<int>((ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u)), xw[i], s0);
     s1 = alap_dot4(static_cast<int>(((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u)), xw[4 + i], s1);
   }
@@ -936,8 +952,10 @@ __device__ __forceinline__ float xr_dot_q3(const xr_raw<kQ3_K>& r, int k, const 
   int s[4] = {nq[0], nq[1], nq[2], nq[3]};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint32_t ql = funnel_r(r.q ? r.lw[i + 1] : r.lw[i], r.q ? r.lw[i + 2] : r.lw[i + 1], r.sh);
-    const uint32_t hm = funnel_r(r.q ? r.hw[i + 1] : r.hw[i], r.q ? r.hw[i + 2] : r.hw[i + 1], shh);
+    const uint32_t ql =
+        funnel_r(pick_word(r.lw[i], r.lw[i + 1], r.q), pick_word(r.lw[i + 1], r.lw[i + 2], r.q), r.sh);
+    const uint32_t hm =
+        funnel_r(pick_word(r.hw[i], r.hw[i + 1], r.q), pick_word(r.hw[i + 1], r.hw[i + 2], r.q), shh);
     s[0] = alap_dot4(static_cast<int>((ql & 0x03030303u) | ((hm << 2) & 0x04040404u)), xw[i], s[0]);
     s[1] = alap_dot4(static_cast<int>(((ql >> 2) & 0x03030303u) | ((hm << 1) & 0x04040404u)), xw[4 + i], s[1]);
     s[2] = alap_dot4(static_cast<int>(((ql >> 4) & 0x03030303u) | (hm & 0x04040404u)), xw[8 + i], s[2]);

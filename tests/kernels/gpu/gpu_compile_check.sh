@@ -57,8 +57,12 @@ for src in "$@"; do
   if [ "$mode" = hip ]; then
     for arch in gfx1100 gfx1030; do
       asm="$out/$name.$arch.s"
-      # -nogpulib: Debian lacks the gfx1100 device library; fine for device assembly, not linkable.
-      if ! "$compiler" -std=c++20 --offload-arch=$arch -nogpulib --cuda-device-only -O3 -S \
+      # -nogpulib for gfx1100: Debian lacks its device library; fine for device assembly, not
+      # linkable, and its calls to the library's math (expf) assume a 16 KB stack, so only gfx1030,
+      # built with its library as a real build is, tells what a kernel keeps in scratch.
+      nolib=-nogpulib
+      [ "$arch" = gfx1030 ] && nolib=
+      if ! "$compiler" -std=c++20 --offload-arch=$arch $nolib --cuda-device-only -O3 -S \
            -I"$repo" "$src" -o "$asm" 2>"$asm.log"; then
         echo "FAIL: hipcc $arch $src:"; cat "$asm.log"; fail=1; continue
       fi
@@ -73,6 +77,20 @@ for src in "$@"; do
             echo "FAIL: $arch (IQ4 lookup): $n x v_perm_b32 in $kernel, want the byte-select lookup (>= 64)"; fail=1
           fi
         done
+      fi
+      if [ "$arch" = gfx1030 ]; then
+        # No kernel keeps arrays in scratch memory (a round trip to memory per access): session 29
+        # found the decode attention's accumulators (an array indexed where a loop did not unroll)
+        # and the Q3_K / Q6_K decode windows (a select between neighbouring words folded into a
+        # run-time index) there. Allowed: f16 decode with head_dim 256 and groups of 8, which needs
+        # more registers than a thread has (152 bytes of spills).
+        sc=$(awk '/^_Z[^ ]*:/ {k = $1} /^; ScratchSize:/ && $3 > 0 {print k, $3}' "$asm" |
+             grep -v "attn_f16_decode_kernelILi256ELi8E")
+        if [ -z "$sc" ]; then
+          echo "ok: $arch: no scratch in the kernels of $name"
+        else
+          echo "FAIL: $arch: kernels of $name with scratch (bytes a thread):"; echo "$sc"; fail=1
+        fi
       fi
       for kernel in $(dot4_kernels "$name"); do
         case $arch in

@@ -27,7 +27,9 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 flags="-std=c++20 -O3 -arch=sm_90 -lineinfo -I. -Ikernels/include -Xcompiler=-Wall,-Wextra -Werror=all-warnings"
 start=$(date +%s)
-for src in attn_k8 attn_k8_prefill kv_k8_store matmul ops_device; do
+# Every GPU source the tests link (as run_ops_h200.sh; attn_f16_prefill since session 8).
+gpu_srcs="attn_k8_prefill attn_f16_prefill kv_k8_store ops_device matmul ops_elementwise logits_top"
+for src in attn_k8 $gpu_srcs; do
   $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
 done
 g++ -std=c++20 -O2 -mf16c -I. -Ikernels/include -c kernels/cpu/fp16.cpp -o $b/fp16_a.o &&
@@ -43,8 +45,10 @@ for i in "${!variants[@]}"; do
 done
 wait
 cat $b/*.log > "$out/build.log"
+others=""
+for src in $gpu_srcs; do others="$others $b/$src.o"; done
 for t in attn_gpu_test attn_gpu_bench; do
-  $nvcc -arch=sm_90 $b/$t.o $b/attn_k8.o $b/attn_k8_prefill.o $b/kv_k8_store.o $b/matmul.o $b/ops_device.o $b/fp16.o -o $b/$t >> "$out/build.log" 2>&1 ||
+  $nvcc -arch=sm_90 $b/$t.o $b/attn_k8.o $others $b/fp16.o -o $b/$t >> "$out/build.log" 2>&1 ||
     { echo "BUILD FAILED"; tail -50 "$out/build.log"; exit 1; }
 done
 echo "build took $(( $(date +%s) - start )) s"
@@ -81,8 +85,8 @@ max_err "$out/test.log"
 
 for i in "${!variants[@]}"; do
   v=$b/attn_k8_var$i.o
-  $nvcc -arch=sm_90 $b/attn_gpu_bench.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/matmul.o $b/ops_device.o $b/fp16.o -o $b/bench_var$i &&
-  $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $b/attn_k8_prefill.o $b/kv_k8_store.o $b/matmul.o $b/ops_device.o $b/fp16.o -o $b/test_var$i &&
+  $nvcc -arch=sm_90 $b/attn_gpu_bench.o $v $others $b/fp16.o -o $b/bench_var$i &&
+  $nvcc -arch=sm_90 $b/attn_gpu_test.o $v $others $b/fp16.o -o $b/test_var$i &&
   { echo "== variant ${variants[$i]}"
     if [ -z "${ALAP_VARIANT_NOTEST:-}" ]; then $b/test_var$i > $b/test_var.log 2>&1; tail -1 $b/test_var.log; max_err $b/test_var.log; fi
     $b/bench_var$i --ctx ${ALAP_VARIANT_CTX:-4096,32768,131072} --no-prefill --reps 30 ${ALAP_VARIANT_ARGS:-} |
