@@ -443,7 +443,6 @@ __device__ __forceinline__ void xr_runs(int k, int (&A)[xr_runs_of<T>()]) {
   }
 }
 
-// Bits sh..sh+31 of hi:lo (sh in 0..32).
 // Word a (q = 0) or b (q = 1) of a window held in registers. On HIP as arithmetic on the two
 // values: written as `q ? b : a` over neighbouring words of one array, AMD's compiler made it a
 // load at a run-time index and kept the whole window in scratch memory (gfx1030 assembly: the
@@ -456,6 +455,7 @@ __device__ __forceinline__ uint32_t pick_word(uint32_t a, uint32_t b, uint32_t q
 #endif
 }
 
+// Bits sh..sh+31 of hi:lo (sh in 0..32).
 __device__ __forceinline__ uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
 #if defined(ALAP_GPU_BACKEND_CUDA)
   return __funnelshift_rc(lo, hi, sh);
