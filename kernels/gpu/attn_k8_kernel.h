@@ -343,15 +343,12 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
       for (int k = 0; k < acc_c; ++k) acc[i][j][k] = 0.0f;
   __syncthreads();
 
-  // Pipeline: the payload of tile t+2 is copied to shared memory (cp.async, no registers held)
-  // while tile t is computed; the scales (1/16 of the bytes) are loaded into registers a tile ahead.
+  // Pipeline (kAttnRegStage above): the payload of a later tile is copied to shared memory while
+  // tile t is computed; the scales (1/16 of the bytes) are loaded into registers a tile ahead. A
+  // stage holds this thread's K chunks [k_passes][kThreads] at copy_offset(i), then the V tile.
   extern __shared__ int4 stage_sh[];
-  const auto k_slot = [&](int stage, int i) {
-    return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes + (size_t(i) * kThreads + tid) * 16;
-  };
-  const auto v_tile = [&](int stage) {
-    return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes + size_t(T::k_passes) * kThreads * 16;
-  };
+  constexpr size_t v_off = size_t(T::k_passes) * kThreads * 16;  // the V tile's offset in a stage
+  const auto stage_base = [&](int stage) { return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes; };
   // The 16-byte copies of one tile's payload, c < n_copies: this thread's K chunks first (read back
   // by this thread only), then its share of the V tile (row-major, 16-byte chunks, read by the whole
   // block); copy c lands at copy_offset(c) of a stage. fn(c, source, valid): a copy past the slice or
@@ -361,7 +358,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   const auto copy_offset = [&](int c) -> size_t {
     if (c < T::k_passes) return (size_t(c) * kThreads + tid) * 16;
     const int idx = tid + (c - T::k_passes) * kThreads;
-    return size_t(T::k_passes) * kThreads * 16 + size_t(idx / T::v_cpr) * T::v_stride + (idx % T::v_cpr) * 16;
+    return v_off + size_t(idx / T::v_cpr) * T::v_stride + (idx % T::v_cpr) * 16;
   };
   const auto for_copies = [&](int tile, auto&& fn) {
 #pragma unroll
@@ -385,7 +382,6 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
       fn(T::k_passes + i, src, valid);
     }
   };
-  const auto stage_base = [&](int stage) { return reinterpret_cast<char*>(stage_sh) + stage * T::stage_bytes; };
   // Asynchronous copy: tile `tile` into `stage`, invalid chunks as zeros (an empty group past the end
   // keeps the wait count uniform).
   const auto issue = [&](int tile, int stage) {
@@ -516,7 +512,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
     }
     int4 kw[T::k_passes];
 #pragma unroll
-    for (int i = 0; i < T::k_passes; ++i) kw[i] = *reinterpret_cast<const int4*>(k_slot(stage, i));
+    for (int i = 0; i < T::k_passes; ++i) kw[i] = *reinterpret_cast<const int4*>(stage_base(stage) + copy_offset(i));
 
     // 1. scores of the tile's rows against every query head of the group.
 #pragma unroll
@@ -618,7 +614,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
     // (p is zero past the slice; V there is zeros, or with register staging the last row again). The
     // V tile was copied by the whole block: visible after this thread's wait above and the barrier
     // after the scores.
-    const char* vt = v_tile(stage);
+    const char* vt = stage_base(stage) + v_off;
 #if ALAP_ATTN_MMA
     {
       // O_chunk[head][dim] += P[head][rows]·V[rows][dim], 16 rows per mma: A = P (rows gid: p of head
