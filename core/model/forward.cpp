@@ -47,7 +47,9 @@ struct ActScratch {
   std::vector<int8_t> q, q256;
   std::vector<float> d, d256;
   std::vector<int32_t> s, s4;
+  size_t cols = 0;  // the widest rows reserved
   void reserve(size_t n_tok, size_t n_cols) {
+    cols = std::max(cols, n_cols);
     q.resize(std::max(q.size(), n_tok * n_cols));
     d.resize(std::max(d.size(), n_tok * n_cols / 32));
     s.resize(std::max(s.size(), n_tok * n_cols / 32));
@@ -81,6 +83,15 @@ size_t env_count(const char* name, size_t fallback) {
 //   256 rows (ALAP_PREFILL_ROWS), one thread takes a product whole, and the tokens are cut into
 //   groups of >= 16 instead, so that a small product still gives every thread work.
 constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
+// A prefill batch is split by tokens instead (eval_chunk) once every thread gets at least
+// kPrefillSliceTokens of them (ALAP_PREFILL_SLICE_TOKENS), a layer's weights are at most
+// kPrefillSliceBytes per token of a thread (ALAP_PREFILL_SLICE_KB) and all of them are quantised
+// types: each thread then reads (and unpacks) every weight row, so a layer's rows must be few
+// enough for its tokens' arithmetic to hide that, and f16/bf16 rows, converted to f32 once a call
+// and multiplied at the FMA rate, do not gain (docs/bench/cpu.md "Prefill split by tokens
+// (session 30)").
+constexpr size_t kPrefillSliceTokens = 8;
+constexpr uint64_t kPrefillSliceBytes = uint64_t{768} << 10;
 struct Split {
   size_t n_rows = 1, n_groups = 1;
 };
@@ -99,35 +110,63 @@ Split split_products(uint64_t total_bytes, size_t total_rows, size_t n_tok, size
   return sp;
 }
 
-// x [n_tok][n_cols] as the products of a group see it: quantised to int8 blocks first (tokens split
-// over the pool) when a weight type of the group multiplies int8 activations, and to blocks of 256
-// too when one of its products reads those (kernels::reads_acts_256).
-kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, bool int8_acts, bool acts_256,
-                                      size_t n_tok, size_t n_cols) {
-  if (!int8_acts || n_cols % 32 != 0) return kernels::QuantizedActs{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
-  const size_t nb = n_cols / 32;
-  acts_256 = acts_256 && n_cols % 256 == 0;
-  if (acts_256) act.reserve_256(n_tok, n_cols);
-  auto quantise = [&](size_t begin, size_t end, size_t) {
-    kernels::quantize_activations(x + begin * n_cols, end - begin, n_cols, act.q.data() + begin * n_cols,
-                                  act.d.data() + begin * nb, act.s.data() + begin * nb, act.s4.data() + begin * n_cols / 4);
-    if (acts_256) {
-      kernels::quantize_activations_256(x + begin * n_cols, end - begin, n_cols, act.q256.data() + begin * n_cols,
-                                        act.d256.data() + begin * n_cols / 256);
-    }
-  };
+// x's rows [t0, t1) (of n_cols values) into act's blocks, packed from value e of act on: the view
+// of those rows as a product reads them. The blocks of 256 too when b256.
+kernels::QuantizedActs quantise_rows(ActScratch& act, const float* x, bool b256, size_t t0, size_t t1, size_t n_cols,
+                                     size_t e) {
+  const float* xs = x + t0 * n_cols;
+  int8_t* q = act.q.data() + e;
+  float* d = act.d.data() + e / 32;
+  int32_t* s = act.s.data() + e / 32;
+  int32_t* s4 = act.s4.data() + e / 4;
+  kernels::quantize_activations(xs, t1 - t0, n_cols, q, d, s, s4);
+  kernels::QuantizedActs a{xs, q, d, s, s4, t1 - t0, n_cols};
+  if (b256) {
+    int8_t* q256 = act.q256.data() + e;
+    float* d256 = act.d256.data() + e / 256;
+    kernels::quantize_activations_256(xs, t1 - t0, n_cols, q256, d256);
+    a.q256 = q256, a.d256 = d256;
+  }
+  return a;
+}
+
+// What a group of products reads of its activations: int8 blocks (a weight type that multiplies
+// int8 activations) and blocks of 256 too (kernels::reads_acts_256).
+struct ActsKind {
+  bool int8 = false, b256 = false;
+};
+ActsKind acts_kind(std::initializer_list<MatJob> jobs) {
+  ActsKind k;
+  const size_t n_cols = jobs.begin()->w.n_cols;
+  for (const MatJob& j : jobs) {
+    k.int8 = k.int8 || kernels::dtype_info(static_cast<uint32_t>(j.w.type))->block_elems != 1;
+    k.b256 = k.b256 || kernels::reads_acts_256(j.w);
+  }
+  k.int8 = k.int8 && n_cols % 32 == 0;
+  k.b256 = k.int8 && k.b256 && n_cols % 256 == 0;
+  return k;
+}
+
+// x [n_tok][n_cols] as the products of a group of kind k see it, once its rows are quantised.
+kernels::QuantizedActs acts_view(const ActScratch& act, const float* x, ActsKind k, size_t n_tok, size_t n_cols) {
+  if (!k.int8) return kernels::QuantizedActs{x, nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
+  kernels::QuantizedActs a{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
+  if (k.b256) a.q256 = act.q256.data(), a.d256 = act.d256.data();
+  return a;
+}
+
+// x [n_tok][n_cols] as the products of a group see it: quantised first (tokens split over the pool).
+kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, ActsKind k, size_t n_tok,
+                                      size_t n_cols) {
+  if (!k.int8) return acts_view(act, x, k, n_tok, n_cols);
+  if (k.b256) act.reserve_256(n_tok, n_cols);
+  auto quantise = [&](size_t begin, size_t end, size_t) { quantise_rows(act, x, k.b256, begin, end, n_cols, begin * n_cols); };
   if (n_tok > 1) {
     pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
   } else {
     quantise(0, 1, 0);
   }
-  kernels::QuantizedActs a{x, act.q.data(), act.d.data(), act.s.data(), act.s4.data(), n_tok, n_cols};
-  if (acts_256) a.q256 = act.q256.data(), a.d256 = act.d256.data();
-  return a;
-}
-
-bool needs_int8_acts(const kernels::WeightView& w) {
-  return kernels::dtype_info(static_cast<uint32_t>(w.type))->block_elems != 1;
+  return acts_view(act, x, k, n_tok, n_cols);
 }
 
 // Tokens [t0, t1) of a.
@@ -159,15 +198,11 @@ void for_product_chunks(ThreadPool& pool, const Split& sp, size_t n_tok, Fn&& fn
 void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
   size_t total = 0;
   uint64_t total_bytes = 0;
-  bool int8_acts = false, acts_256 = false;
-  const size_t n_cols = jobs.begin()->w.n_cols;
   for (const MatJob& j : jobs) {
     total += j.w.n_rows;
     total_bytes += kernels::matrix_bytes(j.w);
-    int8_acts = int8_acts || needs_int8_acts(j.w);
-    acts_256 = acts_256 || kernels::reads_acts_256(j.w);
   }
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, int8_acts, acts_256, n_tok, n_cols);
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind(jobs), n_tok, jobs.begin()->w.n_cols);
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
@@ -210,9 +245,7 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
 void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
                     const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
   const size_t F = wg.n_rows;
-  const kernels::QuantizedActs a =
-      quantise_group(pool, act, x, needs_int8_acts(wg) || needs_int8_acts(wu),
-                     kernels::reads_acts_256(wg) || kernels::reads_acts_256(wu), n_tok, wg.n_cols);
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind({{wg, gate, F}, {wu, up, F}}), n_tok, wg.n_cols);
   const Split sp = split_products(kernels::matrix_bytes(wg) + kernels::matrix_bytes(wu), 2 * F, n_tok, pool.n_threads());
   auto first_row = [&](size_t r) { return r == sp.n_rows ? F : std::min(F, (F * r / sp.n_rows + 8) / 16 * 16); };
   for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
@@ -223,6 +256,19 @@ void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const ker
     kernels::matmul(wu, sub, up + t0 * F, F, lo, hi);
     for (size_t t = t0; t < t1; ++t) kernels::silu_mul(gate + t * F + lo, up + t * F + lo, hi - lo);
   });
+}
+
+// One thread's share of a prefill split by tokens (Forward::Impl::eval_chunk): the group's products
+// for tokens [t0, t1), every row of every matrix, with those tokens' rows of x quantised here into
+// act from value t0 · act.cols on. That part of act is the thread's whatever the width of the rows
+// (E, F or H·Dv), so a thread quantising its next group never writes where another still reads.
+// The caller has grown act's blocks of 256 for the batch where a product reads them.
+void matmuls_slice(ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t t0, size_t t1) {
+  const size_t n_cols = jobs.begin()->w.n_cols;
+  const ActsKind k = acts_kind(jobs);
+  const kernels::QuantizedActs a =
+      k.int8 ? quantise_rows(act, x, k.b256, t0, t1, n_cols, t0 * act.cols) : acts_view(act, x + t0 * n_cols, k, t1 - t0, n_cols);
+  for (const MatJob& j : jobs) kernels::matmul(j.w, a, j.y + t0 * j.ldy, j.ldy, 0, j.w.n_rows);
 }
 
 // Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
@@ -393,19 +439,48 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   const ModelHParams& hp = model->hparams();
   const ModelWeights& w = model->weights();
   const size_t E = hp.n_embd, H = hp.n_head, Hk = hp.n_head_kv, Dk = hp.head_dim_k, Dv = hp.head_dim_v;
-  const size_t V = hp.n_vocab, half = hp.n_rot / 2;
+  const size_t V = hp.n_vocab, half = hp.n_rot / 2, F = hp.n_ff;
   const float eps = hp.rms_eps;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dk));
 
-  // Embeddings x [n][E] (or the hidden states given).
+  // Per-token steps, the same arithmetic in both splits below.
   const size_t embd_row_bytes = kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.token_embd.type)), E);
-  if (x_in != nullptr) std::copy(x_in, x_in + n * E, x.begin());
-  if (x_in == nullptr) {
-    for_tokens(pool, n, [&](size_t t) {
-      kernels::dequantize_row(w.token_embd.type,
-                              static_cast<const uint8_t*>(w.token_embd.data) + tokens[t] * embd_row_bytes, &x[t * E], E);
-    });
-  }
+  auto embed = [&](size_t t) {  // x [t] = the token's embedding (or the hidden state given)
+    if (x_in != nullptr) {
+      std::copy(x_in + t * E, x_in + (t + 1) * E, &x[t * E]);
+    } else {
+      kernels::dequantize_row(w.token_embd.type, static_cast<const uint8_t*>(w.token_embd.data) + tokens[t] * embd_row_bytes,
+                              &x[t * E], E);
+    }
+  };
+  auto attn_norm = [&](const LayerWeights& L, size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); };
+  auto qkv_finish = [&](const LayerWeights& L, size_t l, size_t t) {  // biases, q/k norms, RoPE, K/V into the cache
+    float* qt = &q[t * H * Dk];
+    float* kt = &k[t * Hk * Dk];
+    float* vt = &v[t * Hk * Dv];
+    for (size_t i = 0; i < L.bq.size(); ++i) qt[i] += L.bq[i];
+    for (size_t i = 0; i < L.bk.size(); ++i) kt[i] += L.bk[i];
+    for (size_t i = 0; i < L.bv.size(); ++i) vt[i] += L.bv[i];
+    const float* cs = &rope_cos[t * half];
+    const float* sn = &rope_sin[t * half];
+    for (size_t h = 0; h < H; ++h) {
+      if (!L.q_norm.empty()) rmsnorm(qt + h * Dk, L.q_norm.data(), Dk, eps, qt + h * Dk);
+      rope_apply(qt + h * Dk, cs, sn, half, hp.rope_type);
+    }
+    for (size_t g = 0; g < Hk; ++g) {
+      if (!L.k_norm.empty()) rmsnorm(kt + g * Dk, L.k_norm.data(), Dk, eps, kt + g * Dk);
+      rope_apply(kt + g * Dk, cs, sn, half, hp.rope_type);
+    }
+    cache.store(l, pos0 + t, kt, vt);
+  };
+  auto attn_residual = [&](const LayerWeights& L, size_t t) {  // residual, then the FFN's norm
+    for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
+    rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
+  };
+  auto ffn_residual = [&](size_t t) {
+    for (size_t i = t * E; i < (t + 1) * E; ++i) x[i] += proj[i];
+  };
+
   // RoPE table for the batch's positions [n][n_rot/2].
   for (size_t t = 0; t < n; ++t) {
     const double p = static_cast<double>(pos0 + t);
@@ -416,49 +491,82 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     }
   }
 
-  // l is the cache's layer; the model's is first_layer + l.
+  const size_t T = pool.n_threads();
+  static const size_t slice_tokens = env_count("ALAP_PREFILL_SLICE_TOKENS", kPrefillSliceTokens);
+  static const uint64_t slice_bytes = static_cast<uint64_t>(env_count("ALAP_PREFILL_SLICE_KB", kPrefillSliceBytes >> 10)) << 10;
+  // The heaviest layer's weight bytes, whether every product multiplies int8 activations, and
+  // whether one reads them in blocks of 256 (a file may give layers different types: Q4_K_M's Q6_K).
+  uint64_t layer_bytes = 0;
+  bool int8_acts = true, acts_256 = false;
   for (size_t l = 0; l < cache.n_layer(); ++l) {
     const LayerWeights& L = w.layers[first_layer + l];
-    for_tokens(pool, n, [&](size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); });
-    matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
-    // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
-    // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
-    // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
-    // layer, docs/bench/cpu.md "The eval model's token, part 3").
-    if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
-    for_tokens(pool, n, [&](size_t t) {  // biases, q/k norms, RoPE, the token's K/V into the cache
-      float* qt = &q[t * H * Dk];
-      float* kt = &k[t * Hk * Dk];
-      float* vt = &v[t * Hk * Dv];
-      for (size_t i = 0; i < L.bq.size(); ++i) qt[i] += L.bq[i];
-      for (size_t i = 0; i < L.bk.size(); ++i) kt[i] += L.bk[i];
-      for (size_t i = 0; i < L.bv.size(); ++i) vt[i] += L.bv[i];
-      const float* cs = &rope_cos[t * half];
-      const float* sn = &rope_sin[t * half];
-      for (size_t h = 0; h < H; ++h) {
-        if (!L.q_norm.empty()) rmsnorm(qt + h * Dk, L.q_norm.data(), Dk, eps, qt + h * Dk);
-        rope_apply(qt + h * Dk, cs, sn, half, hp.rope_type);
-      }
-      for (size_t g = 0; g < Hk; ++g) {
-        if (!L.k_norm.empty()) rmsnorm(kt + g * Dk, L.k_norm.data(), Dk, eps, kt + g * Dk);
-        rope_apply(kt + g * Dk, cs, sn, half, hp.rope_type);
-      }
-      cache.store(l, pos0 + t, kt, vt);
+    uint64_t bytes = 0;
+    for (const kernels::WeightView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      bytes += kernels::matrix_bytes(*m);
+      int8_acts = int8_acts && kernels::dtype_info(static_cast<uint32_t>(m->type))->block_elems != 1;
+      acts_256 = acts_256 || kernels::reads_acts_256(*m);
+    }
+    layer_bytes = std::max(layer_bytes, bytes);
+  }
+  if (T > 1 && n >= slice_tokens * T && int8_acts && layer_bytes * T <= slice_bytes * n) {
+    // A long batch, split by tokens: thread i owns tokens [n·i/T, n·(i+1)/T) through a layer's
+    // products, norms, RoPE and residuals, so only attention reads rows another thread wrote (with
+    // the products split by rows, every step read the whole batch's rows, written by the other
+    // threads: docs/bench/cpu.md "Two threads on this VM"). One parallel call covers a layer's
+    // steps after attention and the next layer's before it. Each thread reads every weight row,
+    // which costs little once a thread has >= kPrefillSliceTokens tokens to multiply them with.
+    if (acts_256) act.reserve_256(n, act.cols);
+    auto slices = [&](auto&& fn) {
+      pool.parallel_for_indexed(T, [&](size_t i0, size_t i1, size_t) {
+        for (size_t i = i0; i < i1; ++i) fn(n * i / T, n * (i + 1) / T);
+      });
+    };
+    auto before_attention = [&](size_t l, size_t t0, size_t t1) {
+      const LayerWeights& L = w.layers[first_layer + l];
+      for (size_t t = t0; t < t1; ++t) attn_norm(L, t);
+      matmuls_slice(act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, t0, t1);
+      for (size_t t = t0; t < t1; ++t) qkv_finish(L, l, t);
+    };
+    slices([&](size_t t0, size_t t1) {
+      for (size_t t = t0; t < t1; ++t) embed(t);
+      before_attention(0, t0, t1);
     });
+    for (size_t l = 0; l < cache.n_layer(); ++l) {
+      const LayerWeights& L = w.layers[first_layer + l];
+      attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
+      slices([&](size_t t0, size_t t1) {
+        matmuls_slice(act, o.data(), {{L.wo, proj.data(), E}}, t0, t1);
+        for (size_t t = t0; t < t1; ++t) attn_residual(L, t);
+        matmuls_slice(act, a.data(), {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}}, t0, t1);
+        for (size_t t = t0; t < t1; ++t) kernels::silu_mul(&gate[t * F], &up[t * F], F);
+        matmuls_slice(act, gate.data(), {{L.w_down, proj.data(), E}}, t0, t1);
+        for (size_t t = t0; t < t1; ++t) ffn_residual(t);
+        if (l + 1 < cache.n_layer()) before_attention(l + 1, t0, t1);
+      });
+    }
+  } else {
+    for_tokens(pool, n, embed);
+    // l is the cache's layer; the model's is first_layer + l.
+    for (size_t l = 0; l < cache.n_layer(); ++l) {
+      const LayerWeights& L = w.layers[first_layer + l];
+      for_tokens(pool, n, [&](size_t t) { attn_norm(L, t); });
+      matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
+      // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
+      // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
+      // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
+      // layer, docs/bench/cpu.md "The eval model's token, part 3").
+      if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
+      for_tokens(pool, n, [&](size_t t) { qkv_finish(L, l, t); });
 
-    // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
-    attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
+      // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
+      attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
 
-    matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
-    for_tokens(pool, n, [&](size_t t) {  // residual, then the FFN's norm
-      for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
-      rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
-    });
-    gate_up_swiglu(pool, act, a.data(), L.w_gate, L.w_up, gate.data(), up.data(), n);
-    matmuls(pool, act, gate.data(), {{L.w_down, proj.data(), E}}, n);
-    for_tokens(pool, n, [&](size_t t) {
-      for (size_t i = t * E; i < (t + 1) * E; ++i) x[i] += proj[i];
-    });
+      matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
+      for_tokens(pool, n, [&](size_t t) { attn_residual(L, t); });
+      gate_up_swiglu(pool, act, a.data(), L.w_gate, L.w_up, gate.data(), up.data(), n);
+      matmuls(pool, act, gate.data(), {{L.w_down, proj.data(), E}}, n);
+      for_tokens(pool, n, ffn_residual);
+    }
   }
   cache.set_n_tokens(pos0 + n);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/model/forward.h"
 #include "tests/core/model/tiny_model.h"
@@ -36,7 +37,7 @@ double max_abs(const std::vector<double>& a) {
 // Logits [n][V] of the whole prompt as one batch through Forward.
 std::vector<float> run_batch(const Model& m, CacheMode mode, const std::vector<int32_t>& ids, size_t threads,
                              size_t max_batch = 64) {
-  KvCache cache(kv_cache_config(m, mode, 32));
+  KvCache cache(kv_cache_config(m, mode, std::max<size_t>(32, ids.size())));
   ThreadPool pool(threads);
   Forward fwd(m, max_batch);
   auto out = fwd.run(cache, pool, ids, 0, LogitsMode::all);
@@ -46,7 +47,7 @@ std::vector<float> run_batch(const Model& m, CacheMode mode, const std::vector<i
 
 // Logits [n][V] of the prompt fed one token at a time (LogitsMode::last each step).
 std::vector<float> run_stepwise(const Model& m, CacheMode mode, const std::vector<int32_t>& ids, size_t threads) {
-  KvCache cache(kv_cache_config(m, mode, 32));
+  KvCache cache(kv_cache_config(m, mode, std::max<size_t>(32, ids.size())));
   ThreadPool pool(threads);
   Forward fwd(m, 4);
   std::vector<float> all;
@@ -60,6 +61,21 @@ std::vector<float> run_stepwise(const Model& m, CacheMode mode, const std::vecto
 std::vector<float> run_reference(const Model& m, CacheMode mode, const std::vector<int32_t>& ids) {
   KvCache cache(kv_cache_config(m, mode, 32));
   return forward_reference(m, cache, ids, 0, LogitsMode::all);
+}
+
+// A prompt of n ids < 40 (every tiny model's vocabulary holds 40).
+std::vector<int32_t> long_prompt(size_t n) {
+  std::vector<int32_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7 + i / 5) % 40);
+  return ids;
+}
+
+// How many values of two logit arrays differ in their bits.
+size_t count_different(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  size_t n = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return n;
 }
 
 struct ArchCase {
@@ -145,6 +161,35 @@ TEST_P(ForwardArch, PackedCachesMatchReference) {
   }
 }
 
+// A prefill batch of quantised weights and enough tokens a thread is split by tokens (each thread
+// owns its tokens through a layer's products, norms and RoPE; Forward::Impl::eval_chunk), others
+// by weight rows (f32 here). A token's arithmetic is the same either way and on any thread, so the
+// logits are the same bits as one thread's, for 2 threads (35 + 35 tokens) and 3 (33 + 33 + 34 of
+// 100), also when a prompt's first chunk is split by tokens and its last by rows (max_batch 64:
+// 32 + 32, then 6 at position 64), and stepwise decode agrees. Each case runs 4 times: a thread
+// that wrote where another reads shows as a difference only now and then.
+TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
+  const std::vector<int32_t> ids = long_prompt(100);
+  const std::vector<int32_t> ids70(ids.begin(), ids.begin() + 70);
+  for (kernels::DType wtype : {kernels::DType::q8_0, kernels::DType::f32}) {
+    TinySpec spec = GetParam().spec;
+    spec.wtype = wtype;
+    const test::TinyFile tf = test::make_tiny(spec);
+    const Model m = Model::from_file(tf.to_file());
+    for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+      SCOPED_TRACE(std::string(kernels::dtype_info(static_cast<uint32_t>(wtype))->name) + " " + cache_mode_name(mode));
+      const std::vector<float> one = run_batch(m, mode, ids, 1, 128);
+      const std::vector<float> one70 = run_batch(m, mode, ids70, 1, 128);
+      for (int rep = 0; rep < 4; ++rep) {
+        EXPECT_EQ(count_different(run_batch(m, mode, ids, 3, 128), one), 0u);
+        EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 128), one70), 0u);
+        EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 64), one70), 0u);
+      }
+      EXPECT_LT(max_abs_diff(run_stepwise(m, mode, ids70, 2), one70), 1e-5);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, ForwardArch, ::testing::ValuesIn(kArchCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
@@ -181,6 +226,26 @@ TEST_P(ForwardDType, MatchesNaiveOnDequantisedWeights) {
               kernels::dtype_info(static_cast<uint32_t>(GetParam()))->name, kernels::cpu_variant_name(), d,
               max_abs(naive));
   EXPECT_LT(d, 0.03 * max_abs(naive));
+}
+
+// Every weight type's products give a token the same bits in a two-thread batch of 70 tokens as one
+// thread's: the quantised types' split by tokens (each thread multiplies all rows by its 35 tokens),
+// the plain types' by rows.
+TEST_P(ForwardDType, LongBatchSplitByTokensSameBits) {
+  TinySpec s;
+  s.E = 256;
+  s.H = 4;
+  s.Hk = 2;
+  s.Dk = s.Dv = 64;
+  s.F = 512;  // rows of two widths in the activations' scratch
+  s.V = 40;
+  s.n_layer = 2;
+  s.wtype = GetParam();
+  const test::TinyFile tf = test::make_tiny(s);
+  const Model m = Model::from_file(tf.to_file());
+  const std::vector<int32_t> ids = long_prompt(70);
+  const std::vector<float> one = run_batch(m, CacheMode::k8, ids, 1, 128);
+  for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(count_different(run_batch(m, CacheMode::k8, ids, 2, 128), one), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardDType,
