@@ -5,9 +5,11 @@
 # RANDOM_MODELS holds make_random_model's qwen2.5-0.5b and llama3.2-1b files in q4_k and q8_0,
 # named <shape>-<type>.gguf. "rows": ALAP_PREFILL_SLICE_TOKENS=100000 (never split by tokens);
 # "tokens": ALAP_PREFILL_SLICE_KB=1000000 (split by tokens whenever a thread gets >= 8 tokens,
-# whatever the layer's bytes); "default": neither (the shipped rule, >= 8 tokens a thread and
-# <= 768 KB of a layer's weights per token of a thread). Program: ../session28/prefill_repeat.cpp
-# (median of R prefills of P tokens at depth 0, cache k8, max_batch 512).
+# whatever the layer's bytes); "default": neither (the shipped rule: quantised weights, >= 8 tokens
+# a thread and <= 768 KB of a layer's weights per token of a thread; so the f16 file's "default" is
+# the row split, and its rows-against-default ratios show this machine's noise between identical
+# runs). Program: ../session28/prefill_repeat.cpp (median of R prefills of P tokens at depth 0,
+# cache k8, max_batch 512). ab.log: commit 0a0645b, 2026-12-03 18:25-18:33 UTC, this 2-vCPU Zen 5.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
