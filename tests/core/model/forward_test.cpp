@@ -198,17 +198,22 @@ INSTANTIATE_TEST_SUITE_P(Archs, ForwardArch, ::testing::ValuesIn(kArchCases),
 // the activation-quantisation error for the SIMD kernels.
 class ForwardDType : public ::testing::TestWithParam<kernels::DType> {};
 
-TEST_P(ForwardDType, MatchesNaiveOnDequantisedWeights) {
+// A tiny model whose every 2-D weight is of type t, wide enough for every type's blocks of 256.
+TinySpec dtype_spec(kernels::DType t, int64_t F, int64_t n_layer) {
   TinySpec s;
   s.E = 256;
   s.H = 4;
   s.Hk = 2;
   s.Dk = s.Dv = 64;
-  s.F = 256;
+  s.F = F;
   s.V = 40;
-  s.n_layer = 1;
-  s.wtype = GetParam();
-  const test::TinyFile tf = test::make_tiny(s);
+  s.n_layer = n_layer;
+  s.wtype = t;
+  return s;
+}
+
+TEST_P(ForwardDType, MatchesNaiveOnDequantisedWeights) {
+  const test::TinyFile tf = test::make_tiny(dtype_spec(GetParam(), 256, 1));
   const Model m = Model::from_file(tf.to_file());
   EXPECT_EQ(m.weights().layers[0].w_down.type, GetParam());
   const std::vector<double> naive = test::naive_forward(tf, kPrompt, true);
@@ -232,16 +237,7 @@ TEST_P(ForwardDType, MatchesNaiveOnDequantisedWeights) {
 // thread's: the quantised types' split by tokens (each thread multiplies all rows by its 35 tokens),
 // the plain types' by rows.
 TEST_P(ForwardDType, LongBatchSplitByTokensSameBits) {
-  TinySpec s;
-  s.E = 256;
-  s.H = 4;
-  s.Hk = 2;
-  s.Dk = s.Dv = 64;
-  s.F = 512;  // rows of two widths in the activations' scratch
-  s.V = 40;
-  s.n_layer = 2;
-  s.wtype = GetParam();
-  const test::TinyFile tf = test::make_tiny(s);
+  const test::TinyFile tf = test::make_tiny(dtype_spec(GetParam(), 512, 2));  // F != E: rows of two widths
   const Model m = Model::from_file(tf.to_file());
   const std::vector<int32_t> ids = long_prompt(70);
   const std::vector<float> one = run_batch(m, CacheMode::k8, ids, 1, 128);
