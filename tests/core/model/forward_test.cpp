@@ -190,6 +190,36 @@ TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
   }
 }
 
+// Partial offload's entry (hidden states in, the later layers on the CPU) takes the same split:
+// from layer 0 on the token embeddings it gives run()'s bits, and from layer 1 two threads give
+// one thread's bits, with the layers counted from first_layer.
+TEST_P(ForwardArch, RunFromHiddenSplitByTokensSameBits) {
+  TinySpec spec = GetParam().spec;
+  spec.wtype = kernels::DType::q8_0;
+  const test::TinyFile tf = test::make_tiny(spec);
+  const Model m = Model::from_file(tf.to_file());
+  const std::vector<int32_t> ids = long_prompt(70);
+  const size_t E = static_cast<size_t>(spec.E);
+  const kernels::WeightView& emb = m.weights().token_embd;
+  const size_t row_bytes = kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(emb.type)), E);
+  std::vector<float> x(ids.size() * E);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    kernels::dequantize_row(emb.type, static_cast<const uint8_t*>(emb.data) + ids[t] * row_bytes, &x[t * E], E);
+  }
+  auto from_hidden = [&](size_t first_layer, size_t threads) {
+    KvCacheConfig c = kv_cache_config(m, CacheMode::k8, ids.size());
+    c.n_layer -= first_layer;
+    KvCache cache(c);
+    ThreadPool pool(threads);
+    Forward fwd(m, 128);
+    auto out = fwd.run_from_hidden(cache, pool, x.data(), ids.size(), 0, first_layer, LogitsMode::all);
+    return std::vector<float>(out.begin(), out.end());
+  };
+  EXPECT_EQ(count_different(from_hidden(0, 2), run_batch(m, CacheMode::k8, ids, 1, 128)), 0u);
+  const std::vector<float> one = from_hidden(1, 1);
+  for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(count_different(from_hidden(1, 2), one), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, ForwardArch, ::testing::ValuesIn(kArchCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
