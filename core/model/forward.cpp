@@ -516,10 +516,11 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     // steps after attention and the next layer's before it. Each thread reads every weight row,
     // which costs little once a thread has >= kPrefillSliceTokens tokens to multiply them with.
     if (acts_256) act.reserve_256(n, act.cols);
-    auto slices = [&](auto&& fn) {
-      pool.parallel_for_indexed(T, [&](size_t i0, size_t i1, size_t) {
+    auto slices = [&](auto&& fn) {  // fn(t0, t1) on thread i for its tokens; range i is always thread i's
+      auto body = [&](size_t i0, size_t i1, size_t) {
         for (size_t i = i0; i < i1; ++i) fn(n * i / T, n * (i + 1) / T);
-      });
+      };
+      pool.parallel_for_indexed(T, std::ref(body));  // std::ref: no heap copy of the closure
     };
     auto before_attention = [&](size_t l, size_t t0, size_t t1) {
       const LayerWeights& L = w.layers[first_layer + l];
