@@ -494,27 +494,30 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
   const size_t T = pool.n_threads();
   static const size_t slice_tokens = env_count("ALAP_PREFILL_SLICE_TOKENS", kPrefillSliceTokens);
   static const uint64_t slice_bytes = static_cast<uint64_t>(env_count("ALAP_PREFILL_SLICE_KB", kPrefillSliceBytes >> 10)) << 10;
-  // The heaviest layer's weight bytes, whether every product multiplies int8 activations, and
-  // whether one reads them in blocks of 256 (a file may give layers different types: Q4_K_M's Q6_K).
-  uint64_t layer_bytes = 0;
-  bool int8_acts = true, acts_256 = false;
-  for (size_t l = 0; l < cache.n_layer(); ++l) {
-    const LayerWeights& L = w.layers[first_layer + l];
-    uint64_t bytes = 0;
-    for (const kernels::WeightView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-      bytes += kernels::matrix_bytes(*m);
-      int8_acts = int8_acts && kernels::dtype_info(static_cast<uint32_t>(m->type))->block_elems != 1;
-      acts_256 = acts_256 || kernels::reads_acts_256(*m);
+  // A long batch, split by tokens where the rule at kPrefillSliceTokens allows it: thread i owns
+  // tokens [n·i/T, n·(i+1)/T) through a layer's products, norms, RoPE and residuals, so only
+  // attention reads rows another thread wrote (split by weight rows, every step read the whole
+  // batch's rows, written by the other threads: docs/bench/cpu.md "Two threads on this VM: what one
+  // hand-off costs (session 29)"). One parallel call covers a layer's steps after attention and the
+  // next layer's before it. The rule reads the heaviest layer's weight bytes, whether every product
+  // multiplies int8 activations, and whether one reads them in blocks of 256 (a file may give
+  // layers different types: Q4_K_M's Q6_K rows).
+  bool by_tokens = T > 1 && n >= slice_tokens * T, acts_256 = false;
+  if (by_tokens) {
+    uint64_t layer_bytes = 0;
+    for (size_t l = 0; l < cache.n_layer(); ++l) {
+      const LayerWeights& L = w.layers[first_layer + l];
+      uint64_t bytes = 0;
+      for (const kernels::WeightView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+        bytes += kernels::matrix_bytes(*m);
+        by_tokens = by_tokens && kernels::dtype_info(static_cast<uint32_t>(m->type))->block_elems != 1;
+        acts_256 = acts_256 || kernels::reads_acts_256(*m);
+      }
+      layer_bytes = std::max(layer_bytes, bytes);
     }
-    layer_bytes = std::max(layer_bytes, bytes);
+    by_tokens = by_tokens && layer_bytes * T <= slice_bytes * n;
   }
-  if (T > 1 && n >= slice_tokens * T && int8_acts && layer_bytes * T <= slice_bytes * n) {
-    // A long batch, split by tokens: thread i owns tokens [n·i/T, n·(i+1)/T) through a layer's
-    // products, norms, RoPE and residuals, so only attention reads rows another thread wrote (with
-    // the products split by rows, every step read the whole batch's rows, written by the other
-    // threads: docs/bench/cpu.md "Two threads on this VM"). One parallel call covers a layer's
-    // steps after attention and the next layer's before it. Each thread reads every weight row,
-    // which costs little once a thread has >= kPrefillSliceTokens tokens to multiply them with.
+  if (by_tokens) {
     if (acts_256) act.reserve_256(n, act.cols);
     auto slices = [&](auto&& fn) {  // fn(t0, t1) on thread i for its tokens; range i is always thread i's
       auto body = [&](size_t i0, size_t i1, size_t) {
