@@ -130,6 +130,10 @@ kernels::QuantizedActs quantise_rows(ActScratch& act, const float* x, bool b256,
   return a;
 }
 
+bool needs_int8_acts(const kernels::WeightView& w) {
+  return kernels::dtype_info(static_cast<uint32_t>(w.type))->block_elems != 1;
+}
+
 // What a group of products reads of its activations: int8 blocks (a weight type that multiplies
 // int8 activations) and blocks of 256 too (kernels::reads_acts_256).
 struct ActsKind {
@@ -139,7 +143,7 @@ ActsKind acts_kind(std::initializer_list<MatJob> jobs) {
   ActsKind k;
   const size_t n_cols = jobs.begin()->w.n_cols;
   for (const MatJob& j : jobs) {
-    k.int8 = k.int8 || kernels::dtype_info(static_cast<uint32_t>(j.w.type))->block_elems != 1;
+    k.int8 = k.int8 || needs_int8_acts(j.w);
     k.b256 = k.b256 || kernels::reads_acts_256(j.w);
   }
   k.int8 = k.int8 && n_cols % 32 == 0;
@@ -510,7 +514,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
       uint64_t bytes = 0;
       for (const kernels::WeightView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
         bytes += kernels::matrix_bytes(*m);
-        by_tokens = by_tokens && kernels::dtype_info(static_cast<uint32_t>(m->type))->block_elems != 1;
+        by_tokens = by_tokens && needs_int8_acts(*m);
         acts_256 = acts_256 || kernels::reads_acts_256(*m);
       }
       layer_bytes = std::max(layer_bytes, bytes);
