@@ -109,8 +109,10 @@ struct TileScratch {
 // The partials of every key block of a tile: tokens [t0, t0 + nt) × the G heads of group g, rows
 // r = u·G + h (token t0 + u, head h). Per block: scores of the rows that have keys there (a suffix
 // of the tile: a token's blocks end at its own position), each row's softmax over its own keys,
-// then the V sums: all those rows over the keys they share, then the ragged last keys, each for
-// the rows (tokens) that reach it. Partials per block: {m[R], l[R], o[R][Dv]}, R = tile rows.
+// then the V sums: fp16 V for all those rows over the keys they share, then the ragged last keys,
+// each for the rows (tokens) that reach it (an FMA chain a lane, keys in order); packed V one call
+// per run of tokens with the same keys (the v16 rule scales a row by its keys of the block).
+// Partials per block: {m[R], l[R], o[R][Dv]}, R = tile rows.
 void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const float* q, const int8_t* qq,
                    const uint16_t* qd, size_t g, size_t t0, size_t nt, size_t pos0, float scale,
                    const TileScratch& th) {
@@ -154,19 +156,27 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
       }
     }
     std::fill(o + r0 * d.Dv, o + rows * d.Dv, 0.0f);
+    if (cache.v_packed()) {
+      // The v16 rule scales each row's codes by its own keys of the block (attn.h): one call per
+      // run of tokens with the same key count (all the tile's tokens but on the diagonal block).
+      for (size_t u = u0; u < nt;) {
+        const size_t ku = keys(u);
+        size_t ue = u + 1;
+        while (ue < nt && keys(ue) == ku) ++ue;
+        kernels::k8_accum_v_heads(th.scores + u * d.G * ld, ld, (ue - u) * d.G, cache.v_q8(layer, g) + k0 * d.Dv,
+                                  cache.v_scales(layer, g) + k0 * d.nbv, d.Dv, cache.block_v(), ku,
+                                  o + u * d.G * d.Dv);
+        u = ue;
+      }
+      continue;
+    }
     size_t done = 0;
     for (size_t u = u0; u < nt; ++u) {
       const size_t ku = keys(u);
       if (ku == done) continue;
       const size_t ru = u * d.G, kj = k0 + done;
-      const float* p = th.scores + ru * ld + done;
-      if (cache.v_packed()) {
-        kernels::k8_accum_v_heads(p, ld, rows - ru, cache.v_q8(layer, g) + kj * d.Dv,
-                                  cache.v_scales(layer, g) + kj * d.nbv, d.Dv, cache.block_v(), ku - done,
-                                  o + ru * d.Dv);
-      } else {
-        kernels::f16_accum_v_heads(p, ld, rows - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv, ku - done, o + ru * d.Dv);
-      }
+      kernels::f16_accum_v_heads(th.scores + ru * ld + done, ld, rows - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv,
+                                 ku - done, o + ru * d.Dv);
       done = ku;
     }
   }
@@ -281,8 +291,9 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   // "heads" of one pass over each key block, so every K/V row is loaded and converted once per
   // tile instead of once per token. Row r (token t) of block b covers keys [k0, min(pos0 + t + 1,
   // k0 + kKeyBlock)): the same ranges as one token alone, and the kernels compute each row and each
-  // key independently (V sums run keys in order, so the ragged last keys are extra calls for the
-  // rows that have them), so a token's result does not depend on its tile.
+  // key independently (fp16 V sums run keys in order, so the ragged last keys are extra calls for
+  // the rows that have them; a packed V sum takes each row's keys of the block in one call), so a
+  // token's result does not depend on its tile.
   const size_t tt = std::min(n, tile_tokens(d.G)), R = tile_tokens(d.G) * d.G, n_tiles = (n + tt - 1) / tt;
   const size_t pr = R * (d.Dv + 2);  // floats per block of a tile's partials: m[R], l[R], o[R][Dv]
   for (Thread& th : threads_) {

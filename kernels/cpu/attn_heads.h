@@ -118,10 +118,16 @@ void k8_scores_heads8(const int8_t* q, const uint16_t* dq, size_t n_heads, const
                       size_t head_dim, size_t n, float scale, float* scores, size_t ld, const AttnAlong& along = {});
 using K8ScoresHeads8 = void (*)(const int8_t*, const uint16_t*, size_t, const int8_t*, const uint16_t*, size_t, size_t,
                                 float, float*, size_t, const AttnAlong&);
+// The packed V sum of attn.h (the v16 rule) with pairs of keys through vpmaddwd
+// (avx2/k8_heads_avx2.inc); read_ahead: ask for the rows after the call's as it goes.
+void k8_accum_v_heads16(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                        size_t head_dim, size_t block, size_t n, float* out, bool read_ahead);
+using K8AccumV16 = void (*)(const float*, size_t, size_t, const int8_t*, const uint16_t*, size_t, size_t, size_t,
+                            float*, bool);
 // attn_block_heads (alap/kernels/attn.h) with the block's V asked for while its scores run (k8s:
-// the variant's k8_scores_heads8), the V sum then without its own read-ahead.
+// the variant's k8_scores_heads8, v16 its packed V sum), the V sum then without its own read-ahead.
 void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
-                      float* l, float* out, K8ScoresHeads8 k8s);
+                      float* l, float* out, K8ScoresHeads8 k8s, K8AccumV16 v16);
 // Also the AVX-512 table's (8 lanes serve a 32-value block well enough).
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
 void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
@@ -130,6 +136,9 @@ void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 namespace avxvnni {  // AVX2 + FMA + F16C + AVX-VNNI: the same loop with VEX vpdpbusd
 void k8_scores_heads8(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                       size_t head_dim, size_t n, float scale, float* scores, size_t ld, const AttnAlong& along = {});
+// The same V sum with VEX vpdpwssd.
+void k8_accum_v_heads16(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                        size_t head_dim, size_t block, size_t n, float* out, bool read_ahead);
 }  // namespace avxvnni
 
 namespace avx512vnni {  // AVX-512 F/BW/VL/VNNI

@@ -284,6 +284,9 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
                                 std::to_string(head_dim));
   }
   if (n == 0 || n_heads == 0) return;
+  if (&active() == &avxvnni::kVariant) {  // the avx2 table's loop with VEX vpdpwssd
+    return avxvnni::k8_accum_v_heads16(p, ldp, n_heads, q, d, head_dim, block, n, out, true);
+  }
   active_heads().k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
 }
 
@@ -303,10 +306,12 @@ void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale,
   if (n_heads == 0) return;
   const CpuVariant& v = active();
   if (&v == &avx2::kVariant) {
-    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avx2::k8_scores_heads8);
+    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avx2::k8_scores_heads8,
+                                  &avx2::k8_accum_v_heads16);
   }
   if (&v == &avxvnni::kVariant) {
-    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avxvnni::k8_scores_heads8);
+    return avx2::attn_block_heads(b, n_heads, n, scale, scores, ld, m, l, out, &avxvnni::k8_scores_heads8,
+                                  &avxvnni::k8_accum_v_heads16);
   }
   // The others: the calls in order, each pass reading its own rows ahead. On AVX-512 (an Intel Xeon,
   // docs/bench/cpu.md "Decode attention: V read with the scores (session 14)") reading V with the

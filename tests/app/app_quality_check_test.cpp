@@ -205,10 +205,12 @@ class QualityCheckTest : public QObject {
   // `alap-cli kv-compare --ctx 256 --chunks 3 -f resources/quality/en.txt`, hence k8v8 recommended.
   // The CPU variant that runs changes them in the fourth digit (its fp16 score sums and vector exp
   // round differently), so the bounds hold all three measured (ALAP_CPU_VARIANT, 2026-12-01):
-  //   avx512vnni: ppl f16 86.2451, k8 KL 8.163e-05, k8v8 ppl 86.2581, KL 1.015e-04
-  //   avx2:       ppl f16 86.2451, k8 KL 8.107e-05, k8v8 ppl 86.2342, KL 1.029e-04
-  //   scalar:     ppl f16 86.2447, k8 KL 8.081e-05, k8v8 ppl 86.2377, KL 0.999e-04
-  // The bounds are the three variants' spread with a small margin, no wider.
+  //   avx512vnni: ppl f16 86.2451, k8 KL 8.163e-05, k8v8 ppl 86.2588, KL 0.986e-04
+  //   avx2:       ppl f16 86.2451, k8 KL 8.107e-05, k8v8 ppl 86.2691, KL 1.051e-04
+  //   scalar:     ppl f16 86.2447, k8 KL 8.081e-05, k8v8 ppl 86.2999, KL 0.995e-04
+  // The bounds are the three variants' spread with a small margin, no wider. (k8v8 measured
+  // 2026-12-03, session 31, after its V sum took 16-bit probabilities, kernels/attn.h's v16 rule;
+  // before: ppl 86.2581 / 86.2342 / 86.2377, KL 1.015e-04 / 1.029e-04 / 0.999e-04.)
   // (The figures moved in the fourth digit when CPU attention began splitting keys into blocks of
   // 256 with fused sums, and again in session 7: SwiGLU's vector exp, within 2 ulp of std::exp, and
   // the k8v8 V sum's scale folded into p; before them: f16 86.2457, k8 KL 8.039e-05, k8v8 86.2435,
@@ -229,8 +231,8 @@ class QualityCheckTest : public QObject {
     QCOMPARE(r.nScored, 381);
     QVERIFY2(std::fabs(r.k8.pplF16 - 86.2451) < 0.01, qPrintable(QString::number(r.k8.pplF16)));
     QVERIFY2(std::fabs(r.k8.klMean - 8.12e-5) < 0.1e-5, qPrintable(QString::number(r.k8.klMean)));
-    QVERIFY2(std::fabs(r.k8v8.ppl - 86.246) < 0.02, qPrintable(QString::number(r.k8v8.ppl)));
-    QVERIFY2(std::fabs(r.k8v8.klMean - 10.14e-5) < 0.25e-5, qPrintable(QString::number(r.k8v8.klMean)));
+    QVERIFY2(std::fabs(r.k8v8.ppl - 86.279) < 0.025, qPrintable(QString::number(r.k8v8.ppl)));
+    QVERIFY2(std::fabs(r.k8v8.klMean - 10.19e-5) < 0.36e-5, qPrintable(QString::number(r.k8v8.klMean)));
     QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("k8v8"));
     check.setSettings(m_settings.get());
     QVERIFY(check.canUseRecommendation());  // the model runs with f16 (the setting's default)
@@ -239,7 +241,7 @@ class QualityCheckTest : public QObject {
                  QRegularExpression(QStringLiteral("^k8: perplexity \\+0\\.04%, KL 0\\.00008[12] — no measurable loss"))),
              qPrintable(check.resultLines().at(0)));
     QVERIFY2(check.resultLines().at(1).contains(QRegularExpression(
-                 QStringLiteral("^k8v8: perplexity (\\+0\\.02|-0\\.01|-0\\.0080)%, KL 0\\.000(10|100) — no measurable loss$"))),
+                 QStringLiteral("^k8v8: perplexity \\+0\\.0[236]%, KL 0\\.000(099|11|100) — no measurable loss$"))),
              qPrintable(check.resultLines().at(1)));
 
     // Cancel while it runs: the worker stops between windows and says so; nothing is reported.

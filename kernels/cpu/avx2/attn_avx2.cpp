@@ -532,206 +532,14 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
   f16_accum_v_heads_ahead(p, ldp, n_heads, v, head_dim, n, out, true);
 }
 
-namespace {
-constexpr size_t kPdRun = 256;  // keys per pass of the packed V sum: the stride of its p·d rows
-
-// Packed V sums for NH heads over lanes [i0, i0 + 16) (one scale block: block is a multiple of
-// 16): row h of pd holds p·d of head h, key j at j. Each key's codes converted once, then one FMA
-// per head and 8 lanes, keys in order (the scalar twin's std::fma chain, bit for bit).
-template <int NH>
-void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
-             const AttnReadAhead& ahead) {
-  __m256 o[NH][2];
-  for (int h = 0; h < NH; ++h) {
-    for (int c = 0; c < 2; ++c) o[h][c] = _mm256_loadu_ps(out + h * head_dim + i0 + 8 * c);
-  }
-  const int8_t* qi = q + i0;
-  for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) read_ahead(ahead, j);
-    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qi + j * head_dim));
-    const __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
-    const __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(codes, codes)));
-    for (int h = 0; h < NH; ++h) {
-      const __m256 pb = _mm256_broadcast_ss(pd + h * kPdRun + j);
-      o[h][0] = _mm256_fmadd_ps(pb, x0, o[h][0]);
-      o[h][1] = _mm256_fmadd_ps(pb, x1, o[h][1]);
-    }
-  }
-  for (int h = 0; h < NH; ++h) {
-    for (int c = 0; c < 2; ++c) _mm256_storeu_ps(out + h * head_dim + i0 + 8 * c, o[h][c]);
-  }
-}
-// Packed V sums of one to three heads over NB consecutive scale blocks of 32 lanes from i0 (NH·NB·4
-// chains, as accum_heads_cols for fp16 V): row b·NH + h of pd holds p·d of head h and block b. One
-// to three heads over k8_tile's 16 lanes had 2 to 6 chains, each FMA waiting on its chain's last.
-// The same products in the same FMAs, so the same bits. (Three heads: 12 accumulators, 3
-// broadcasts and the codes in the 16 ymm registers, no spill.)
-template <int NH, int NB>
-void k8_cols(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
-             const AttnReadAhead& ahead) {
-  constexpr int NC = 4 * NB;
-  __m256 o[NH][NC];
-  load_heads(o, out, head_dim, i0);
-  const int8_t* qi = q + i0;
-  each_key(n, ahead, [&](size_t j) __attribute__((always_inline)) {
-    __m256 pb[NB * NH];
-#pragma GCC unroll 32
-    for (int r = 0; r < NB * NH; ++r) pb[r] = _mm256_broadcast_ss(pd + r * kPdRun + j);
-#pragma GCC unroll 32
-    for (int c = 0; c < NC; ++c) {
-      const __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qi + j * head_dim + 8 * c));
-      const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
-#pragma GCC unroll 32
-      for (int h = 0; h < NH; ++h) o[h][c] = _mm256_fmadd_ps(pb[(c / 4) * NH + h], x, o[h][c]);
-    }
-  });
-  store_heads(o, out, head_dim, i0);
-}
-}  // namespace
-
-// Codes of rows [0, n) (head_dim a multiple of 8) as fp16, exact (|code| <= 128), reading the
-// following rows ahead as it goes (ahead.rows null: not). A V sum of many heads runs one group of
-// passes per 4 heads over the same codes: converted once here and read with vcvtph2ps, which rides
-// along with the FMAs, they cost less than int8 converted again in every group (vcvtdq2ps competes
-// with the FMAs on a Zen 3 core: 2.0 against 1.4 ns a key and pass). Zen 3, attn_ab: 32 heads (a
-// prefill tile) 0.77-0.80 of the time, 12 heads 0.89-0.93, 8 heads 1.08, so from 9 heads on
-// (docs/bench/cpu.md "k8 against f16, attention alone, paired (session 16)").
-namespace {
-void codes_to_fp16(const int8_t* q, size_t head_dim, size_t n, uint16_t* out, const AttnReadAhead& ahead) {
-  for (size_t j = 0; j < n; ++j) {
-    if (ahead.rows != nullptr) read_ahead(ahead, j);
-    for (size_t i = 0; i < head_dim; i += 8) {
-      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j * head_dim + i));
-      const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j * head_dim + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-    }
-  }
-}
-
-constexpr size_t kF16CodesDim = 128;  // widest head_dim whose codes codes_to_fp16 holds (a 64 KB run)
-}  // namespace
-
-// The block scale on p (attn.h): the keys' scales converted once per call to ds [block][key], p·d
-// rows made once per 4 heads and block, then the block's 16-lane passes with the codes as floats in
-// the FMA; the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead)
-// unless read_ahead is false (attn_block_heads asked for the rows while the scores ran). More than
-// 8 heads (a prefill tile) and head_dim <= kF16CodesDim: the codes go to fp16 once (codes_to_fp16),
-// then the passes read those; the same floats in the same FMAs, so the same bits.
-namespace {
-void k8_accum_v_heads_ahead(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
-                            size_t head_dim, size_t block, size_t n, float* out, bool read_ahead) {
-  const size_t nb = head_dim / block;
-  if (head_dim % 16 != 0 || block % 16 != 0 || nb > 16) {
-    return scalar::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
-  }
-  if (n > kPdRun) {  // keys in runs: each FMA chain continues through out, so the sums are the same
-    for (size_t j0 = 0; j0 < n; j0 += kPdRun) {
-      k8_accum_v_heads_ahead(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
-                             std::min(kPdRun, n - j0), out, read_ahead);
-    }
-    return;
-  }
-  alignas(32) float ds[16 * kPdRun];  // [block][key]
-  size_t j = 0;
-  if (nb == 1) {
-    for (; j + 8 <= n; j += 8) _mm256_store_ps(ds + j, h8(d + j));
-  } else if (nb == 2) {  // 8 keys' scale pairs: evens to block 0, odds to block 1
-    for (; j + 8 <= n; j += 8) {
-      const __m256 a = h8(d + 2 * j), b = h8(d + 2 * j + 8);
-      // shuffle_ps picks evens (odds) within 128-bit lanes; permute4x64 0xD8 puts the keys in order.
-      const __m256d even = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88));
-      const __m256d odd = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD));
-      _mm256_store_ps(ds + j, _mm256_castpd_ps(_mm256_permute4x64_pd(even, 0xD8)));
-      _mm256_store_ps(ds + kPdRun + j, _mm256_castpd_ps(_mm256_permute4x64_pd(odd, 0xD8)));
-    }
-  }
-  for (; j < n; ++j) {
-    for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
-  }
-  const AttnReadAhead none{};
-  const AttnReadAhead ahead =
-      read_ahead ? AttnReadAhead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb}
-                 : none;
-  alignas(32) float pd[4 * kPdRun];
-  alignas(32) uint16_t vf[kPdRun * kF16CodesDim];  // the codes as fp16 when `wide`
-  const bool wide = n_heads > 8 && head_dim <= kF16CodesDim;
-  if (wide) codes_to_fp16(q, head_dim, n, vf, ahead);
-  for (size_t h0 = 0; h0 < n_heads; h0 += 4) {
-    const size_t nh = std::min<size_t>(4, n_heads - h0);
-    float* oh = out + h0 * head_dim;
-    // Row `r` of pd = p·d of head h0 + h and block b.
-    const auto pd_row = [&](size_t r, size_t h, size_t b) {
-      const float* db = ds + b * kPdRun;
-      const float* ph = p + (h0 + h) * ldp;
-      float* row = pd + r * kPdRun;
-      size_t k = 0;
-      for (; k + 8 <= n; k += 8) {
-        _mm256_store_ps(row + k, _mm256_mul_ps(_mm256_loadu_ps(ph + k), _mm256_load_ps(db + k)));
-      }
-      for (; k < n; ++k) row[k] = ph[k] * db[k];
-    };
-    if (!wide && nh <= 3 && block == 32) {  // one to three heads: 8 to 12 chains a pass (k8_cols)
-      const AttnReadAhead& first = h0 == 0 ? ahead : none;
-      if (nh == 3) {
-        for (size_t b = 0; b < nb; ++b) {
-          pd_row(0, 0, b);
-          pd_row(1, 1, b);
-          pd_row(2, 2, b);
-          k8_cols<3, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
-        }
-      } else if (nh == 2) {
-        for (size_t b = 0; b < nb; ++b) {
-          pd_row(0, 0, b);
-          pd_row(1, 1, b);
-          k8_cols<2, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
-        }
-      } else {
-        size_t b = 0;
-        for (; b + 2 <= nb; b += 2) {
-          pd_row(0, 0, b);
-          pd_row(1, 0, b + 1);
-          k8_cols<1, 2>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
-        }
-        if (b < nb) {
-          pd_row(0, 0, b);
-          k8_cols<1, 1>(pd, q, head_dim, n, oh, 32 * b, b == 0 ? first : none);
-        }
-      }
-      continue;
-    }
-    for (size_t b = 0; b < nb; ++b) {  // p·d rows once per block, then its 16-lane passes
-      for (size_t h = 0; h < nh; ++h) pd_row(h, h, b);
-      for (size_t i0 = b * block; i0 < (b + 1) * block; i0 += 16) {
-        if (wide) {
-          const auto column = [&vf, head_dim](size_t i) { return F16Column{vf + i, head_dim}; };
-          switch (nh) {
-            case 4: accum_heads_tile<4, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
-            case 3: accum_heads_tile<3, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
-            case 2: accum_heads_tile<2, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
-            default: accum_heads_tile<1, kPdRun>(pd, kPdRun, head_dim, n, oh, i0, column, none); break;
-          }
-          continue;
-        }
-        const AttnReadAhead& a = h0 == 0 && i0 == 0 ? ahead : none;
-        switch (nh) {
-          case 4: k8_tile<4>(pd, q, head_dim, n, oh, i0, a); break;
-          case 3: k8_tile<3>(pd, q, head_dim, n, oh, i0, a); break;
-          case 2: k8_tile<2>(pd, q, head_dim, n, oh, i0, a); break;
-          default: k8_tile<1>(pd, q, head_dim, n, oh, i0, a); break;
-        }
-      }
-    }
-  }
-}
-}  // namespace
-
+// The v16 rule of attn.h through vpmaddwd (k8_heads_avx2.inc), reading the rows ahead.
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
-  k8_accum_v_heads_ahead(p, ldp, n_heads, q, d, head_dim, block, n, out, true);
+  k8_accum_v_heads16(p, ldp, n_heads, q, d, head_dim, block, n, out, true);
 }
 
 void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
-                      float* l, float* out, K8ScoresHeads8 k8s) {
+                      float* l, float* out, K8ScoresHeads8 k8s, K8AccumV16 v16) {
   const size_t dk = b.head_dim_k, dv = b.head_dim_v;
   const AttnAlong v_rows = b.vq != nullptr ? AttnAlong{reinterpret_cast<const char*>(b.vq), dv,
                                                        reinterpret_cast<const char*>(b.vd), 2 * (dv / b.block_v)}
@@ -744,7 +552,7 @@ void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale,
   for (size_t h = 0; h < n_heads; ++h) softmax_partial(scores + h * ld, n, &m[h], &l[h]);
   std::fill(out, out + n_heads * dv, 0.0f);
   if (b.vq != nullptr) {
-    k8_accum_v_heads_ahead(scores, ld, n_heads, b.vq, b.vd, dv, b.block_v, n, out, false);
+    v16(scores, ld, n_heads, b.vq, b.vd, dv, b.block_v, n, out, false);
   } else {
     f16_accum_v_heads_ahead(scores, ld, n_heads, b.v, dv, n, out, false);
   }

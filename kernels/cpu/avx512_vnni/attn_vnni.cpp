@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "alap/kernels/kv_k8.h"
@@ -614,125 +615,224 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
 }
 
 namespace {
-constexpr size_t kPdRun = 256;  // keys per pass of the packed V sum: the stride of its p·d rows
+// The v16 V sum (attn.h): int16 codes of p·d per head and block, pairs of keys through vpdpwssd.
+constexpr size_t kV16Heads = 8;            // heads whose codes one pass of the call holds
+constexpr size_t kV16Ld = kV16Run + 32;    // int16 codes a (head, block) row: a run, a zero pad
+constexpr size_t kV16Blocks = 8;           // head_dim <= 256 in blocks of 32 (more: avx2)
 
-// Packed V sums for NH heads over lanes [i0, i0 + 16·NC), CPB columns of 16 lanes per scale block:
-// row h·(NC/CPB) + c/CPB of pd holds p·d of head h and column c's block, key j at j (stride
-// kPdRun). Each key's codes converted once, then one FMA per head and 16 lanes, keys in order
-// (the scalar twin's std::fma chain, bit for bit).
-template <int NH, int NC, int CPB>
-void k8_tile(const float* pd, const int8_t* q, size_t head_dim, size_t n, float* out, size_t i0,
-             const AttnReadAhead& ahead) {
-  constexpr int NB = NC / CPB;
-  __m512 o[NH][NC];
-  for (int h = 0; h < NH; ++h) {
-    for (int c = 0; c < NC; ++c) o[h][c] = _mm512_loadu_ps(out + h * head_dim + i0 + 16 * c);
-  }
-  const int8_t* qi = q + i0;
-  auto body = [&](bool fetch) {
-    for (size_t j = 0; j < n; ++j) {
-      if (fetch) read_ahead(ahead, j);
-      __m512 x[NC];
-      for (int c = 0; c < NC; ++c) {
-        x[c] = _mm512_cvtepi32_ps(
-            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qi + j * head_dim + 16 * c))));
-      }
-      for (int h = 0; h < NH; ++h) {
-        for (int b = 0; b < NB; ++b) {
-          const __m512 pb = _mm512_set1_ps(pd[(h * NB + b) * kPdRun + j]);
-          for (int c = b * CPB; c < (b + 1) * CPB; ++c) o[h][c] = _mm512_fmadd_ps(pb, x[c], o[h][c]);
-        }
-      }
-    }
-  };
-  if (ahead.rows != nullptr) {
-    body(true);
-  } else {
-    body(false);
-  }
-  for (int h = 0; h < NH; ++h) {
-    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(out + h * head_dim + i0 + 16 * c, o[h][c]);
-  }
-}
-
-// One pass of 16·NC lanes from i0 for nh <= 8 heads: their p·d rows (p times the keys' scales of
-// the pass's blocks, ds [block][kPdRun]), then the tile.
-template <int NC, int CPB>
-void k8_pass(const float* p, size_t ldp, size_t nh, const float* ds, size_t block, const int8_t* q, size_t head_dim,
-             size_t n, float* out, size_t i0, const AttnReadAhead& ahead) {
-  constexpr int NB = NC / CPB;
-  alignas(64) float pd[(NC > 4 ? 1 : 8) * NB * kPdRun];  // 128 lanes a pass: one head
-  const __mmask16 tail = tail_mask(n % 16);
+// Codes of heads [0, nh) of p (row stride ldp) for the keys [0, n) of a run, block b of each:
+// c[(b·kV16Heads + h)·kV16Ld + j] (a tile's rows then sit at constant offsets from one pointer) and
+// the scale s[h·nb + b] (0: the block adds nothing, its codes 0).
+// ds [block][kV16Run] holds the keys' scales as floats. c[n] is 0, so a last odd key pairs with 0.
+template <size_t NB>
+void v16_codes_nb(const float* p, size_t ldp, size_t nh, const float* ds, size_t n, int16_t* c, float* s) {
+  constexpr size_t nb = NB;
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+  // packs_epi32 interleaves its two sources by 128-bit lanes; this puts the 32 codes in key order.
+  const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
   for (size_t h = 0; h < nh; ++h) {
-    for (int b = 0; b < NB; ++b) {
-      const float* ph = p + h * ldp;
-      const float* db = ds + (i0 / block + b) * kPdRun;
-      float* row = pd + (h * NB + b) * kPdRun;
-      size_t j = 0;
-      for (; j + 16 <= n; j += 16) {
-        _mm512_store_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(ph + j), _mm512_load_ps(db + j)));
+    const float* ph = p + h * ldp;
+    // Every block's largest |p·d| in one pass over p.
+    __m512 mx[NB];
+#pragma GCC unroll 8
+    for (size_t b = 0; b < nb; ++b) mx[b] = _mm512_setzero_ps();
+    auto max_step = [&](size_t j, __mmask16 m) __attribute__((always_inline)) {
+      const __m512 pv = _mm512_maskz_loadu_ps(m, ph + j);
+#pragma GCC unroll 8
+      for (size_t b = 0; b < nb; ++b) {
+        const __m512 w = _mm512_mul_ps(pv, _mm512_maskz_load_ps(m, ds + b * kV16Run + j));
+        mx[b] = _mm512_max_ps(mx[b], _mm512_and_ps(w, abs_mask));
       }
-      if (j < n) {
-        _mm512_mask_store_ps(row + j, tail,
-                             _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, ph + j), _mm512_maskz_load_ps(tail, db + j)));
+    };
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) max_step(j, 0xFFFF);
+    if (j < n) max_step(j, tail_mask(n - j));
+    __m512 inv[NB];
+    bool any = false;
+#pragma GCC unroll 8
+    for (size_t b = 0; b < nb; ++b) {
+      const float mb = _mm512_reduce_max_ps(mx[b]);
+      const bool on = mb >= kV16MinWeight;
+      s[h * nb + b] = on ? mb / 32767.0f : 0.0f;
+      inv[b] = _mm512_set1_ps(on ? 32767.0f / mb : 0.0f);  // 0: codes 0 (w·0 = 0, p finite)
+      any = any || on;
+    }
+    if (!any) {
+      for (size_t b = 0; b < nb; ++b) {
+        int16_t* row = c + (b * kV16Heads + h) * kV16Ld;
+        std::fill(row, row + n + 1, int16_t{0});
+      }
+      continue;
+    }
+    // The codes, 32 keys a step (the rows hold kV16Ld >= n rounded up to 32 codes).
+    auto code_step = [&](size_t j, __mmask16 m0, __mmask16 m1) __attribute__((always_inline)) {
+      const __m512 p0 = _mm512_maskz_loadu_ps(m0, ph + j), p1 = _mm512_maskz_loadu_ps(m1, ph + j + 16);
+#pragma GCC unroll 8
+      for (size_t b = 0; b < nb; ++b) {
+        const float* db = ds + b * kV16Run + j;
+        const __m512i x0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_mul_ps(p0, _mm512_maskz_load_ps(m0, db)), inv[b]));
+        const __m512i x1 =
+            _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_mul_ps(p1, _mm512_maskz_load_ps(m1, db + 16)), inv[b]));
+        _mm512_storeu_si512(c + (b * kV16Heads + h) * kV16Ld + j,
+                            _mm512_permutexvar_epi64(order, _mm512_packs_epi32(x0, x1)));
+      }
+    };
+    for (j = 0; j + 32 <= n; j += 32) code_step(j, 0xFFFF, 0xFFFF);
+    if (j < n) {
+      code_step(j, tail_mask(std::min<size_t>(16, n - j)), j + 16 < n ? tail_mask(n - j - 16) : __mmask16{0});
+    }
+  }
+}
+
+void v16_codes(const float* p, size_t ldp, size_t nh, const float* ds, size_t nb, size_t n, int16_t* c, float* s) {
+  switch (nb) {
+    case 1: return v16_codes_nb<1>(p, ldp, nh, ds, n, c, s);
+    case 2: return v16_codes_nb<2>(p, ldp, nh, ds, n, c, s);
+    case 3: return v16_codes_nb<3>(p, ldp, nh, ds, n, c, s);
+    case 4: return v16_codes_nb<4>(p, ldp, nh, ds, n, c, s);
+    case 5: return v16_codes_nb<5>(p, ldp, nh, ds, n, c, s);
+    case 6: return v16_codes_nb<6>(p, ldp, nh, ds, n, c, s);
+    case 7: return v16_codes_nb<7>(p, ldp, nh, ds, n, c, s);
+    default: return v16_codes_nb<8>(p, ldp, nh, ds, n, c, s);
+  }
+}
+
+// V sums of NH heads over NCH chunks of 32 lanes from i0 (one scale block each): keys in pairs,
+// each pair's two rows widened to int16 and interleaved (unpacklo/hi: dword lanes (row j, row j + 1)
+// of dims 8L..8L+3 and 8L+4..8L+7 in 128-bit lane L), then one vpdpwssd per head, chunk and half
+// against the pair's codes. The exact int32 sums, put back in dim order, times the block's scale,
+// are added to out.
+// Pairs of keys [0, np) of `rows` (pair t: rows 2t and 2t + 1) into acc. The pairs go in groups
+// of kV16Group, each summed from zero in its own registers and then added to acc: with acc
+// itself carried from pair to pair through vpdpwssd, GCC 12 kept each accumulator in two
+// registers and moved one to the other every pair (a third of the loop's instructions, perf
+// annotate); the unrolled group carries nothing from pair to pair.
+constexpr size_t kV16Group = 8;
+
+template <int NH, int NCH, bool FETCH>
+__attribute__((always_inline)) inline void v16_pair(__m512i (&part)[NH][NCH][2], const int8_t* rows, size_t head_dim,
+                                                    const int16_t* codes, size_t j, const AttnReadAhead& ahead,
+                                                    bool first) {
+  if constexpr (FETCH) {
+    read_ahead(ahead, j);
+    read_ahead(ahead, j + 1);
+  }
+  __m512i lo[NCH], hi[NCH];
+#pragma GCC unroll 32
+  for (int k = 0; k < NCH; ++k) {
+    const __m512i a =
+        _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + j * head_dim + 32 * k)));
+    const __m512i b =
+        _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + (j + 1) * head_dim + 32 * k)));
+    lo[k] = _mm512_unpacklo_epi16(a, b);
+    hi[k] = _mm512_unpackhi_epi16(a, b);
+  }
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int k = 0; k < NCH; ++k) {
+      int32_t pair;
+      std::memcpy(&pair, codes + (k * kV16Heads + h) * kV16Ld + j, 4);
+      const __m512i cb = _mm512_set1_epi32(pair);
+      const __m512i z = _mm512_setzero_si512();
+      part[h][k][0] = _mm512_dpwssd_epi32(first ? z : part[h][k][0], lo[k], cb);
+      part[h][k][1] = _mm512_dpwssd_epi32(first ? z : part[h][k][1], hi[k], cb);
+    }
+  }
+}
+
+template <int NH, int NCH, bool FETCH>
+__attribute__((always_inline)) inline void v16_pairs(__m512i (&acc)[NH][NCH][2], const int8_t* rows, size_t head_dim,
+                                                     const int16_t* codes, size_t np, const AttnReadAhead& ahead) {
+  size_t t = 0;
+  for (; t + kV16Group <= np; t += kV16Group) {
+    __m512i part[NH][NCH][2];
+#pragma GCC unroll 8
+    for (size_t u = 0; u < kV16Group; ++u) {
+      v16_pair<NH, NCH, FETCH>(part, rows, head_dim, codes, 2 * (t + u), ahead, u == 0);
+    }
+#pragma GCC unroll 32
+    for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+      for (int k = 0; k < NCH; ++k) {
+        acc[h][k][0] = _mm512_add_epi32(acc[h][k][0], part[h][k][0]);
+        acc[h][k][1] = _mm512_add_epi32(acc[h][k][1], part[h][k][1]);
       }
     }
   }
+  for (; t < np; ++t) {
+    __m512i part[NH][NCH][2];
+    v16_pair<NH, NCH, FETCH>(part, rows, head_dim, codes, 2 * t, ahead, true);
+#pragma GCC unroll 32
+    for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+      for (int k = 0; k < NCH; ++k) {
+        acc[h][k][0] = _mm512_add_epi32(acc[h][k][0], part[h][k][0]);
+        acc[h][k][1] = _mm512_add_epi32(acc[h][k][1], part[h][k][1]);
+      }
+    }
+  }
+}
+
+template <int NH, int NCH>
+void v16_tile(const int16_t* c, const float* s, size_t nb, const int8_t* q, size_t head_dim, size_t n, float* out,
+              size_t i0, const AttnReadAhead& ahead) {
+  const size_t b0 = i0 / 32;
+  __m512i acc[NH][NCH][2];
+#pragma GCC unroll 32
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+    for (int k = 0; k < NCH; ++k) acc[h][k][0] = acc[h][k][1] = _mm512_setzero_si512();
+  }
+  // Codes of head h, chunk k at cb0 + (k·kV16Heads + h)·kV16Ld: constant offsets.
+  const int16_t* cb0 = c + b0 * kV16Heads * kV16Ld;
+  if (ahead.rows != nullptr) {
+    v16_pairs<NH, NCH, true>(acc, q + i0, head_dim, cb0, n / 2, ahead);
+  } else {
+    v16_pairs<NH, NCH, false>(acc, q + i0, head_dim, cb0, n / 2, ahead);
+  }
+  if (n % 2 != 0) {  // the last key with a zero row (its partner's code is 0: c[n] = 0)
+    alignas(32) int8_t last[2 * 32 * NCH] = {};
+    std::memcpy(last, q + (n - 1) * head_dim + i0, 32 * NCH);
+    v16_pairs<NH, NCH, false>(acc, last, 32 * NCH, cb0 + (n - 1), 1, ahead);
+  }
+  // lo dword 4L + m is dim 8L + m, hi dword 4L + m dim 8L + 4 + m.
+  const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i second = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int h = 0; h < NH; ++h) {
+    for (int k = 0; k < NCH; ++k) {
+      const float sc = s[h * nb + b0 + k];
+      if (sc == 0.0f) continue;
+      const __m512 vs = _mm512_set1_ps(sc);
+      float* o = out + h * head_dim + i0 + 32 * k;
+      const __m512i d0 = _mm512_permutex2var_epi32(acc[h][k][0], first, acc[h][k][1]);
+      const __m512i d1 = _mm512_permutex2var_epi32(acc[h][k][0], second, acc[h][k][1]);
+      _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), _mm512_mul_ps(_mm512_cvtepi32_ps(d0), vs)));
+      _mm512_storeu_ps(o + 16, _mm512_add_ps(_mm512_loadu_ps(o + 16), _mm512_mul_ps(_mm512_cvtepi32_ps(d1), vs)));
+    }
+  }
+}
+
+template <int NCH>
+void v16_heads(size_t nh, const int16_t* c, const float* s, size_t nb, const int8_t* q, size_t head_dim, size_t n,
+               float* out, size_t i0, const AttnReadAhead& ahead) {
   switch (nh) {
-    case 8:
-      if constexpr (NC <= 2) return k8_tile<8, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 7:
-      if constexpr (NC <= 2) return k8_tile<7, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 6:
-      if constexpr (NC <= 2) return k8_tile<6, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 5:
-      if constexpr (NC <= 2) return k8_tile<5, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 4:
-      if constexpr (NC <= 4) return k8_tile<4, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 3:
-      if constexpr (NC <= 4) return k8_tile<3, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    case 2:
-      if constexpr (NC <= 4) return k8_tile<2, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
-      break;
-    default: return k8_tile<1, NC, CPB>(pd, q, head_dim, n, out, i0, ahead);
+    case 8: if constexpr (NCH == 1) return v16_tile<8, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 7: if constexpr (NCH == 1) return v16_tile<7, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 6: if constexpr (NCH == 1) return v16_tile<6, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 5: if constexpr (NCH == 1) return v16_tile<5, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 4: if constexpr (NCH <= 2) return v16_tile<4, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 3: if constexpr (NCH <= 2) return v16_tile<3, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead); break;
+    case 2: return v16_tile<2, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead);
+    default: return v16_tile<1, NCH>(c, s, nb, q, head_dim, n, out, i0, ahead);
   }
 }
 
-// CPB from the block (16 or 32 values: 1 or 2 columns of 16 lanes), at most NC.
-template <int NC>
-void k8_pass_block(const float* p, size_t ldp, size_t nh, const float* ds, size_t block, const int8_t* q,
-                   size_t head_dim, size_t n, float* out, size_t i0, const AttnReadAhead& ahead) {
-  if constexpr (NC >= 2) {
-    if (block == 32) return k8_pass<NC, 2>(p, ldp, nh, ds, block, q, head_dim, n, out, i0, ahead);
-  }
-  k8_pass<NC, 1>(p, ldp, nh, ds, block, q, head_dim, n, out, i0, ahead);
-}
-}  // namespace
-
-// The block scale on p (attn.h): each key's scales converted once per call to ds [block][key],
-// p·d rows made per pass of heads and lanes, then the codes as floats in the FMA. Heads in groups
-// of up to 8 with lanes in pairs of 16 (a last 16 alone), or for up to 4 heads 64 lanes at a time;
-// the first pass also reads the following n rows and scales ahead (attn_heads.h read_ahead).
-void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
-                      size_t head_dim, size_t block, size_t n, float* out) {
-  const size_t nb = head_dim / block;
-  if (head_dim % 16 != 0 || (block != 16 && block != 32) || nb > 16) {
-    return avx2::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
-  }
-  if (n > kPdRun) {  // keys in runs: each FMA chain continues through out, so the sums are the same
-    for (size_t j0 = 0; j0 < n; j0 += kPdRun) {
-      k8_accum_v_heads(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, block,
-                       std::min(kPdRun, n - j0), out);
-    }
-    return;
-  }
-  alignas(64) float ds[16 * kPdRun];  // [block][key]
+// One run of at most kV16Run keys.
+void v16_run(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d, size_t head_dim,
+             size_t n, float* out) {
+  const size_t nb = head_dim / 32;
+  alignas(64) float ds[kV16Blocks * kV16Run];  // [block][key]
   size_t j = 0;
   if (nb == 1) {
     for (; j + 16 <= n; j += 16) {
@@ -745,16 +845,52 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
       const __m512 lo = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + 2 * j)));
       const __m512 hi = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + 2 * j + 16)));
       _mm512_store_ps(ds + j, _mm512_permutex2var_ps(lo, even, hi));
-      _mm512_store_ps(ds + kPdRun + j, _mm512_permutex2var_ps(lo, odd, hi));
+      _mm512_store_ps(ds + kV16Run + j, _mm512_permutex2var_ps(lo, odd, hi));
     }
   }
   for (; j < n; ++j) {
-    for (size_t b = 0; b < nb; ++b) ds[b * kPdRun + j] = _cvtsh_ss(d[j * nb + b]);
+    for (size_t b = 0; b < nb; ++b) ds[b * kV16Run + j] = _cvtsh_ss(d[j * nb + b]);
   }
   const AttnReadAhead ahead{reinterpret_cast<const char*>(q), head_dim, reinterpret_cast<const char*>(d), 2 * nb};
-  for_v_passes(n_heads, head_dim, ahead, [&](auto nc, size_t h0, size_t nh, size_t i0, const AttnReadAhead& a) {
-    k8_pass_block<decltype(nc)::value>(p + h0 * ldp, ldp, nh, ds, block, q, head_dim, n, out + h0 * head_dim, i0, a);
-  });
+  const AttnReadAhead none{};
+  alignas(64) int16_t c[kV16Heads * kV16Blocks * kV16Ld];
+  float s[kV16Heads * kV16Blocks];
+  for (size_t h0 = 0; h0 < n_heads; h0 += kV16Heads) {
+    const size_t nh = std::min(kV16Heads, n_heads - h0);
+    v16_codes(p + h0 * ldp, ldp, nh, ds, nb, n, c, s);
+    float* oh = out + h0 * head_dim;
+    // Chunks of 32 lanes: four a pass for one or two heads, two for three or four, else one.
+    const size_t per = nh <= 2 ? 4 : nh <= 4 ? 2 : 1;
+    for (size_t k = 0; k < nb;) {
+      const AttnReadAhead& a = h0 == 0 && k == 0 ? ahead : none;
+      const size_t left = nb - k;
+      if (per >= 4 && left >= 4) {
+        v16_heads<4>(nh, c, s, nb, q, head_dim, n, oh, 32 * k, a);
+        k += 4;
+      } else if (per >= 2 && left >= 2) {
+        v16_heads<2>(nh, c, s, nb, q, head_dim, n, oh, 32 * k, a);
+        k += 2;
+      } else {
+        v16_heads<1>(nh, c, s, nb, q, head_dim, n, oh, 32 * k, a);
+        k += 1;
+      }
+    }
+  }
+}
+}  // namespace
+
+// The v16 rule of attn.h: per run of keys, the scales converted once, then per 8 heads their codes
+// (v16_codes) and the passes of pairs of keys through vpdpwssd (v16_tile). Blocks of other than 32
+// values or head_dim past 256: the 256-bit variant (the same rule).
+void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
+                      size_t head_dim, size_t block, size_t n, float* out) {
+  if (block != 32 || head_dim % 32 != 0 || head_dim / 32 > kV16Blocks) {
+    return avx2::k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
+  }
+  const size_t nb = head_dim / 32;
+  for (size_t j0 = 0; j0 < n; j0 += kV16Run) {
+    v16_run(p + j0, ldp, n_heads, q + j0 * head_dim, d + j0 * nb, head_dim, std::min(kV16Run, n - j0), out);
+  }
 }
 
 namespace {

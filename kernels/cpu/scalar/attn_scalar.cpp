@@ -97,20 +97,31 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
   }
 }
 
-// Packed V: the block scale goes on the probability (p·d, one product per key, head and block),
-// then one fused multiply-add per (key, head, lane) with the code as a float, keys in order; the
-// vector variants form p·d and the same FMA, so they agree bit for bit.
+// Packed V, the v16 rule of attn.h: per run of kV16Run keys, head and block the weights p·d, their
+// largest magnitude M, the int16 codes c = nearbyint(w·32767/M), the exact int32 sums Σ c·q, then
+// out += float(sum)·(M/32767). The vector variants form the same codes and the same sums (in any
+// order: integers), so they agree bit for bit.
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out) {
   const size_t nb = head_dim / block;
-  for (size_t j = 0; j < n; ++j) {
-    for (size_t b = 0; b < nb; ++b) {
-      const float db = fp16_to_f32(d[j * nb + b]);
-      for (size_t h = 0; h < n_heads; ++h) {
-        const float pd = p[h * ldp + j] * db;
-        float* o = out + h * head_dim;
+  for (size_t j0 = 0; j0 < n; j0 += kV16Run) {
+    const size_t r = std::min(kV16Run, n - j0);
+    for (size_t h = 0; h < n_heads; ++h) {
+      for (size_t b = 0; b < nb; ++b) {
+        float w[kV16Run];
+        float mx = 0.0f;
+        for (size_t j = 0; j < r; ++j) {
+          w[j] = p[h * ldp + j0 + j] * fp16_to_f32(d[(j0 + j) * nb + b]);
+          mx = std::max(mx, std::fabs(w[j]));
+        }
+        if (!(mx >= kV16MinWeight)) continue;
+        const float inv = 32767.0f / mx, s = mx / 32767.0f;
+        int32_t c[kV16Run];
+        for (size_t j = 0; j < r; ++j) c[j] = static_cast<int32_t>(std::nearbyint(w[j] * inv));
         for (size_t i = b * block; i < (b + 1) * block; ++i) {
-          o[i] = std::fma(pd, static_cast<float>(q[j * head_dim + i]), o[i]);
+          int32_t acc = 0;
+          for (size_t j = 0; j < r; ++j) acc += c[j] * int32_t{q[(j0 + j) * head_dim + i]};
+          out[h * head_dim + i] += static_cast<float>(acc) * s;
         }
       }
     }

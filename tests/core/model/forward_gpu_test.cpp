@@ -35,9 +35,12 @@ std::shared_ptr<GpuBackend> host_backend() {
 // rows over threads; a plain-type product of several tokens may sum in another order), so results
 // differ by float rounding (~3e-7); where a rounding lands on an int8 quantisation step (packed
 // cache, quantised activations) these random-weight models amplify one flipped step to ~1% of the
-// logits. A wrong buffer, offset, position or layer split gives differences of order 1 (the
-// control at the end of SameLogitsAsCpuForward shows > 0.1).
-constexpr double kTol = 3e-2;
+// logits. The CPU's packed V sum also rounds each probability·scale to 16 bits (the v16 rule of
+// kernels/attn.h) where the GPU's runs fp16 probabilities: k8v8 cases moved by up to 3.03e-2
+// (qwen2 Q8_0, three GPU layers, a decode step), hence the device check's limit of 5e-2. A wrong
+// buffer, offset, position or layer split gives differences of order 1 (the control at the end
+// of SameLogitsAsCpuForward shows > 0.1).
+constexpr double kTol = 5e-2;
 
 // Largest |a − b| over max |b|.
 double rel_diff(std::span<const float> a, std::span<const float> b) {

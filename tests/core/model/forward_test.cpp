@@ -144,8 +144,12 @@ TEST_P(ForwardArch, MatchesNaiveDoubleForward) {
 // last bits (summation orders: ~1e-6 in every variant here), and the K/V codes and the query's
 // int8 codes are rounded from them, so a value on a rounding boundary can take its neighbouring
 // code in one path; one such flip moves a logit by ~1e-4 at these tiny dims (the scalar variant
-// meets one in llama_gqa_4_to_1's k8v8: 2.5e-4, every other case ≤ 1.6e-5). A wrong kernel is
-// off by far more (and the naive bound below still holds).
+// meets one in llama_gqa_4_to_1's k8v8: 2.5e-4, every other case ≤ 1.6e-5). k8v8 within 4e-3:
+// the engine's packed V sum rounds each probability·scale to 16 bits (the v16 rule of
+// kernels/attn.h, ~1.5e-5 of a key block's largest weight per key), which the reference's f32 sum
+// does not; measured 2.7e-4 to 2.0e-3 here, a tenth of what int8 V itself moves these logits
+// (0.019–0.032 against the naive forward). A wrong kernel is off by far more (and the naive bound
+// below still holds).
 TEST_P(ForwardArch, PackedCachesMatchReference) {
   const test::TinyFile tf = test::make_tiny(GetParam().spec);
   const Model m = Model::from_file(tf.to_file());
@@ -155,7 +159,7 @@ TEST_P(ForwardArch, PackedCachesMatchReference) {
     const std::vector<float> batch = run_batch(m, mode, kPrompt, 2);
     const std::vector<float> step = run_stepwise(m, mode, kPrompt, 1);
     const std::vector<float> ref = run_reference(m, mode, kPrompt);
-    EXPECT_LT(max_abs_diff(batch, ref), 5e-4);
+    EXPECT_LT(max_abs_diff(batch, ref), mode == CacheMode::k8v8 ? 4e-3 : 5e-4);
     EXPECT_LT(max_abs_diff(step, batch), 1e-5);
     EXPECT_LT(max_abs_diff(batch, naive), 0.05);
   }

@@ -110,16 +110,29 @@ TEST(AttnHeads, ScalarTwinsAreThePerHeadMath) {
         ASSERT_EQ(r.s16[h * g.ld + j], s16[j]);
       }
       for (size_t j = g.n; j < g.ld; ++j) ASSERT_EQ(r.s8[h * g.ld + j], 5.0f);  // nothing past n written
+      // The packed V sum's codes (the v16 rule, attn.h) are within half a step of 32767·w/M, M the
+      // largest |w| of the head's block in a run: a lane may be off by Σ_j 0.5·(M/32767)·|q[j][i]|
+      // beside the float roundings (8-bit codes would be off ~258 times that).
       std::vector<float> deq(g.head_dim);
       for (size_t i = 0; i < g.head_dim; ++i) {
-        double want16 = 0.5, want8 = -0.25;
-        for (size_t j = 0; j < g.n; ++j) {
-          k8_dequantize(&g.kq[j * g.head_dim], &g.kd[j * g.nb], g.head_dim, deq.data());
-          want16 += double(g.p[h * g.ld + j]) * fp16_to_f32(g.kf[j * g.head_dim + i]);
-          want8 += double(g.p[h * g.ld + j]) * deq[i];
+        const size_t b = i / g.block;
+        double want16 = 0.5, want8 = -0.25, bound = 0.0;
+        for (size_t j0 = 0; j0 < g.n; j0 += kV16Run) {
+          const size_t j1 = std::min(g.n, j0 + kV16Run);
+          double mx = 0.0;
+          for (size_t j = j0; j < j1; ++j) {
+            mx = std::max(mx, std::fabs(double(g.p[h * g.ld + j]) * fp16_to_f32(g.kd[j * g.nb + b])));
+          }
+          for (size_t j = j0; j < j1; ++j) {
+            k8_dequantize(&g.kq[j * g.head_dim], &g.kd[j * g.nb], g.head_dim, deq.data());
+            want16 += double(g.p[h * g.ld + j]) * fp16_to_f32(g.kf[j * g.head_dim + i]);
+            want8 += double(g.p[h * g.ld + j]) * deq[i];
+            bound += 0.5 * mx / 32767.0 * std::abs(int{g.kq[j * g.head_dim + i]});
+          }
         }
         ASSERT_NEAR(r.o16[h * g.head_dim + i], want16, 1e-4 * (1 + std::fabs(want16)));
-        ASSERT_NEAR(r.o8[h * g.head_dim + i], want8, 1e-4 * (1 + std::fabs(want8)));
+        ASSERT_NEAR(r.o8[h * g.head_dim + i], want8, 1.001 * bound + 1e-5 * (1 + std::fabs(want8)))
+            << "h " << h << " i " << i << " n " << g.n;
       }
     }
   }
@@ -150,8 +163,9 @@ TEST(AttnHeads, EveryVariantMatchesTheScalarTwin) {
 
 // What CPU prefill tiles rely on (core/model/attention_cpu.cpp): in every variant a head's
 // scores and V sums are bit for bit the same whatever heads run beside it (one call per head, or
-// all in one call, 4 to 70 rows: AVX-512's paths for few heads and for many) and whatever key count the call has (a prefix of the keys gives
-// a prefix of the scores), and a V sum split into runs of keys equals one call over all of them.
+// all in one call, 4 to 70 rows: AVX-512's paths for few heads and for many) and whatever key count
+// the call has (a prefix of the keys gives a prefix of the scores); an fp16 V sum split into runs
+// of keys anywhere equals one call over all of them, a packed one (the v16 rule) split at kV16Run.
 TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
   int checked = 0;
   for (const Shape& sh : {Shape{64, 70, 300}, Shape{64, 28, 45}, Shape{128, 32, 37}, Shape{32, 9, 20},
@@ -178,11 +192,15 @@ TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
           }
         }
       }
-      // V sums: heads [3, n_heads) alone, in two runs of keys [0, cut) and [cut, n).
-      const size_t h0 = 3, nh = g.n_heads - h0;
+      // V sums: heads [3, n_heads) alone, in two runs of keys [0, cut) and [cut, n) (packed: at
+      // kV16Run, or one call when the keys are fewer).
+      const size_t h0 = 3, nh = g.n_heads - h0, cut8 = std::min(g.n, kV16Run);
       std::vector<float> o16(nh * g.head_dim, 0.5f), o8(nh * g.head_dim, -0.25f);
       for (const auto& [j0, j1] : {std::pair<size_t, size_t>{0, cut}, std::pair<size_t, size_t>{cut, g.n}}) {
         f16_accum_v_heads(&g.p[h0 * g.ld + j0], g.ld, nh, &g.kf[j0 * g.head_dim], g.head_dim, j1 - j0, o16.data());
+      }
+      for (const auto& [j0, j1] : {std::pair<size_t, size_t>{0, cut8}, std::pair<size_t, size_t>{cut8, g.n}}) {
+        if (j1 == j0) continue;
         k8_accum_v_heads(&g.p[h0 * g.ld + j0], g.ld, nh, &g.kq[j0 * g.head_dim], &g.kd[j0 * g.nb], g.head_dim, g.block,
                          j1 - j0, o8.data());
       }

@@ -19,7 +19,9 @@ void softmax(float* x, size_t n);
 // out[i] += Σ_j p[j]·fp16(v[j][i]) for n value rows [n][head_dim]; j in order.
 void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
 
-// Packed V (the k8 rule, blocks of `block` values): out[i] += Σ_j p[j]·fp16(d[j][i/block])·q[j][i].
+// Packed V (the k8 rule, blocks of `block` values): out[i] += Σ_j p[j]·fp16(d[j][i/block])·q[j][i]
+// in f32. One head, probabilities in f32: the per-head reference loop (benchmarks, the GPU tests'
+// host reference); the forward pass runs k8_accum_v_heads below.
 void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
                 float* out);
 
@@ -46,9 +48,22 @@ void softmax_partial(float* x, size_t n, float* m, float* l);
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out);
 
-// Packed V: out[h·head_dim + i] = fma(p[h·ldp + j]·fp16(d[j][i/block]), q[j][i], out[…]) for j in
-// order: the block scale rides on the probability (one product per key, head and block), the code
-// enters the FMA as it is (the scalar twin and every variant: bit for bit equal).
+// Packed V, the probabilities in 16-bit integers (the "v16" rule; every variant gives the scalar
+// twin's bits). Keys in runs of kV16Run from the call's first; per run, head h and scale block b:
+//   w[j] = p[h·ldp + j]·fp16(d[j][b])                  (f32; the block scale rides on p)
+//   M = max_j |w[j]|; nothing is added when M < kV16MinWeight (2^-64: 32767 / M stays finite)
+//   c[j] = nearbyint(w[j]·(32767 / M))                 (int16, |c| <= 32767)
+//   out[h·head_dim + i] += float(Σ_j c[j]·q[j][i]) · (M / 32767)   for i in block b
+// The sum Σ c·q is exact in int32 (a run of 256 keys reaches at most 256·32767·128 < 2^31), so
+// its order is free: pairs of keys go through one 16-bit dot instruction (vpdpwssd, vpmaddwd) at
+// twice the multiply-adds of an f32 FMA. Each c[j] is within 0.5 of 32767·w[j]/M, so a lane's
+// error is at most Σ_j 0.5·(M / 32767)·|q[j][i]| beside the f32 roundings: ~1.5e-5 of the run's
+// largest weight per key, far under the codes' own 1/254. p must be finite. A head's result
+// depends only on its own p row, and the keys of a call only through their runs, so callers that
+// need a token's bits not to depend on its batch (CPU prefill tiles) give each head all its keys
+// of a block in one call.
+inline constexpr size_t kV16Run = 256;
+inline constexpr float kV16MinWeight = 0x1p-64f;
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
 
