@@ -744,6 +744,16 @@ __attribute__((always_inline)) inline void v16_pair(__m512i (&part)[NH][NCH][2],
 template <int NH, int NCH, bool FETCH>
 __attribute__((always_inline)) inline void v16_pairs(__m512i (&acc)[NH][NCH][2], const int8_t* rows, size_t head_dim,
                                                      const int16_t* codes, size_t np, const AttnReadAhead& ahead) {
+  auto add = [&](const __m512i (&part)[NH][NCH][2]) __attribute__((always_inline)) {
+#pragma GCC unroll 32
+    for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 32
+      for (int k = 0; k < NCH; ++k) {
+        acc[h][k][0] = _mm512_add_epi32(acc[h][k][0], part[h][k][0]);
+        acc[h][k][1] = _mm512_add_epi32(acc[h][k][1], part[h][k][1]);
+      }
+    }
+  };
   size_t t = 0;
   for (; t + kV16Group <= np; t += kV16Group) {
     __m512i part[NH][NCH][2];
@@ -751,26 +761,12 @@ __attribute__((always_inline)) inline void v16_pairs(__m512i (&acc)[NH][NCH][2],
     for (size_t u = 0; u < kV16Group; ++u) {
       v16_pair<NH, NCH, FETCH>(part, rows, head_dim, codes, 2 * (t + u), ahead, u == 0);
     }
-#pragma GCC unroll 32
-    for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-      for (int k = 0; k < NCH; ++k) {
-        acc[h][k][0] = _mm512_add_epi32(acc[h][k][0], part[h][k][0]);
-        acc[h][k][1] = _mm512_add_epi32(acc[h][k][1], part[h][k][1]);
-      }
-    }
+    add(part);
   }
   for (; t < np; ++t) {
     __m512i part[NH][NCH][2];
     v16_pair<NH, NCH, FETCH>(part, rows, head_dim, codes, 2 * t, ahead, true);
-#pragma GCC unroll 32
-    for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 32
-      for (int k = 0; k < NCH; ++k) {
-        acc[h][k][0] = _mm512_add_epi32(acc[h][k][0], part[h][k][0]);
-        acc[h][k][1] = _mm512_add_epi32(acc[h][k][1], part[h][k][1]);
-      }
-    }
+    add(part);
   }
 }
 
