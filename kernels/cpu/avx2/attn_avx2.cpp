@@ -2,9 +2,10 @@
 // scalar::quantize_acts and quantize_acts_256) and the attention inner loops of alap/kernels/attn.h
 // with vcvtph2ps. The V sums multiply then add per lane in the scalar order, so they match the
 // scalar twin bit for bit; f16 scores sum 8 lanes at a time (tested within rounding of the scalar
-// twin). Also the grouped-head scores (each key converted once for up to 4 heads) and V sums (one
+// twin). Also the grouped-head scores (each key converted once for up to 4 heads), fp16 V sums (one
 // FMA per key, head and 8 lanes, bit for bit the scalar twin; one or two heads, MHA or 2 heads a KV
-// head, in wider steps so that 12 or 8 FMA chains are in flight) and softmax_partial for
+// head, in wider steps so that 12 or 8 FMA chains are in flight; packed V sums are
+// k8_heads_avx2.inc's, the v16 rule) and softmax_partial for
 // attn_heads.h; the grouped kernels read rows ahead (attn_heads.h prefetch_ahead). And the cache's
 // per-token writes for every vector variant: k8_quantize and the f16 row, the scalar twins' bytes.
 #include <algorithm>

@@ -3,9 +3,10 @@
 // unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
 // block (bit for bit scalar::k8_scores); a single head instead one vpdpbusd per key and 64 bytes,
 // then the dwords summed per block. fp16 K: rows converted once and half transposed, one
-// FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. V: each row converted once
-// (int8: the codes as floats, the block scale on p through a p·d table per pass), one FMA per head
-// and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or one head × 128 lanes per pass. A head's
+// FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. fp16 V: each row converted
+// once, one FMA per head and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or one head × 128
+// lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and block, pairs of
+// rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes. A head's
 // results never depend on the heads or keys beside it in a call (CPU prefill tiles rely on it;
 // attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
