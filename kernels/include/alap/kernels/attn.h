@@ -62,8 +62,10 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
 // depends only on its own p row, and the keys of a call only through their runs, so callers that
 // need a token's bits not to depend on its batch (CPU prefill tiles) give each head all its keys
 // of a block in one call.
-inline constexpr size_t kV16Run = 256;
-inline constexpr float kV16MinWeight = 0x1p-64f;
+// (Plain constexpr: internal linkage, so the ISA files' objects hold no weak copy of them; the
+// kernels_isa_weak_symbols check.)
+constexpr size_t kV16Run = 256;
+constexpr float kV16MinWeight = 0x1p-64f;
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
 
