@@ -29,10 +29,7 @@ inline float abs_max(const float* src, size_t n) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   __m256 mx = _mm256_setzero_ps();
   for (size_t k = 0; k < n; k += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(src + k), abs_mask));
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  return _mm_cvtss_f32(m4);
+  return hmax_ps(mx);
 }
 
 // src[0, 32) · id rounded to nearest even (cvtps2dq) and clamped to ±127, as 32 int8 in order.
@@ -180,10 +177,7 @@ float max_of(const float* x, size_t n) {
   }
   for (; j + 8 <= n; j += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
   vmx = _mm256_max_ps(_mm256_max_ps(vmx, vm1), _mm256_max_ps(vm2, vm3));
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmx), _mm256_extractf128_ps(vmx, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  float mx = _mm_cvtss_f32(m4);
+  float mx = hmax_ps(vmx);
   for (; j < n; ++j) mx = std::max(mx, x[j]);
   return mx;
 }
@@ -580,10 +574,7 @@ void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
       v[k] = _mm256_loadu_ps(xb + 8 * k);
       mx = _mm256_max_ps(_mm256_and_ps(v[k], abs_mask), mx);  // NaN in the first operand: mx
     }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    const float db = _mm_cvtss_f32(m4) / 127.0f;
+    const float db = hmax_ps(mx) / 127.0f;
     d[b] = f32_to_fp16(db);
     if (db == 0.0f) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), _mm256_setzero_si256());

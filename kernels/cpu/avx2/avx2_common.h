@@ -33,6 +33,15 @@ inline float hsum_ps(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// The largest of v's 8 lanes (max_ps pairs in a fixed order: a NaN lane's fate is the same at
+// every caller).
+__attribute__((always_inline)) inline float hmax_ps(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
 inline int32_t hsum_epi32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));

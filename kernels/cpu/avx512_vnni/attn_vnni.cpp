@@ -624,7 +624,8 @@ constexpr size_t kV16Blocks = 8;           // head_dim <= 256 in blocks of 32 (m
 // Codes of heads [0, nh) of p (row stride ldp) for the keys [0, n) of a run, block b of each:
 // c[(b·kV16Heads + h)·kV16Ld + j] (a tile's rows then sit at constant offsets from one pointer) and
 // the scale s[h·nb + b] (0: the block adds nothing, its codes 0).
-// ds [block][kV16Run] holds the keys' scales as floats. c[n] is 0, so a last odd key pairs with 0.
+// ds [block][kV16Run] holds the keys' scales as floats. For odd n, c[n] is 0 (a code step of 32
+// writes it from masked, zero weights), so a last odd key pairs with 0.
 template <size_t NB>
 void v16_codes_nb(const float* p, size_t ldp, size_t nh, const float* ds, size_t n, int16_t* c, float* s) {
   constexpr size_t nb = NB;
