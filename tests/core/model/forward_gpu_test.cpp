@@ -37,10 +37,11 @@ std::shared_ptr<GpuBackend> host_backend() {
 // cache, quantised activations) these random-weight models amplify one flipped step to ~1% of the
 // logits. The CPU's packed V sum also rounds each probability·scale to 16 bits (the v16 rule of
 // kernels/attn.h) where the GPU's runs fp16 probabilities: k8v8 cases moved by up to 3.03e-2
-// (qwen2 Q8_0, three GPU layers, a decode step), hence the device check's limit of 5e-2. A wrong
-// buffer, offset, position or layer split gives differences of order 1 (the control at the end
-// of SameLogitsAsCpuForward shows > 0.1).
-constexpr double kTol = 5e-2;
+// (qwen2 Q8_0, three GPU layers, a decode step), hence the device check's limit of 5e-2 for that
+// mode alone. A wrong buffer, offset, position or layer split gives differences of order 1 (the
+// control at the end of SameLogitsAsCpuForward shows > 0.1).
+constexpr double kTol = 3e-2;
+double tol(CacheMode mode) { return mode == CacheMode::k8v8 ? 5e-2 : kTol; }
 
 // Largest |a − b| over max |b|.
 double rel_diff(std::span<const float> a, std::span<const float> b) {
@@ -129,14 +130,14 @@ TEST_P(GpuForwardVsCpu, SameLogitsAsCpuForward) {
   const std::span<const float> r0 = f.run(cache, pool, prompt, 0);
   std::vector<float> ref(r0.begin(), r0.end());
   std::span<const float> got = g.run(pool, prompt, 0);
-  EXPECT_LT(rel_diff(got, ref), kTol) << "prefill";
+  EXPECT_LT(rel_diff(got, ref), tol(c.mode)) << "prefill";
   EXPECT_EQ(g.n_tokens(), prompt.size());
   int32_t next = 4;
   for (int step = 0; step < 6; ++step) {
     const std::span<const float> r = f.run(cache, pool, std::span<const int32_t>(&next, 1), cache.n_tokens());
     ref.assign(r.begin(), r.end());
     got = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
-    ASSERT_LT(rel_diff(got, ref), kTol) << "decode step " << step;
+    ASSERT_LT(rel_diff(got, ref), tol(c.mode)) << "decode step " << step;
     next = static_cast<int32_t>(std::max_element(ref.begin(), ref.end()) - ref.begin());
   }
   EXPECT_EQ(g.n_tokens(), prompt.size() + 6);
@@ -145,14 +146,14 @@ TEST_P(GpuForwardVsCpu, SameLogitsAsCpuForward) {
   const std::span<const float> r2 = f.run(cache, pool, tail, 7);
   ref.assign(r2.begin(), r2.end());
   got = g.run(pool, tail, 7);
-  EXPECT_LT(rel_diff(got, ref), kTol) << "after truncation";
+  EXPECT_LT(rel_diff(got, ref), tol(c.mode)) << "after truncation";
   EXPECT_EQ(g.n_tokens(), 12u);
   // All logits of a batch.
   const std::span<const float> ra = f.run(cache, pool, tail, 3, LogitsMode::all);
   ref.assign(ra.begin(), ra.end());
   got = g.run(pool, tail, 3, LogitsMode::all);
   ASSERT_EQ(got.size(), tail.size() * 50);
-  EXPECT_LT(rel_diff(got, ref), kTol) << "all logits";
+  EXPECT_LT(rel_diff(got, ref), tol(c.mode)) << "all logits";
   // A different context gives different logits (the check above can fail).
   const std::span<const float> other = g.run(pool, std::span<const int32_t>(&tail[0], 1), 0);
   const double control = rel_diff(other, std::span<const float>(ref).subspan(0, 50));
