@@ -182,12 +182,9 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
   }
 }
 
-}  // namespace
-
-void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, const float* q, size_t n, size_t pos0,
-                       size_t n_head, float scale, float* o) {
+// The shapes of a call, checked: n tokens from pos0 of `layer`, n_head query heads.
+Dims dims_of(const KvCache& cache, size_t layer, size_t n, size_t pos0, size_t n_head) {
   const size_t Hk = cache.n_head_kv();
-  if (n == 0) return;
   if (n_head == 0 || n_head % Hk != 0) {
     throw std::invalid_argument("attention: " + std::to_string(n_head) + " query heads for " + std::to_string(Hk) +
                                 " KV heads");
@@ -205,6 +202,16 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
   d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
   d.ps = d.G * (d.Dv + 2);
+  return d;
+}
+
+}  // namespace
+
+void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, const float* q, size_t n, size_t pos0,
+                       size_t n_head, float scale, float* o) {
+  if (n == 0) return;
+  const Dims d = dims_of(cache, layer, n, pos0, n_head);
+  const size_t Hk = d.Hk;
   const size_t T = pool.n_threads(), max_blocks = blocks_for(pos0 + n);
   // A decode token's attention over a short context runs on the calling thread alone: its work is
   // then smaller than what a parallel call's hand-off and join cost. The bound shrinks with the
@@ -325,14 +332,57 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   pool.parallel_for_chunked(items, std::max<size_t>(1, items / (4 * T)), std::ref(tiles));
 }
 
-void CpuAttention::read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys) {
-  if (layer >= cache.n_layer() || n_keys == 0) return;
+void CpuAttention::prepare_groups(const KvCache& cache, size_t layer, size_t pos0, size_t n_head, size_t n_threads) {
+  const Dims d = dims_of(cache, layer, 1, pos0, n_head);
+  if (threads_.size() < n_threads) threads_.resize(n_threads);
+  for (Thread& th : threads_) {
+    th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));
+    th.partials.resize(std::max(th.partials.size(), blocks_for(pos0 + 1) * d.ps));
+  }
+  if (cache.k_packed()) {
+    qq_.resize(std::max(qq_.size(), d.H * d.Dk));
+    qd_.resize(std::max(qd_.size(), d.H * d.nbk));
+  }
+}
+
+void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q, size_t pos0, size_t n_head,
+                              float scale, size_t g0, size_t g1, size_t thread, float* o) {
+  Dims d{};  // what dims_of gave prepare_groups, unchecked here (a worker's call)
+  d.H = n_head, d.Hk = cache.n_head_kv(), d.G = n_head / d.Hk, d.Dk = cache.head_dim_k(), d.Dv = cache.head_dim_v();
+  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
+  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
+  d.ps = d.G * (d.Dv + 2);
+  const size_t n_keys = pos0 + 1, nb = blocks_for(n_keys);
+  Thread& th = threads_[thread];
+  const bool packed = cache.k_packed();
+  // The same calls as run()'s decode split for these groups: the k8 rule on each query head, then
+  // each group's blocks in order and their combine.
+  if (packed) {
+    for (size_t h = g0 * d.G; h < g1 * d.G; ++h) {
+      kernels::k8_quantize(q + h * d.Dk, d.Dk, qq_.data() + h * d.Dk, qd_.data() + h * d.nbk);
+    }
+  }
+  for (size_t g = g0; g < g1; ++g) {
+    const size_t head0 = g * d.G;
+    for (size_t b = 0; b < nb; ++b) {
+      if (b + 1 == nb && g + 1 < g1) read_first_block(cache, layer, d, g + 1, std::min(kernels::kAttnReadAheadRows, n_keys));
+      const size_t k0 = b * kKeyBlock, k1 = std::min(n_keys, k0 + kKeyBlock);
+      block_partial(cache, layer, d, q + head0 * d.Dk, packed ? qq_.data() + head0 * d.Dk : nullptr,
+                    packed ? qd_.data() + head0 * d.nbk : nullptr, g, k0, k1, scale, th.scores.data(),
+                    th.partials.data() + b * d.ps);
+    }
+    combine(d, th.partials.data(), nb, o + head0 * d.Dv);
+  }
+}
+
+void CpuAttention::read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys, size_t group) {
+  if (layer >= cache.n_layer() || n_keys == 0 || group >= cache.n_head_kv()) return;
   Dims d{};
   d.Dk = cache.head_dim_k();
   d.Dv = cache.head_dim_v();
   d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
   d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
-  read_first_block(cache, layer, d, 0, std::min({kernels::kAttnReadAheadRows, n_keys, cache.capacity()}));
+  read_first_block(cache, layer, d, group, std::min({kernels::kAttnReadAheadRows, n_keys, cache.capacity()}));
 }
 
 size_t CpuAttention::scratch_bytes() const {

@@ -37,13 +37,22 @@ class CpuAttention {
   void run(const KvCache& cache, ThreadPool& pool, size_t layer, const float* q, size_t n, size_t pos0,
            size_t n_head, float scale, float* o);
 
-  // Decode: asks for the first rows of the layer's first KV group (K, its scales, V, its scales;
+  // Decode with the layer split by KV groups over the pool (forward.cpp): prepare_groups on the
+  // calling thread sizes the scratch for one token at pos0 and n_threads threads and checks the
+  // shapes as run() does; then, inside the parallel call, run_groups computes o for the query
+  // heads of KV groups [g0, g1) on pool thread `thread` (its own scratch; callers give each group
+  // to one thread). The same calls as run()'s, so the same bits as run() for those heads.
+  void prepare_groups(const KvCache& cache, size_t layer, size_t pos0, size_t n_head, size_t n_threads);
+  void run_groups(const KvCache& cache, size_t layer, const float* q, size_t pos0, size_t n_head, float scale,
+                  size_t g0, size_t g1, size_t thread, float* o);
+
+  // Decode: asks for the first rows of the layer's KV group `group` (K, its scales, V, its scales;
   // keys below n_keys, at most kernels::kAttnReadAheadRows: the kernels read on from there) ahead
   // of run(). The forward pass calls it once the token's q/k/v
   // products are done: those loads then overlap RoPE, the cache-row store and the query
   // packing instead of starting cold inside run (it has no block before it to read it ahead).
   // Prefetches only: no result changes.
-  static void read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys);
+  static void read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys, size_t group = 0);
 
   size_t scratch_bytes() const;  // bytes held now (grown on first use, kept across calls)
 

@@ -458,25 +458,29 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     }
   };
   auto attn_norm = [&](const LayerWeights& L, size_t t) { rmsnorm(&x[t * E], L.attn_norm.data(), E, eps, &a[t * E]); };
-  auto qkv_finish = [&](const LayerWeights& L, size_t l, size_t t) {  // biases, q/k norms, RoPE, K/V into the cache
+  // Biases, q/k norms, RoPE and the cache store of token t's KV groups [g0, g1) and their query
+  // heads (every element's arithmetic is its own, so any cut into groups gives the same bits).
+  const size_t G = H / Hk;
+  auto qkv_finish_groups = [&](const LayerWeights& L, size_t l, size_t t, size_t g0, size_t g1) {
     float* qt = &q[t * H * Dk];
     float* kt = &k[t * Hk * Dk];
     float* vt = &v[t * Hk * Dv];
-    for (size_t i = 0; i < L.bq.size(); ++i) qt[i] += L.bq[i];
-    for (size_t i = 0; i < L.bk.size(); ++i) kt[i] += L.bk[i];
-    for (size_t i = 0; i < L.bv.size(); ++i) vt[i] += L.bv[i];
+    if (!L.bq.empty()) for (size_t i = g0 * G * Dk; i < g1 * G * Dk; ++i) qt[i] += L.bq[i];
+    if (!L.bk.empty()) for (size_t i = g0 * Dk; i < g1 * Dk; ++i) kt[i] += L.bk[i];
+    if (!L.bv.empty()) for (size_t i = g0 * Dv; i < g1 * Dv; ++i) vt[i] += L.bv[i];
     const float* cs = &rope_cos[t * half];
     const float* sn = &rope_sin[t * half];
-    for (size_t h = 0; h < H; ++h) {
+    for (size_t h = g0 * G; h < g1 * G; ++h) {
       if (!L.q_norm.empty()) rmsnorm(qt + h * Dk, L.q_norm.data(), Dk, eps, qt + h * Dk);
       rope_apply(qt + h * Dk, cs, sn, half, hp.rope_type);
     }
-    for (size_t g = 0; g < Hk; ++g) {
+    for (size_t g = g0; g < g1; ++g) {
       if (!L.k_norm.empty()) rmsnorm(kt + g * Dk, L.k_norm.data(), Dk, eps, kt + g * Dk);
       rope_apply(kt + g * Dk, cs, sn, half, hp.rope_type);
     }
-    cache.store(l, pos0 + t, kt, vt);
+    cache.store_heads(l, pos0 + t, g0, g1, kt, vt);
   };
+  auto qkv_finish = [&](const LayerWeights& L, size_t l, size_t t) { qkv_finish_groups(L, l, t, 0, Hk); };
   auto attn_residual = [&](const LayerWeights& L, size_t t) {  // residual, then the FFN's norm
     for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
     rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
@@ -521,6 +525,11 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     }
     by_tokens = by_tokens && layer_bytes * T <= slice_bytes * n;
   }
+  // A decode token is split by KV groups through q/k/v, RoPE, the cache store and attention where
+  // the groups share out evenly and cut the products at multiples of 16 rows (the packed layouts'
+  // interleave); that saves the attention's own parallel call (or its run on the calling thread
+  // alone at short contexts) and runs RoPE and the store on every thread.
+  const bool by_groups = n == 1 && T > 1 && Hk % T == 0 && (G * Dk) % 16 == 0 && Dk % 16 == 0 && Dv % 16 == 0;
   if (by_tokens) {
     if (acts_256) act.reserve_256(n, act.cols);
     auto slices = [&](auto&& fn) {  // fn(t0, t1) on thread i for its tokens; range i is always thread i's
@@ -558,16 +567,38 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     for (size_t l = 0; l < cache.n_layer(); ++l) {
       const LayerWeights& L = w.layers[first_layer + l];
       for_tokens(pool, n, [&](size_t t) { attn_norm(L, t); });
-      matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
-      // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
-      // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
-      // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
-      // layer, docs/bench/cpu.md "The eval model's token, part 3").
-      if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
-      for_tokens(pool, n, [&](size_t t) { qkv_finish(L, l, t); });
+      if (by_groups) {
+        // A decode token split by KV groups: thread i computes the q/k/v rows of groups [Hk·i/T,
+        // Hk·(i+1)/T), finishes them (RoPE, cache store) and runs their attention, all in one
+        // parallel call; the products cut at whole groups (multiples of 16 rows) give each row
+        // the bits any split gives, and the attention makes run()'s calls for those groups.
+        const kernels::QuantizedActs qkv_acts =
+            quantise_group(pool, act, a.data(), acts_kind({{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}), 1, E);
+        attn.prepare_groups(cache, l, pos0, H, T);
+        auto body = [&](size_t i0, size_t i1, size_t thread) {
+          for (size_t i = i0; i < i1; ++i) {
+            const size_t g0 = Hk * i / T, g1 = Hk * (i + 1) / T;
+            kernels::matmul(L.wq, qkv_acts, q.data(), H * Dk, g0 * G * Dk, g1 * G * Dk);
+            kernels::matmul(L.wk, qkv_acts, k.data(), Hk * Dk, g0 * Dk, g1 * Dk);
+            kernels::matmul(L.wv, qkv_acts, v.data(), Hk * Dv, g0 * Dv, g1 * Dv);
+            CpuAttention::read_ahead_first_block(cache, l, pos0 + 1, g0);
+            qkv_finish_groups(L, l, 0, g0, g1);
+            attn.run_groups(cache, l, q.data(), pos0, H, scale, g0, g1, thread, o.data());
+          }
+        };
+        pool.parallel_for_chunked(T, 1, std::ref(body));  // std::ref: no heap copy of the closure
+      } else {
+        matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
+        // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
+        // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
+        // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
+        // layer, docs/bench/cpu.md "The eval model's token, part 3").
+        if (n == 1) CpuAttention::read_ahead_first_block(cache, l, pos0 + 1);
+        for_tokens(pool, n, [&](size_t t) { qkv_finish(L, l, t); });
 
-      // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
-      attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
+        // Attention over keys 0..pos0+t of each token: grouped heads, key blocks (attention_cpu.h).
+        attn.run(cache, pool, l, q.data(), n, pos0, H, scale, o.data());
+      }
 
       matmuls(pool, act, o.data(), {{L.wo, proj.data(), E}}, n);
       for_tokens(pool, n, [&](size_t t) { attn_residual(L, t); });

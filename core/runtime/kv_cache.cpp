@@ -135,6 +135,14 @@ KvShape KvCache::shape() const {
 }
 
 void KvCache::store(size_t layer, size_t pos, const float* k, const float* v) {
+  store_heads(layer, pos, 0, cfg_.n_head_kv, k, v);
+}
+
+void KvCache::store_heads(size_t layer, size_t pos, size_t g0, size_t g1, const float* k, const float* v) {
+  if (g0 > g1 || g1 > cfg_.n_head_kv) {
+    throw KvCacheError("KV cache: store of KV heads " + std::to_string(g0) + ".." + std::to_string(g1) + " of " +
+                       std::to_string(cfg_.n_head_kv));
+  }
   if (layer >= cfg_.n_layer || pos >= cfg_.capacity) {
     throw KvCacheError("KV cache: store at layer " + std::to_string(layer) + " position " + std::to_string(pos) +
                        " is outside " + std::to_string(cfg_.n_layer) + " layers x " +
@@ -142,7 +150,7 @@ void KvCache::store(size_t layer, size_t pos, const float* k, const float* v) {
   }
   const size_t dk = cfg_.head_dim_k, dv = cfg_.head_dim_v;
   uint8_t* base = data_ + layer * layer_stride_;
-  for (size_t g = 0; g < cfg_.n_head_kv; ++g) {
+  for (size_t g = g0; g < g1; ++g) {
     const size_t row = g * cfg_.capacity + pos;  // [n_head_kv][capacity]
     if (k_packed()) {
       auto* q = reinterpret_cast<int8_t*>(base + layout0_.k_offset) + row * dk;

@@ -82,6 +82,9 @@ class KvCache {
   // v [n_head_kv][head_dim_v] f32 (already RoPE'd K). Packed halves use kernels::k8_quantize.
   // Does not change n_tokens (the forward pass sets it once the batch is done).
   void store(size_t layer, size_t pos, const float* k, const float* v);
+  // The same for KV heads [g0, g1) only (k and v still hold all heads; the others are not read):
+  // a decode step split by KV groups stores each group on the thread that computed it.
+  void store_heads(size_t layer, size_t pos, size_t g0, size_t g1, const float* k, const float* v);
 
   // Read access, per (layer, kv head): row j of each array is position j.
   const uint16_t* k_f16(size_t layer, size_t head) const;     // [capacity][head_dim_k]   (f16 mode)

@@ -156,6 +156,38 @@ TEST_P(AttentionCpu, BitIdenticalWhateverTheSplit) {
   }
 }
 
+// The decode split by KV groups (run_groups, for a forward pass that gives each thread whole
+// groups): any cut of the groups, run on any thread's scratch in any order, gives run()'s bits for
+// those heads, at depths with one key block (a short context) and with several, and a group's
+// heads are written only by its call.
+TEST_P(AttentionCpu, GroupSplitGivesRunsBits) {
+  const Case cs = GetParam();
+  KvCache cache({cs.mode, 2, cs.n_head_kv, cs.head_dim, cs.head_dim, 700});
+  fill(cache, 700, 41);
+  const size_t H = cs.n_head, Hk = cs.n_head_kv, G = H / Hk, Dk = cs.head_dim, Dv = cs.head_dim;
+  const float scale = 1.0f / std::sqrt(float(Dk));
+  CpuAttention whole, split;
+  for (size_t pos0 : {size_t{0}, size_t{37}, size_t{255}, size_t{256}, size_t{699}}) {
+    const std::vector<float> q = random_q(1, H, Dk, 11 + static_cast<uint32_t>(pos0));
+    const std::vector<float> want = run(whole, cache, 1, 1, q, 1, pos0, H);
+    for (size_t parts : {size_t{1}, size_t{2}, Hk}) {
+      if (Hk % parts != 0) continue;
+      std::vector<float> o(H * Dv, -9.0f);
+      split.prepare_groups(cache, 1, pos0, H, parts);
+      for (size_t i = parts; i-- > 0;) {  // last cut first: no call may lean on another's output
+        const size_t g0 = Hk * i / parts, g1 = Hk * (i + 1) / parts;
+        split.run_groups(cache, 1, q.data(), pos0, H, scale, g0, g1, (i + 1) % parts, o.data());
+        for (size_t h = 0; h < H; ++h) {  // heads of this and later cuts written, earlier ones untouched
+          for (size_t j = 0; j < Dv; ++j) ASSERT_EQ(o[h * Dv + j] == -9.0f, h < g0 * G) << "head " << h << " at " << pos0;
+        }
+      }
+      ASSERT_EQ(o, want) << "depth " << pos0 << ", " << parts << " cuts";
+    }
+  }
+  EXPECT_THROW(split.prepare_groups(cache, 1, 700, H, 2), std::invalid_argument);
+  EXPECT_THROW(split.prepare_groups(cache, 2, 10, H, 2), std::invalid_argument);
+}
+
 // Prefill tiles (tokens × a group's heads sharing each K/V row): a token's output must not depend
 // on which tile it lands in, where the tile starts against the key blocks, or the tile's length.
 // The batch crosses the block edge at 512; it is cut into pieces of every kind of length and

@@ -194,6 +194,26 @@ TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
   }
 }
 
+// A decode token is split by KV groups where the groups share out evenly over the threads (each
+// thread: its groups' q/k/v rows, RoPE, cache store and attention; Forward::Impl::eval_chunk): the
+// logits of every step are the same bits as one thread's, for contexts of one and of two key blocks
+// (260 steps), with 2 threads (a group each here) and 4 (more threads than groups: the other split).
+TEST_P(ForwardArch, DecodeSplitByKvGroupsSameBits) {
+  const std::vector<int32_t> ids = long_prompt(260);
+  for (kernels::DType wtype : {kernels::DType::q8_0, kernels::DType::f32}) {
+    TinySpec spec = GetParam().spec;
+    spec.wtype = wtype;
+    const test::TinyFile tf = test::make_tiny(spec);
+    const Model m = Model::from_file(tf.to_file());
+    for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+      SCOPED_TRACE(std::string(kernels::dtype_info(static_cast<uint32_t>(wtype))->name) + " " + cache_mode_name(mode));
+      const std::vector<float> one = run_stepwise(m, mode, ids, 1);
+      EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 2), one), 0u);
+      EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 4), one), 0u);
+    }
+  }
+}
+
 // Partial offload's entry (hidden states in, the later layers on the CPU) takes the same split:
 // from layer 0 on the token embeddings it gives run()'s bits, and from layer 1 two threads give
 // one thread's bits, with the layers counted from first_layer.
@@ -276,6 +296,16 @@ TEST_P(ForwardDType, LongBatchSplitByTokensSameBits) {
   const std::vector<int32_t> ids = long_prompt(70);
   const std::vector<float> one = run_batch(m, CacheMode::k8, ids, 1, 128);
   for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(count_different(run_batch(m, CacheMode::k8, ids, 2, 128), one), 0u);
+}
+
+// Every weight type's products cut at whole KV groups (64 and 128 rows here) give a decode token
+// one thread's bits with two threads (the decode split by KV groups).
+TEST_P(ForwardDType, DecodeSplitByKvGroupsSameBits) {
+  const test::TinyFile tf = test::make_tiny(dtype_spec(GetParam(), 512, 2));
+  const Model m = Model::from_file(tf.to_file());
+  const std::vector<int32_t> ids = long_prompt(24);
+  const std::vector<float> one = run_stepwise(m, CacheMode::k8, ids, 1);
+  EXPECT_EQ(count_different(run_stepwise(m, CacheMode::k8, ids, 2), one), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardDType,
