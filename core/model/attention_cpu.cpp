@@ -182,7 +182,21 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
   }
 }
 
-// The shapes of a call, checked: n tokens from pos0 of `layer`, n_head query heads.
+// The shapes of a call of n_head query heads over the cache (n_head a multiple of its KV heads).
+Dims dims_unchecked(const KvCache& cache, size_t n_head) {
+  Dims d{};
+  d.H = n_head;
+  d.Hk = cache.n_head_kv();
+  d.G = n_head / d.Hk;
+  d.Dk = cache.head_dim_k();
+  d.Dv = cache.head_dim_v();
+  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
+  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
+  d.ps = d.G * (d.Dv + 2);
+  return d;
+}
+
+// The same, checked for n tokens from pos0 of `layer`.
 Dims dims_of(const KvCache& cache, size_t layer, size_t n, size_t pos0, size_t n_head) {
   const size_t Hk = cache.n_head_kv();
   if (n_head == 0 || n_head % Hk != 0) {
@@ -193,16 +207,7 @@ Dims dims_of(const KvCache& cache, size_t layer, size_t n, size_t pos0, size_t n
     throw std::invalid_argument("attention: positions up to " + std::to_string(pos0 + n) + " of layer " +
                                 std::to_string(layer) + " are outside the cache");
   }
-  Dims d{};
-  d.H = n_head;
-  d.Hk = Hk;
-  d.G = n_head / Hk;
-  d.Dk = cache.head_dim_k();
-  d.Dv = cache.head_dim_v();
-  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
-  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
-  d.ps = d.G * (d.Dv + 2);
-  return d;
+  return dims_unchecked(cache, n_head);
 }
 
 }  // namespace
@@ -347,11 +352,7 @@ void CpuAttention::prepare_groups(const KvCache& cache, size_t layer, size_t pos
 
 void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q, size_t pos0, size_t n_head,
                               float scale, size_t g0, size_t g1, size_t thread, float* o) {
-  Dims d{};  // what dims_of gave prepare_groups, unchecked here (a worker's call)
-  d.H = n_head, d.Hk = cache.n_head_kv(), d.G = n_head / d.Hk, d.Dk = cache.head_dim_k(), d.Dv = cache.head_dim_v();
-  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
-  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
-  d.ps = d.G * (d.Dv + 2);
+  const Dims d = dims_unchecked(cache, n_head);  // prepare_groups checked them (this is a worker's call)
   const size_t n_keys = pos0 + 1, nb = blocks_for(n_keys);
   Thread& th = threads_[thread];
   const bool packed = cache.k_packed();
@@ -365,7 +366,9 @@ void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q
   for (size_t g = g0; g < g1; ++g) {
     const size_t head0 = g * d.G;
     for (size_t b = 0; b < nb; ++b) {
-      if (b + 1 == nb && g + 1 < g1) read_first_block(cache, layer, d, g + 1, std::min(kernels::kAttnReadAheadRows, n_keys));
+      if (b + 1 == nb && g + 1 < g1) {  // the next group's first rows, as run()'s decode split asks
+        read_first_block(cache, layer, d, g + 1, std::min(kernels::kAttnReadAheadRows, n_keys));
+      }
       const size_t k0 = b * kKeyBlock, k1 = std::min(n_keys, k0 + kKeyBlock);
       block_partial(cache, layer, d, q + head0 * d.Dk, packed ? qq_.data() + head0 * d.Dk : nullptr,
                     packed ? qd_.data() + head0 * d.nbk : nullptr, g, k0, k1, scale, th.scores.data(),

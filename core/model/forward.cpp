@@ -572,8 +572,8 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
         // Hk·(i+1)/T), finishes them (RoPE, cache store) and runs their attention, all in one
         // parallel call; the products cut at whole groups (multiples of 16 rows) give each row
         // the bits any split gives, and the attention makes run()'s calls for those groups.
-        const kernels::QuantizedActs qkv_acts =
-            quantise_group(pool, act, a.data(), acts_kind({{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}), 1, E);
+        const ActsKind kind = acts_kind({{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}});
+        const kernels::QuantizedActs qkv_acts = quantise_group(pool, act, a.data(), kind, 1, E);
         attn.prepare_groups(cache, l, pos0, H, T);
         auto body = [&](size_t i0, size_t i1, size_t thread) {
           for (size_t i = i0; i < i1; ++i) {

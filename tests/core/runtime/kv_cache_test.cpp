@@ -124,6 +124,29 @@ TEST(KvCache, K8RoundTripFollowsTheRule) {
   EXPECT_EQ(c.v_f16(0, 0), nullptr);
 }
 
+// store_heads writes only the named KV heads' rows, the same bytes store writes for them: heads
+// stored in two parts equal one store, in every mode, and a bad head range is refused.
+TEST(KvCache, StoreHeadsWritesOnlyItsHeads) {
+  for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
+    KvCache whole(cfg(mode, 4, 4, 64, 64, 2)), parts(cfg(mode, 4, 4, 64, 64, 2));
+    const std::vector<float> k = random_vec(4 * 64, 5), v = random_vec(4 * 64, 6);
+    whole.store(1, 3, k.data(), v.data());
+    parts.store_heads(1, 3, 1, 3, k.data(), v.data());
+    std::vector<float> got(64), want(64), zero(64, 0.0f);
+    for (size_t g = 0; g < 4; ++g) {  // heads 0 and 3 not yet written
+      parts.read_k(1, g, 3, got.data());
+      whole.read_k(1, g, 3, want.data());
+      EXPECT_EQ(got, g == 1 || g == 2 ? want : zero) << cache_mode_name(mode) << " head " << g;
+    }
+    parts.store_heads(1, 3, 0, 1, k.data(), v.data());
+    parts.store_heads(1, 3, 3, 4, k.data(), v.data());
+    parts.store_heads(1, 3, 2, 2, k.data(), v.data());  // an empty range writes nothing
+    EXPECT_EQ(std::memcmp(parts.data(), whole.data(), whole.allocated_bytes()), 0) << cache_mode_name(mode);
+    EXPECT_THROW(parts.store_heads(1, 3, 3, 5, k.data(), v.data()), KvCacheError);
+    EXPECT_THROW(parts.store_heads(1, 3, 2, 1, k.data(), v.data()), KvCacheError);
+  }
+}
+
 TEST(KvCache, SmallHeadDimIsOneBlock) {
   KvCache c(cfg(CacheMode::k8, 4, 1, 16, 16, 1));
   EXPECT_EQ(c.block_k(), 16u);
