@@ -172,26 +172,33 @@ TEST_P(ForwardArch, PackedCachesMatchReference) {
 // 100), also when a prompt's first chunk is split by tokens and its last by rows (max_batch 64:
 // 32 + 32, then 6 at position 64), and stepwise decode agrees. Each case runs 4 times: a thread
 // that wrote where another reads shows as a difference only now and then.
-TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
-  const std::vector<int32_t> ids = long_prompt(100);
-  const std::vector<int32_t> ids70(ids.begin(), ids.begin() + 70);
+// Calls fn(model, mode) for the case's model with Q8_0 and with f32 weights, in every cache mode.
+template <class Fn>
+void each_weight_type_and_mode(TinySpec spec, Fn&& fn) {
   for (kernels::DType wtype : {kernels::DType::q8_0, kernels::DType::f32}) {
-    TinySpec spec = GetParam().spec;
     spec.wtype = wtype;
     const test::TinyFile tf = test::make_tiny(spec);
     const Model m = Model::from_file(tf.to_file());
     for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
       SCOPED_TRACE(std::string(kernels::dtype_info(static_cast<uint32_t>(wtype))->name) + " " + cache_mode_name(mode));
-      const std::vector<float> one = run_batch(m, mode, ids, 1, 128);
-      const std::vector<float> one70 = run_batch(m, mode, ids70, 1, 128);
-      for (int rep = 0; rep < 4; ++rep) {
-        EXPECT_EQ(count_different(run_batch(m, mode, ids, 3, 128), one), 0u);
-        EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 128), one70), 0u);
-        EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 64), one70), 0u);
-      }
-      EXPECT_LT(max_abs_diff(run_stepwise(m, mode, ids70, 2), one70), 1e-5);
+      fn(m, mode);
     }
   }
+}
+
+TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
+  const std::vector<int32_t> ids = long_prompt(100);
+  const std::vector<int32_t> ids70(ids.begin(), ids.begin() + 70);
+  each_weight_type_and_mode(GetParam().spec, [&](const Model& m, CacheMode mode) {
+    const std::vector<float> one = run_batch(m, mode, ids, 1, 128);
+    const std::vector<float> one70 = run_batch(m, mode, ids70, 1, 128);
+    for (int rep = 0; rep < 4; ++rep) {
+      EXPECT_EQ(count_different(run_batch(m, mode, ids, 3, 128), one), 0u);
+      EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 128), one70), 0u);
+      EXPECT_EQ(count_different(run_batch(m, mode, ids70, 2, 64), one70), 0u);
+    }
+    EXPECT_LT(max_abs_diff(run_stepwise(m, mode, ids70, 2), one70), 1e-5);
+  });
 }
 
 // A decode token is split by KV groups where the groups share out evenly over the threads (each
@@ -200,18 +207,11 @@ TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
 // (260 steps), with 2 threads (a group each here) and 4 (more threads than groups: the other split).
 TEST_P(ForwardArch, DecodeSplitByKvGroupsSameBits) {
   const std::vector<int32_t> ids = long_prompt(260);
-  for (kernels::DType wtype : {kernels::DType::q8_0, kernels::DType::f32}) {
-    TinySpec spec = GetParam().spec;
-    spec.wtype = wtype;
-    const test::TinyFile tf = test::make_tiny(spec);
-    const Model m = Model::from_file(tf.to_file());
-    for (CacheMode mode : {CacheMode::f16, CacheMode::k8, CacheMode::k8v8}) {
-      SCOPED_TRACE(std::string(kernels::dtype_info(static_cast<uint32_t>(wtype))->name) + " " + cache_mode_name(mode));
-      const std::vector<float> one = run_stepwise(m, mode, ids, 1);
-      EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 2), one), 0u);
-      EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 4), one), 0u);
-    }
-  }
+  each_weight_type_and_mode(GetParam().spec, [&](const Model& m, CacheMode mode) {
+    const std::vector<float> one = run_stepwise(m, mode, ids, 1);
+    EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 2), one), 0u);
+    EXPECT_EQ(count_different(run_stepwise(m, mode, ids, 4), one), 0u);
+  });
 }
 
 // Partial offload's entry (hidden states in, the later layers on the CPU) takes the same split:
