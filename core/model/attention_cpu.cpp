@@ -19,16 +19,24 @@ struct Dims {
   size_t H, Hk, G, Dk, Dv, nbk, nbv, ps;  // ps: floats per partial, G·(Dv + 2)
 };
 
-// One block's partial for the G heads of group g of token t: keys [k0, k1).
+// The k8 rule on query heads [h0, h1) of q: qq [heads][Dk], qd [heads][Dk / block].
+void pack_queries(const Dims& d, const float* q, size_t h0, size_t h1, int8_t* qq, uint16_t* qd) {
+  for (size_t h = h0; h < h1; ++h) kernels::k8_quantize(q + h * d.Dk, d.Dk, qq + h * d.Dk, qd + h * d.nbk);
+}
+
+// One block's partial for the G heads of group g whose queries start at head0 of q (f32) or of
+// qq/qd (pack_queries' arrays, read for a packed K only): keys [k0, k1).
 // part = {m[G], l[G], o[G][Dv]}.
-void block_partial(const KvCache& cache, size_t layer, const Dims& d, const float* qf, const int8_t* qq,
-                   const uint16_t* qd, size_t g, size_t k0, size_t k1, float scale, float* scores, float* part) {
+void block_partial(const KvCache& cache, size_t layer, const Dims& d, const float* q, const int8_t* qq,
+                   const uint16_t* qd, size_t head0, size_t g, size_t k0, size_t k1, float scale, float* scores,
+                   float* part) {
   kernels::AttnBlock b;
   b.head_dim_k = d.Dk, b.head_dim_v = d.Dv;
   if (cache.k_packed()) {
-    b.qq = qq, b.qd = qd, b.kq = cache.k_q8(layer, g) + k0 * d.Dk, b.kd = cache.k_scales(layer, g) + k0 * d.nbk;
+    b.qq = qq + head0 * d.Dk, b.qd = qd + head0 * d.nbk;
+    b.kq = cache.k_q8(layer, g) + k0 * d.Dk, b.kd = cache.k_scales(layer, g) + k0 * d.nbk;
   } else {
-    b.q = qf, b.k = cache.k_f16(layer, g) + k0 * d.Dk;
+    b.q = q + head0 * d.Dk, b.k = cache.k_f16(layer, g) + k0 * d.Dk;
   }
   if (cache.v_packed()) {
     b.vq = cache.v_q8(layer, g) + k0 * d.Dv, b.vd = cache.v_scales(layer, g) + k0 * d.nbv, b.block_v = cache.block_v();
@@ -235,11 +243,7 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   if (cache.k_packed()) {
     qq_.resize(std::max(qq_.size(), n * d.H * d.Dk));
     qd_.resize(std::max(qd_.size(), n * d.H * d.nbk));
-    auto quantise = [&](size_t begin, size_t end, size_t) {
-      for (size_t th = begin; th < end; ++th) {
-        kernels::k8_quantize(q + th * d.Dk, d.Dk, qq_.data() + th * d.Dk, qd_.data() + th * d.nbk);
-      }
-    };
+    auto quantise = [&](size_t begin, size_t end, size_t) { pack_queries(d, q, begin, end, qq_.data(), qd_.data()); };
     if (n > 1) {
       pool.parallel_for_chunked(n * d.H, std::max<size_t>(1, n * d.H / (4 * T)), std::ref(quantise));
     } else {
@@ -250,9 +254,7 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   auto item_block = [&](size_t t, size_t g, size_t b, float* scores, float* part) {
     const size_t head0 = t * d.H + g * d.G, n_keys = pos0 + t + 1;
     const size_t k0 = b * kKeyBlock, k1 = std::min(n_keys, k0 + kKeyBlock);
-    const bool packed = cache.k_packed();  // no packed queries otherwise (no offsets into empty buffers)
-    block_partial(cache, layer, d, q + head0 * d.Dk, packed ? qq_.data() + head0 * d.Dk : nullptr,
-                  packed ? qd_.data() + head0 * d.nbk : nullptr, g, k0, k1, scale, scores, part);
+    block_partial(cache, layer, d, q, qq_.data(), qd_.data(), head0, g, k0, k1, scale, scores, part);
   };
 
   if (n * Hk < 4 * T && max_blocks > 1) {
@@ -355,14 +357,9 @@ void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q
   const Dims d = dims_unchecked(cache, n_head);  // prepare_groups checked them (this is a worker's call)
   const size_t n_keys = pos0 + 1, nb = blocks_for(n_keys);
   Thread& th = threads_[thread];
-  const bool packed = cache.k_packed();
   // The same calls as run()'s decode split for these groups: the k8 rule on each query head, then
   // each group's blocks in order and their combine.
-  if (packed) {
-    for (size_t h = g0 * d.G; h < g1 * d.G; ++h) {
-      kernels::k8_quantize(q + h * d.Dk, d.Dk, qq_.data() + h * d.Dk, qd_.data() + h * d.nbk);
-    }
-  }
+  if (cache.k_packed()) pack_queries(d, q, g0 * d.G, g1 * d.G, qq_.data(), qd_.data());
   for (size_t g = g0; g < g1; ++g) {
     const size_t head0 = g * d.G;
     for (size_t b = 0; b < nb; ++b) {
@@ -370,8 +367,7 @@ void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q
         read_first_block(cache, layer, d, g + 1, std::min(kernels::kAttnReadAheadRows, n_keys));
       }
       const size_t k0 = b * kKeyBlock, k1 = std::min(n_keys, k0 + kKeyBlock);
-      block_partial(cache, layer, d, q + head0 * d.Dk, packed ? qq_.data() + head0 * d.Dk : nullptr,
-                    packed ? qd_.data() + head0 * d.nbk : nullptr, g, k0, k1, scale, th.scores.data(),
+      block_partial(cache, layer, d, q, qq_.data(), qd_.data(), head0, g, k0, k1, scale, th.scores.data(),
                     th.partials.data() + b * d.ps);
     }
     combine(d, th.partials.data(), nb, o + head0 * d.Dv);

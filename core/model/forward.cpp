@@ -567,13 +567,13 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     for (size_t l = 0; l < cache.n_layer(); ++l) {
       const LayerWeights& L = w.layers[first_layer + l];
       for_tokens(pool, n, [&](size_t t) { attn_norm(L, t); });
+      const std::initializer_list<MatJob> qkv = {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}};
       if (by_groups) {
         // A decode token split by KV groups: thread i computes the q/k/v rows of groups [Hk·i/T,
         // Hk·(i+1)/T), finishes them (RoPE, cache store) and runs their attention, all in one
         // parallel call; the products cut at whole groups (multiples of 16 rows) give each row
         // the bits any split gives, and the attention makes run()'s calls for those groups.
-        const ActsKind kind = acts_kind({{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}});
-        const kernels::QuantizedActs qkv_acts = quantise_group(pool, act, a.data(), kind, 1, E);
+        const kernels::QuantizedActs qkv_acts = quantise_group(pool, act, a.data(), acts_kind(qkv), 1, E);
         attn.prepare_groups(cache, l, pos0, H, T);
         auto body = [&](size_t i0, size_t i1, size_t thread) {
           for (size_t i = i0; i < i1; ++i) {
@@ -588,7 +588,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
         };
         pool.parallel_for_chunked(T, 1, std::ref(body));  // std::ref: no heap copy of the closure
       } else {
-        matmuls(pool, act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, n);
+        matmuls(pool, act, a.data(), qkv, n);
         // Decode: the first rows of the layer's first KV group on their way while RoPE and the cache
         // store run (the kernels read on from there). Nothing reads them ahead otherwise (eval model,
         // one thread: ~5 us against ~1.6 us for the blocks after it; this takes ~1.6 us of that a
