@@ -236,13 +236,10 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   const size_t par = std::min(T, Hk * max_blocks);
   const bool alone = n == 1 && (pos0 + 1) * d.H * (d.Dk + d.Dv) * par <= 2 * kAloneWork;
 
-  if (threads_.size() < T) threads_.resize(T);
-  for (Thread& th : threads_) th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));
+  grow_shared(T, d.G, cache.k_packed() ? n * d.H : 0, d.Dk, d.nbk);
 
   // Packed K: every query head quantised once (the k8 rule), shared by the items.
   if (cache.k_packed()) {
-    qq_.resize(std::max(qq_.size(), n * d.H * d.Dk));
-    qd_.resize(std::max(qd_.size(), n * d.H * d.nbk));
     auto quantise = [&](size_t begin, size_t end, size_t) { pack_queries(d, q, begin, end, qq_.data(), qd_.data()); };
     if (n > 1) {
       pool.parallel_for_chunked(n * d.H, std::max<size_t>(1, n * d.H / (4 * T)), std::ref(quantise));
@@ -341,15 +338,15 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
 
 void CpuAttention::prepare_groups(const KvCache& cache, size_t layer, size_t pos0, size_t n_head, size_t n_threads) {
   const Dims d = dims_of(cache, layer, 1, pos0, n_head);
+  grow_shared(n_threads, d.G, cache.k_packed() ? d.H : 0, d.Dk, d.nbk);
+  for (Thread& th : threads_) th.partials.resize(std::max(th.partials.size(), blocks_for(pos0 + 1) * d.ps));
+}
+
+void CpuAttention::grow_shared(size_t n_threads, size_t G, size_t n_packed, size_t Dk, size_t nbk) {
   if (threads_.size() < n_threads) threads_.resize(n_threads);
-  for (Thread& th : threads_) {
-    th.scores.resize(std::max(th.scores.size(), d.G * kKeyBlock));
-    th.partials.resize(std::max(th.partials.size(), blocks_for(pos0 + 1) * d.ps));
-  }
-  if (cache.k_packed()) {
-    qq_.resize(std::max(qq_.size(), d.H * d.Dk));
-    qd_.resize(std::max(qd_.size(), d.H * d.nbk));
-  }
+  for (Thread& th : threads_) th.scores.resize(std::max(th.scores.size(), G * kKeyBlock));
+  qq_.resize(std::max(qq_.size(), n_packed * Dk));
+  qd_.resize(std::max(qd_.size(), n_packed * nbk));
 }
 
 void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q, size_t pos0, size_t n_head,
@@ -376,11 +373,7 @@ void CpuAttention::run_groups(const KvCache& cache, size_t layer, const float* q
 
 void CpuAttention::read_ahead_first_block(const KvCache& cache, size_t layer, size_t n_keys, size_t group) {
   if (layer >= cache.n_layer() || n_keys == 0 || group >= cache.n_head_kv()) return;
-  Dims d{};
-  d.Dk = cache.head_dim_k();
-  d.Dv = cache.head_dim_v();
-  d.nbk = cache.k_packed() ? d.Dk / cache.block_k() : 0;
-  d.nbv = cache.v_packed() ? d.Dv / cache.block_v() : 0;
+  const Dims d = dims_unchecked(cache, cache.n_head_kv());  // the rows' widths only: any head count
   read_first_block(cache, layer, d, group, std::min({kernels::kAttnReadAheadRows, n_keys, cache.capacity()}));
 }
 

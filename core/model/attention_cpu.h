@@ -64,6 +64,10 @@ class CpuAttention {
     std::vector<int8_t> qq;       // packed, [rows][Dk]
     std::vector<uint16_t> qd;     // their scales [rows][Dk / block]
   };
+  // Grows what every call uses: n_threads threads' scores for a group of G heads, and n_packed
+  // packed query heads of Dk values and nbk scales (0 for an fp16 K).
+  void grow_shared(size_t n_threads, size_t G, size_t n_packed, size_t Dk, size_t nbk);
+
   std::vector<Thread> threads_;
   std::vector<int8_t> qq_;        // packed queries [n][n_head][Dk]
   std::vector<uint16_t> qd_;      // their scales [n][n_head][Dk / block]

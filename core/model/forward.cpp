@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <array>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -139,9 +141,9 @@ bool needs_int8_acts(const kernels::WeightView& w) {
 struct ActsKind {
   bool int8 = false, b256 = false;
 };
-ActsKind acts_kind(std::initializer_list<MatJob> jobs) {
+ActsKind acts_kind(std::span<const MatJob> jobs) {
   ActsKind k;
-  const size_t n_cols = jobs.begin()->w.n_cols;
+  const size_t n_cols = jobs.front().w.n_cols;
   for (const MatJob& j : jobs) {
     k.int8 = k.int8 || needs_int8_acts(j.w);
     k.b256 = k.b256 || kernels::reads_acts_256(j.w);
@@ -150,6 +152,8 @@ ActsKind acts_kind(std::initializer_list<MatJob> jobs) {
   k.b256 = k.int8 && k.b256 && n_cols % 256 == 0;
   return k;
 }
+
+ActsKind acts_kind(std::initializer_list<MatJob> jobs) { return acts_kind(std::span(jobs.begin(), jobs.size())); }
 
 // x [n_tok][n_cols] as the products of a group of kind k see it, once its rows are quantised.
 kernels::QuantizedActs acts_view(const ActScratch& act, const float* x, ActsKind k, size_t n_tok, size_t n_cols) {
@@ -199,14 +203,14 @@ void for_product_chunks(ThreadPool& pool, const Split& sp, size_t n_tok, Fn&& fn
 
 // Runs several matmuls over the same activations x [n_tok][n_cols] as one parallel_for over their
 // concatenated rows (x quantised once for the group).
-void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
+void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t n_tok) {
   size_t total = 0;
   uint64_t total_bytes = 0;
   for (const MatJob& j : jobs) {
     total += j.w.n_rows;
     total_bytes += kernels::matrix_bytes(j.w);
   }
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind(jobs), n_tok, jobs.begin()->w.n_cols);
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind(jobs), n_tok, jobs.front().w.n_cols);
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
@@ -239,6 +243,10 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
   });
 }
 
+void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t n_tok) {
+  matmuls(pool, act, x, std::span(jobs.begin(), jobs.size()), n_tok);
+}
+
 // The FFN's gate and up products and SwiGLU in one parallel call: gate [n_tok][F] =
 // silu(w_gate·x)·(w_up·x), up [n_tok][F] as scratch. A chunk holds the same rows of both matrices
 // and applies SwiGLU to them at once, so no step runs alone on the calling thread between the
@@ -267,12 +275,16 @@ void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const ker
 // act from value t0 · act.cols on. That part of act is the thread's whatever the width of the rows
 // (E, F or H·Dv), so a thread quantising its next group never writes where another still reads.
 // The caller has grown act's blocks of 256 for the batch where a product reads them.
-void matmuls_slice(ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t t0, size_t t1) {
-  const size_t n_cols = jobs.begin()->w.n_cols;
+void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
+  const size_t n_cols = jobs.front().w.n_cols;
   const ActsKind k = acts_kind(jobs);
   const kernels::QuantizedActs a =
       k.int8 ? quantise_rows(act, x, k.b256, t0, t1, n_cols, t0 * act.cols) : acts_view(act, x + t0 * n_cols, k, t1 - t0, n_cols);
   for (const MatJob& j : jobs) kernels::matmul(j.w, a, j.y + t0 * j.ldy, j.ldy, 0, j.w.n_rows);
+}
+
+void matmuls_slice(ActScratch& act, const float* x, std::initializer_list<MatJob> jobs, size_t t0, size_t t1) {
+  matmuls_slice(act, x, std::span(jobs.begin(), jobs.size()), t0, t1);
 }
 
 // Runs fn(t) for every token t of a batch of n: over the pool when there are several (prefill),
@@ -481,6 +493,11 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     cache.store_heads(l, pos0 + t, g0, g1, kt, vt);
   };
   auto qkv_finish = [&](const LayerWeights& L, size_t l, size_t t) { qkv_finish_groups(L, l, t, 0, Hk); };
+  // The q, k and v products of a layer: one group, they read the same activations. Each writes
+  // rows of its width (ldy = its rows), so KV group g owns rows [g, g + 1)·rows/Hk of each.
+  auto qkv_jobs = [&](const LayerWeights& L) {
+    return std::array<MatJob, 3>{{{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}};
+  };
   auto attn_residual = [&](const LayerWeights& L, size_t t) {  // residual, then the FFN's norm
     for (size_t i = 0; i < E; ++i) x[t * E + i] += proj[t * E + i] + (L.bo.empty() ? 0.0f : L.bo[i]);
     rmsnorm(&x[t * E], L.ffn_norm.data(), E, eps, &a[t * E]);
@@ -541,7 +558,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     auto before_attention = [&](size_t l, size_t t0, size_t t1) {
       const LayerWeights& L = w.layers[first_layer + l];
       for (size_t t = t0; t < t1; ++t) attn_norm(L, t);
-      matmuls_slice(act, a.data(), {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}}, t0, t1);
+      matmuls_slice(act, a.data(), qkv_jobs(L), t0, t1);
       for (size_t t = t0; t < t1; ++t) qkv_finish(L, l, t);
     };
     slices([&](size_t t0, size_t t1) {
@@ -567,7 +584,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
     for (size_t l = 0; l < cache.n_layer(); ++l) {
       const LayerWeights& L = w.layers[first_layer + l];
       for_tokens(pool, n, [&](size_t t) { attn_norm(L, t); });
-      const std::initializer_list<MatJob> qkv = {{L.wq, q.data(), H * Dk}, {L.wk, k.data(), Hk * Dk}, {L.wv, v.data(), Hk * Dv}};
+      const std::array<MatJob, 3> qkv = qkv_jobs(L);
       if (by_groups) {
         // A decode token split by KV groups: thread i computes the q/k/v rows of groups [Hk·i/T,
         // Hk·(i+1)/T), finishes them (RoPE, cache store) and runs their attention, all in one
@@ -578,9 +595,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
         auto body = [&](size_t i0, size_t i1, size_t thread) {
           for (size_t i = i0; i < i1; ++i) {
             const size_t g0 = Hk * i / T, g1 = Hk * (i + 1) / T;
-            kernels::matmul(L.wq, qkv_acts, q.data(), H * Dk, g0 * G * Dk, g1 * G * Dk);
-            kernels::matmul(L.wk, qkv_acts, k.data(), Hk * Dk, g0 * Dk, g1 * Dk);
-            kernels::matmul(L.wv, qkv_acts, v.data(), Hk * Dv, g0 * Dv, g1 * Dv);
+            for (const MatJob& j : qkv) kernels::matmul(j.w, qkv_acts, j.y, j.ldy, g0 * j.ldy / Hk, g1 * j.ldy / Hk);
             CpuAttention::read_ahead_first_block(cache, l, pos0 + 1, g0);
             qkv_finish_groups(L, l, 0, g0, g1);
             attn.run_groups(cache, l, q.data(), pos0, H, scale, g0, g1, thread, o.data());
