@@ -281,6 +281,12 @@ struct GpuForward::Impl {
   // device's words [2 + 2m] land in top_host; top_ids / top_logits unpacked from them.
   size_t top_m = 0;
   bool top_allowed = true;
+  // Decode attention is launched as a programmatic dependent of the kernel before it (the RoPE +
+  // cache-row store), like every other kernel of the step, so its launch and its first tiles of the
+  // older rows overlap that kernel (kAttnLaunchPdl; the library ignores it where PDL does not
+  // exist). H200, a decode step replayed: 0.6-6.3% less device time at 4k and 32k keys, never more
+  // (docs/bench/gpu.md "Session 33"). ALAP_GPU_ATTN_PDL=0 launches it plainly, for measuring.
+  bool attn_pdl = true;
   HostRows<int32_t> top_host;
   std::vector<int32_t> top_ids;
   std::vector<float> top_logits;
@@ -505,10 +511,9 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.n_split = 0;
     p.scale = scale;
     if (mode != CacheMode::f16 && wants_q8(H * D, {&lw.wo})) att_q = p.out_q8 = s<void>(L.xq);
-    const int rc = mode == CacheMode::f16  ? ops->attn_f16_decode_run(&p, stream)
-                   : mode == CacheMode::k8 ? ops->attn_k8_decode_run(&p, stream)
-                                           : ops->attn_k8v8_decode_run(&p, stream);
-    ck(rc, "attention (decode)");
+    static_assert(static_cast<int>(CacheMode::k8) == 1 && static_cast<int>(CacheMode::k8v8) == 2);  // the run's modes
+    const unsigned flags = attn_pdl ? gpu::kAttnLaunchPdl : 0u;
+    ck(ops->attn_decode_run_ex(&p, static_cast<int>(mode), flags, stream), "attention (decode)");
   } else if (mode == CacheMode::f16) {
     gpu::attn_f16_prefill_params p{q, c<uint16_t>(o.k_f16), c<uint16_t>(o.v), att, n, H, Hk, D, C,
                                    static_cast<int>(pos0), scale};
@@ -771,6 +776,8 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   s.stats.logits_pinned = s.logits.pinned();
   s.host_ids.init(s.ops, s.logits.pinned(), max_batch_);  // a chunk's ids, page-locked with the logits
   s.host_ids.reserve(max_batch_);
+  const char* attn_pdl_env = std::getenv("ALAP_GPU_ATTN_PDL");
+  s.attn_pdl = !(attn_pdl_env != nullptr && std::string(attn_pdl_env) == "0");
   const char* top_env = std::getenv("ALAP_GPU_TOP");
   s.top_allowed = options.logits_top && !(top_env != nullptr && std::string(top_env) == "0") && n_gpu_ == n_layer;
   if (s.top_allowed) {

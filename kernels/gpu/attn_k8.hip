@@ -141,7 +141,7 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
   const int n_slices = ceil_div(a.group, GB);
   set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps);
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
-  const bool pdl = (flags & kAttnLaunchPdl) != 0;
+  const bool pdl = (flags & kAttnLaunchPdl) != 0 && pdl_enabled();  // sm_90+, not ALAP_GPU_PDL=0
   a.pdl = pdl ? 1 : 0;
   const bool cluster = cluster_fits(kernel, a.n_split, a.p.n_kv_head * n_slices, T::smem_bytes, cluster_cache);
   if (!pdl && !cluster) {

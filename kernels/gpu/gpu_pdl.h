@@ -5,7 +5,9 @@
 // anything an earlier kernel writes or reads (that wait returns once the previous grid has
 // finished and its writes are visible), then alap_pdl_release() so the next one may launch.
 // On HIP and older NVIDIA devices both are no-ops and alap_launch is a plain launch.
-// Not for the attention kernels (attn_k8.hip has its own opt-in flag, kAttnLaunchPdl).
+// The decode attention kernels take their own flag instead (kAttnLaunchPdl, attn_k8.h: they stream
+// older cache rows before their wait), which the decode step sets; it too is honoured only where
+// pdl_enabled() holds.
 #pragma once
 
 #include <utility>

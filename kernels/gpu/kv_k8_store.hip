@@ -19,11 +19,12 @@ constexpr int kStoreBlock = 32;
 
 // k_new [n_tokens][n_kv_head][head_dim] fp32 → k_q[h][pos0 + t][:] int8, k_d[h][pos0 + t][:] fp16
 __global__ void __launch_bounds__(kStoreThreads) kv_k8_store_kernel(kv_k8_store_params p) {
-  // A kernel launched after this one with programmatic dependent launch (attention with
-  // kAttnLaunchPdl) may start now and stream the older rows; it reads the rows written here only
-  // after its griddepcontrol.wait, which returns once this grid has finished and its writes are
-  // visible. A no-op when nothing waits on it (gpu_pdl.h; absent on HIP).
-  alap_pdl_release();
+  // Launched as a programmatic dependent (alap_launch): k_new is read only after the kernel before
+  // has finished. Then a kernel launched after this one with programmatic dependent launch
+  // (attention with kAttnLaunchPdl, the V store) may start and stream the older rows; it reads the
+  // rows written here only after its griddepcontrol.wait, which returns once this grid has
+  // finished and its writes are visible. No-ops on HIP and before sm_90 (gpu_pdl.h).
+  alap_pdl_begin();
   const int nb = p.head_dim / kStoreBlock;
   const long long n_blocks = (long long)p.n_tokens * p.n_kv_head * nb;
   const long long blk = (long long)blockIdx.x * (kStoreThreads / kStoreBlock) + threadIdx.x / kStoreBlock;
@@ -53,7 +54,8 @@ extern "C" int kv_k8_store_run(const kv_k8_store_params* p, void* stream) {
     const long long n_blocks = (long long)p->n_tokens * p->n_kv_head * (p->head_dim / kStoreBlock);
     const long long grid = (n_blocks + kStoreThreads / kStoreBlock - 1) / (kStoreThreads / kStoreBlock);
     if (grid > 0x7fffffffLL) throw std::invalid_argument("too many rows for one launch");
-    kv_k8_store_kernel<<<unsigned(grid), kStoreThreads, 0, static_cast<alap_gpu_stream_t>(stream)>>>(*p);
+    alap_launch(kv_k8_store_kernel, dim3(unsigned(grid)), dim3(kStoreThreads), 0,
+                static_cast<alap_gpu_stream_t>(stream), *p);
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

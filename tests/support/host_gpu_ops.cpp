@@ -539,6 +539,13 @@ int attn_k8v8_decode_run(const attn_decode_params* p, void*) {
   return decode(p, 2);
 }
 
+int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, void*) {
+  if (mode < 0 || mode > 2) return fail("attn_decode_run_ex: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
+  if ((flags & ~kAttnLaunchPdl) != 0) return fail("attn_decode_run_ex: unknown flag bits");
+  if (g_capture != nullptr) return record([pc = *p, mode] { return decode(&pc, mode); });
+  return decode(p, mode);  // the flags only permit overlap: the emulation runs in order
+}
+
 int attn_k8_prefill_run(const attn_prefill_params* p, void* st) {
   if (g_capture != nullptr) return record([pc = *p, st] { return attn_k8_prefill_run(&pc, st); });
   if (const char* m = attn_prefill_check(p)) return fail(m);

@@ -84,7 +84,8 @@ constexpr double kLimit = 5e-2;
 int check(std::shared_ptr<GpuBackend> gpu) {
   int failures = 0;
   ThreadPool pool(0);
-  const std::vector<std::string> archs{"llama", "qwen2"};
+  // qwen3: q/k norms, so a decode step takes the unfused path (RoPE, then the K/V row stores).
+  const std::vector<std::string> archs{"llama", "qwen2", "qwen3"};
   const std::vector<DType> types{DType::f16, DType::q8_0, DType::q4_k, DType::iq4_nl, DType::iq4_xs};
   for (const std::string& arch : archs) {
     for (DType t : types) {
@@ -93,7 +94,8 @@ int check(std::shared_ptr<GpuBackend> gpu) {
       s.wtype = t;
       s.E = 512, s.H = 8, s.Hk = 2, s.Dk = 64, s.Dv = 64, s.F = 1024, s.V = 3000, s.n_layer = 4;
       if (arch == "llama") s.rope_freqs = true, s.out_bias = true, s.freq_base = 500000.0f;
-      else s.qkv_bias = true, s.freq_base = 1000000.0f;
+      else if (arch == "qwen2") s.qkv_bias = true, s.freq_base = 1000000.0f;
+      else s.qk_norm = true, s.freq_base = 1000000.0f;
       const test::TinyFile tf = test::make_tiny(s);
       ModelOptions mo;  // blocks of 32 on both sides (test::packed_reads_acts_256)
       mo.pack_cpu = !test::packed_reads_acts_256(t);

@@ -53,7 +53,7 @@ echo "== ops_gpu_test --fused (at $(elapsed) s)"
 timeout 30 "$bin/ops_gpu_test" --fused 2>&1 | tee "$out/ops.log"
 echo "ops rc=$? (at $(elapsed) s)"
 echo "== check (at $(elapsed) s)"
-timeout 60 "$bin/forward_gpu_device" check 2>&1 | tee "$out/check.log"
+timeout 120 "$bin/forward_gpu_device" check 2>&1 | tee "$out/check.log"
 echo "check rc=$? (at $(elapsed) s)"
 wait
 
