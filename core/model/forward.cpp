@@ -3,10 +3,10 @@
 // CpuAttention (grouped heads, key blocks with an online softmax: attention_cpu.h), a
 // RoPE table per batch, and scratch held across calls so decode allocates nothing.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <array>
 #include <initializer_list>
 #include <span>
 #include <string>

@@ -284,7 +284,7 @@ struct GpuForward::Impl {
   // Decode attention is launched as a programmatic dependent of the kernel before it (the RoPE +
   // cache-row store), like every other kernel of the step, so its launch and its first tiles of the
   // older rows overlap that kernel (kAttnLaunchPdl; the library ignores it where PDL does not
-  // exist). H200, a decode step replayed: 0.6-6.3% less device time at 4k and 32k keys, never more
+  // exist). H200, a decode step replayed: 0.6-6.3% less device time at 1k-32k keys, never more
   // (docs/bench/gpu.md "Session 33"). ALAP_GPU_ATTN_PDL=0 launches it plainly, for measuring.
   bool attn_pdl = true;
   HostRows<int32_t> top_host;
@@ -511,7 +511,8 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.n_split = 0;
     p.scale = scale;
     if (mode != CacheMode::f16 && wants_q8(H * D, {&lw.wo})) att_q = p.out_q8 = s<void>(L.xq);
-    static_assert(static_cast<int>(CacheMode::k8) == 1 && static_cast<int>(CacheMode::k8v8) == 2);  // the run's modes
+    // attn_decode_run_ex numbers the modes 0 (f16), 1 (k8), 2 (k8v8), as CacheMode does.
+    static_assert(static_cast<int>(CacheMode::k8) == 1 && static_cast<int>(CacheMode::k8v8) == 2);
     const unsigned flags = attn_pdl ? gpu::kAttnLaunchPdl : 0u;
     ck(ops->attn_decode_run_ex(&p, static_cast<int>(mode), flags, stream), "attention (decode)");
   } else if (mode == CacheMode::f16) {

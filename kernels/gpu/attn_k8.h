@@ -38,19 +38,20 @@ inline constexpr int kAttnStampSlots = 24;
 
 // Launch flags of attn_decode_run_ex.
 // kAttnLaunchPdl: programmatic dependent launch (CUDA sm_90, matrix-unit kernels; ignored elsewhere
-// and under ALAP_GPU_PDL=0, where the call launches normally). The kernel may start while the previous kernel on the stream
-// is still running and streams cache rows 0..n_ctx-2 before waiting for it; it reads q and row
-// n_ctx-1 and writes out and scratch only after that kernel has finished. So the previous kernel
-// may write q and the newest row (RoPE, the cache store of this token) but no older row, and every
-// older writer must have finished before the previous kernel started (plain stream order gives
-// that, unless the previous kernel was itself launched with PDL and let its dependents start early;
-// this kernel lets them start only after its own wait). A following kernel launched with PDL must
-// wait (cudaGridDependencySynchronize) before it reads out. kv_k8_store_run, gpu_kv_f16_store and
-// gpu_rope_store_1 let their dependents start once their own wait has returned, so this flag
-// overlaps attention with the row store (round 6, H200, attention alone after the store: 0.5-0.9 µs
-// faster than a plain launch at 16k-32k contexts, 0.1-0.5 µs slower at 1k-4k; in a whole decode
-// step, where every other kernel is a programmatic dependent too, faster at 4k and 32k alike:
-// docs/bench/gpu.md "Session 33"). The decode step launches attention with it.
+// and under ALAP_GPU_PDL=0, where the call launches normally). The kernel may start while the
+// previous kernel on the stream is still running and streams cache rows 0..n_ctx-2 before waiting
+// for it; it reads q and row n_ctx-1 and writes out and scratch only after that kernel has
+// finished. So the previous kernel may write q and the newest row (RoPE, the cache store of this
+// token) but no older row, and every older writer must have finished before the previous kernel
+// started (plain stream order gives that, unless the previous kernel was itself launched with PDL
+// and let its dependents start early; this kernel lets them start only after its own wait). A
+// following kernel launched with PDL must wait (cudaGridDependencySynchronize) before it reads out.
+// kv_k8_store_run, gpu_kv_f16_store and gpu_rope_store_1 let their dependents start once their own
+// wait has returned, so this flag overlaps attention with the row store (round 6, H200, attention
+// alone after the store: 0.5-0.9 µs faster than a plain launch at 16k-32k contexts, 0.1-0.5 µs
+// slower at 1k-4k; in a whole decode step, where every other kernel is a programmatic dependent
+// too, faster at 1k-32k alike: docs/bench/gpu.md "Session 33"). The decode step launches attention
+// with it.
 inline constexpr unsigned kAttnLaunchPdl = 1u;
 
 extern "C" {
