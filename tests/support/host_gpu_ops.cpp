@@ -14,6 +14,7 @@
 // ALAP_HOST_GPU_DEVICES=0 (report no device), ALAP_HOST_GPU_NO_GRAPHS=1 (capture fails to start, as
 // on a runtime without graphs).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -539,9 +540,14 @@ int attn_k8v8_decode_run(const attn_decode_params* p, void*) {
   return decode(p, 2);
 }
 
+// Decode attention calls issued (captured or run) with and without kAttnLaunchPdl, for the tests
+// of how GpuForward launches it (host_gpu_attn_decode_calls, below; not a library entry point).
+std::atomic<unsigned> g_attn_decode_pdl{0}, g_attn_decode_plain{0};
+
 int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, void*) {
   if (mode < 0 || mode > 2) return fail("attn_decode_run_ex: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
   if ((flags & ~kAttnLaunchPdl) != 0) return fail("attn_decode_run_ex: unknown flag bits");
+  ++((flags & kAttnLaunchPdl) != 0 ? g_attn_decode_pdl : g_attn_decode_plain);
   if (g_capture != nullptr) return record([pc = *p, mode] { return decode(&pc, mode); });
   return decode(p, mode);  // the flags only permit overlap: the emulation runs in order
 }
@@ -573,6 +579,13 @@ int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* st) {
     }
   }
   return 0;
+}
+
+// Test hook: the decode attention calls since the library was loaded, as programmatic dependents
+// and plain.
+void host_gpu_attn_decode_calls(unsigned* pdl, unsigned* plain) {
+  *pdl = g_attn_decode_pdl.load();
+  *plain = g_attn_decode_plain.load();
 }
 
 }  // extern "C"

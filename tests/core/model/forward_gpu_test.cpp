@@ -9,6 +9,8 @@
 
 #include "tests/support/scoped_env.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -305,6 +307,45 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
 // the sampler's order (the row from a forward without them), through graphs and plain launches;
 // m changing between steps re-captures; whole rows come back after set_logits_top(0); refused
 // with layers on the CPU, above the limit, or turned off.
+// A decode step launches attention as a programmatic dependent of the kernel before it, like its
+// other kernels (docs/bench/gpu.md "Session 33": 0.6-6.3% less device time a step on the H200), and
+// plainly under ALAP_GPU_ATTN_PDL=0. The emulation counts the calls as they are issued (run or
+// captured into a step's graph).
+TEST(GpuForward, DecodeAttentionIsAProgrammaticDependent) {
+  const ShortDecode d;
+  ASSERT_NE(d.gpu, nullptr);
+  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);  // the backend's own handle
+  ASSERT_NE(lib, nullptr);
+  using Calls = void (*)(unsigned*, unsigned*);
+  const auto calls = reinterpret_cast<Calls>(dlsym(lib, "host_gpu_attn_decode_calls"));
+  ASSERT_NE(calls, nullptr);
+  ThreadPool pool(1);
+  // The prompt (prefill attention, not counted) and 4 decode steps: the decode calls issued.
+  auto decode_calls = [&](unsigned& pdl, unsigned& plain) {
+    unsigned pdl0 = 0, plain0 = 0;
+    calls(&pdl0, &plain0);
+    GpuForward g(d.m, d.gpu, ShortDecode::options());
+    std::span<const float> lg = g.run(pool, d.prompt, 0);
+    for (int step = 0; step < 4; ++step) {
+      const int32_t next = static_cast<int32_t>(std::max_element(lg.begin(), lg.end()) - lg.begin());
+      lg = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
+    }
+    calls(&pdl, &plain);
+    pdl -= pdl0, plain -= plain0;
+  };
+  unsigned pdl = 0, plain = 0;
+  decode_calls(pdl, plain);
+  EXPECT_GE(pdl, 4u * 3u);  // 3 layers a step, plus the captures of steps ahead
+  EXPECT_EQ(plain, 0u);
+  {
+    ScopedEnv env("ALAP_GPU_ATTN_PDL", "0");
+    decode_calls(pdl, plain);
+  }
+  EXPECT_EQ(pdl, 0u);
+  EXPECT_GE(plain, 4u * 3u);
+  dlclose(lib);
+}
+
 TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
   const ShortDecode d;
   ASSERT_NE(d.gpu, nullptr);
