@@ -303,10 +303,6 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_EQ(split.step_stats().graphs_off, "layers run on the CPU");
 }
 
-// Decode steps can send back only the m best logits: each step's entries are the row's best m in
-// the sampler's order (the row from a forward without them), through graphs and plain launches;
-// m changing between steps re-captures; whole rows come back after set_logits_top(0); refused
-// with layers on the CPU, above the limit, or turned off.
 // A decode step launches attention as a programmatic dependent of the kernel before it, like its
 // other kernels (docs/bench/gpu.md "Session 33": 0.6-6.3% less device time a step on the H200), and
 // plainly under ALAP_GPU_ATTN_PDL=0. The emulation counts the calls as they are issued (run or
@@ -346,6 +342,10 @@ TEST(GpuForward, DecodeAttentionIsAProgrammaticDependent) {
   dlclose(lib);
 }
 
+// Decode steps can send back only the m best logits: each step's entries are the row's best m in
+// the sampler's order (the row from a forward without them), through graphs and plain launches;
+// m changing between steps re-captures; whole rows come back after set_logits_top(0); refused
+// with layers on the CPU, above the limit, or turned off.
 TEST(GpuForward, DecodeStepsCanSendBackOnlyTheBestLogits) {
   const ShortDecode d;
   ASSERT_NE(d.gpu, nullptr);
