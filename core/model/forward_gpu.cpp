@@ -32,6 +32,12 @@ constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kAlign = 256;
 constexpr size_t kLogitRows = 8;  // rows of logits computed per output pass (LogitsMode::all)
 
+// Whether the environment turns a default-on feature off (`NAME=0`), for measuring.
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "0";
+}
+
 // Offsets (bytes) into the three device buffers; kNone = absent.
 struct LayerOffsets {
   uint64_t wq = kNone, wk = kNone, wv = kNone, wo = kNone, gate = kNone, up = kNone, down = kNone;
@@ -770,25 +776,21 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
     s.host_forward = std::make_unique<Forward>(model, max_batch_);
   }
   s.host_x.resize(max_batch_ * static_cast<size_t>(hp.n_embd));
-  const char* pinned_env = std::getenv("ALAP_GPU_PINNED");
-  s.logits.init(s.ops, options.pinned_logits && !(pinned_env != nullptr && std::string(pinned_env) == "0"),
+  s.logits.init(s.ops, options.pinned_logits && !env_off("ALAP_GPU_PINNED"),
                 kLogitRows * static_cast<size_t>(hp.n_vocab));
   s.logits.reserve(static_cast<size_t>(hp.n_vocab));
   s.stats.logits_pinned = s.logits.pinned();
   s.host_ids.init(s.ops, s.logits.pinned(), max_batch_);  // a chunk's ids, page-locked with the logits
   s.host_ids.reserve(max_batch_);
-  const char* attn_pdl_env = std::getenv("ALAP_GPU_ATTN_PDL");
-  s.attn_pdl = !(attn_pdl_env != nullptr && std::string(attn_pdl_env) == "0");
-  const char* top_env = std::getenv("ALAP_GPU_TOP");
-  s.top_allowed = options.logits_top && !(top_env != nullptr && std::string(top_env) == "0") && n_gpu_ == n_layer;
+  s.attn_pdl = !env_off("ALAP_GPU_ATTN_PDL");
+  s.top_allowed = options.logits_top && !env_off("ALAP_GPU_TOP") && n_gpu_ == n_layer;
   if (s.top_allowed) {
     s.top_host.init(s.ops, s.logits.pinned(), 2 + 2 * kMaxLogitsTop);
     s.top_host.reserve(2 + 2 * kMaxLogitsTop);
   }
   s.sync("uploading the weights");
-  const char* env = std::getenv("ALAP_GPU_GRAPHS");
   if (!options.graphs) s.graphs_off("turned off by the caller");
-  else if (env != nullptr && std::string(env) == "0") s.graphs_off("turned off (ALAP_GPU_GRAPHS=0)");
+  else if (env_off("ALAP_GPU_GRAPHS")) s.graphs_off("turned off (ALAP_GPU_GRAPHS=0)");
   else if (n_gpu_ != n_layer) s.graphs_off("layers run on the CPU");
 }
 

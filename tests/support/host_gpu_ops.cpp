@@ -527,18 +527,15 @@ static int decode(const attn_decode_params* p, int mode) {
   if (p->out_q8 != nullptr) return gpu_quantize_act_q8(p->out, p->out_q8, 1, p->n_head * p->head_dim, nullptr);
   return 0;
 }
-int attn_f16_decode_run(const attn_decode_params* p, void*) {
-  if (g_capture != nullptr) return record([pc = *p] { return decode(&pc, 0); });
-  return decode(p, 0);
+// A decode call issued: recorded into the graph being captured, else run (in order: the emulation
+// has nothing to overlap).
+static int issue_decode(const attn_decode_params* p, int mode) {
+  if (g_capture != nullptr) return record([pc = *p, mode] { return decode(&pc, mode); });
+  return decode(p, mode);
 }
-int attn_k8_decode_run(const attn_decode_params* p, void*) {
-  if (g_capture != nullptr) return record([pc = *p] { return decode(&pc, 1); });
-  return decode(p, 1);
-}
-int attn_k8v8_decode_run(const attn_decode_params* p, void*) {
-  if (g_capture != nullptr) return record([pc = *p] { return decode(&pc, 2); });
-  return decode(p, 2);
-}
+int attn_f16_decode_run(const attn_decode_params* p, void*) { return issue_decode(p, 0); }
+int attn_k8_decode_run(const attn_decode_params* p, void*) { return issue_decode(p, 1); }
+int attn_k8v8_decode_run(const attn_decode_params* p, void*) { return issue_decode(p, 2); }
 
 // Decode attention calls issued (captured or run) with and without kAttnLaunchPdl, for the tests
 // of how GpuForward launches it (host_gpu_attn_decode_calls, below; not a library entry point).
@@ -548,8 +545,7 @@ int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, vo
   if (mode < 0 || mode > 2) return fail("attn_decode_run_ex: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
   if ((flags & ~kAttnLaunchPdl) != 0) return fail("attn_decode_run_ex: unknown flag bits");
   ++((flags & kAttnLaunchPdl) != 0 ? g_attn_decode_pdl : g_attn_decode_plain);
-  if (g_capture != nullptr) return record([pc = *p, mode] { return decode(&pc, mode); });
-  return decode(p, mode);  // the flags only permit overlap: the emulation runs in order
+  return issue_decode(p, mode);  // the flags only permit overlap
 }
 
 int attn_k8_prefill_run(const attn_prefill_params* p, void* st) {
