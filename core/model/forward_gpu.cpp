@@ -3,9 +3,13 @@
 // sampler's best of them (set_logits_top) out and, with partial offload, the hidden state handed
 // to the CPU layers). Every device buffer is laid out once by layout(), which is also the memory
 // plan checked against the free memory first.
-// Decode steps (one token, every layer on the device) replay captured graphs (Impl::decode_graph):
-// the graph of position p+1 is captured while the device runs the one of p (it reads the token id
-// from the device, so only the position is baked in), two executables used in turn.
+// Decode steps (one token, every layer on the device) replay captured graphs (Impl::decode_graph).
+// One graph serves every position: the token id and the position go to the device with one copy
+// before the launch, and the RoPE + row-store kernel and attention read the position there, so a
+// step only launches (captured once, again only when the best-logits count changes). Where a layer
+// cannot take that kernel (q, k and v biases not all present), or under ALAP_GPU_ONE_GRAPH=0, the
+// position is baked into the graph instead: the graph of position p+1 is captured while the device
+// runs the one of p, two executables used in turn.
 #include "core/model/forward_gpu.h"
 
 #include <algorithm>
@@ -153,7 +157,7 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
   L.o = sp.add(B * H * Dv * 4);
   L.gate = sp.add(B * F * 4 * 2);  // gate, up
   L.xq = sp.add(max_cols % 32 == 0 ? gpu.ops().gpu_act_q8_bytes(static_cast<int>(B), static_cast<int>(max_cols)) : 0);
-  L.ids = sp.add(B * 4);
+  L.ids = sp.add((B + 1) * 4);  // a decode step's id, then its position (read by a one-graph step)
   L.logits = sp.add(std::max<size_t>(L.logit_rows, 1) * V * 4);
   L.attn = sp.add(gpu.ops().attn_decode_scratch_bytes(static_cast<int>(H), static_cast<int>(Dk)));
   if (all) {
@@ -300,7 +304,11 @@ struct GpuForward::Impl {
   bool top_ready = false;         // the last run() left top_* (and returned an empty span)
   // Decode graphs: two executables used in turn (one may run while the other is re-captured);
   // prepared_pos: the position execs[prepared_slot] was last captured for (npos: none).
+  // one_graph: one executable (execs[0]) reads the position from the device (pos_dev) and serves
+  // every step; one_ready: it is captured for the current best-logits count.
   bool graphs = true;
+  bool one_graph = false, one_ready = false;
+  const int32_t* pos_dev = nullptr;  // while capturing a one-graph step: where its position is
   void* execs[2] = {nullptr, nullptr};
   size_t prepared_pos = std::numeric_limits<size_t>::max();
   int prepared_slot = 0;
@@ -404,6 +412,12 @@ struct GpuForward::Impl {
       e = nullptr;
     }
     prepared_pos = std::numeric_limits<size_t>::max();
+    one_ready = false;
+  }
+  // Whether layer o's single-token step is one RoPE + row-store launch (gpu_rope_store_1): q, k, v
+  // back to back (always) and their biases all present or all absent.
+  static bool rope_store_fused(const LayerOffsets& o) {
+    return o.qkv_bias || (o.bq == kNone && o.bk == kNone && o.bv == kNone);
   }
 };
 
@@ -435,11 +449,10 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
   const int neox = hp.rope_type == RopeType::neox ? 1 : 0;
   const float* ff = w<float>(L.rope_freqs);
   const int n_rot = static_cast<int>(hp.n_rot), p0 = static_cast<int>(pos0);
-  const bool no_qk_norm = o.q_norm == kNone && o.k_norm == kNone;
-  const bool no_bias = o.bq == kNone && o.bk == kNone && o.bv == kNone;
-  if (n == 1 && no_qk_norm && (o.qkv_bias || no_bias)) {
-    // One token, [q | k | v] of H + 2·Hk heads: the bias over all, RoPE on the first H + Hk, then
-    // K and V into the cache, in one launch.
+  if (n == 1 && rope_store_fused(o)) {
+    // One token, [q | k | v] of H + 2·Hk heads: the bias over all, the q/k norms (qwen3), RoPE on
+    // the first H + Hk, then K and V into the cache, in one launch; at the device's position when
+    // captured for every step (pos_dev).
     gpu::gpu_rope_store_params p{};
     p.x = q;
     p.bias = o.qkv_bias ? w<float>(o.bq) : nullptr;
@@ -453,6 +466,10 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.freq_factors = ff;
     p.neox = neox;
     p.capacity = C;
+    p.q_norm = w<float>(o.q_norm);
+    p.k_norm = w<float>(o.k_norm);
+    p.norm_eps = eps;
+    p.pos_dev = pos_dev;
     if (mode == CacheMode::f16) {
       p.k_f16 = c<uint16_t>(o.k_f16);
     } else {
@@ -514,6 +531,7 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.head_dim = D;
     p.capacity = C;
     p.n_ctx = static_cast<int>(pos0) + 1;
+    p.pos_dev = pos_dev;  // one graph for every position: the rows it attends are read on the device
     p.n_split = 0;
     p.scale = scale;
     if (mode != CacheMode::f16 && wants_q8(H * D, {&lw.wo})) att_q = p.out_q8 = s<void>(L.xq);
@@ -630,6 +648,9 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
   }
   const uint64_t calls0 = calls;
   std::string failed;
+  // One graph for every position: the kernels that depend on it read it from the ids buffer's
+  // slot after the id (run() copies both before each launch).
+  pos_dev = one_graph ? s<int32_t>(L.ids) + 1 : nullptr;
   try {
     device_step(1, pos, mode, cap);
     output_rows(0, 1, nullptr);
@@ -637,6 +658,7 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
   } catch (const GpuError& e) {
     failed = e.what();  // the capture is spoiled; end it below (the step then runs plainly)
   }
+  pos_dev = nullptr;
   const uint64_t step_calls = calls - calls0;
   const auto t1 = Clock::now();
   int updated = 0;
@@ -655,12 +677,33 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
 }
 
 void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
-  if (!graphs || stats.decode_steps == 0 || pos >= cap || prepared_pos == pos) return;
+  if (!graphs || stats.decode_steps == 0 || pos >= cap) return;
+  if (one_graph) {
+    if (!one_ready && capture(0, pos, mode, cap)) one_ready = true;
+    return;
+  }
+  if (prepared_pos == pos) return;
   prepared_pos = std::numeric_limits<size_t>::max();
   if (capture(prepared_slot, pos, mode, cap)) prepared_pos = pos;
 }
 
 bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
+  if (one_graph) {  // captured once (again after set_logits_top changes m), launched every step
+    if (!one_ready) {
+      if (!capture(0, pos0, mode, cap)) return false;
+      one_ready = true;
+      stats.blocking_captures += 1;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (ops->gpu_graph_launch(execs[0], stream) != 0) {
+      graphs_off(std::string("graph launch fails: ") + ops->gpu_error_message());
+      return false;
+    }
+    stats.launch_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    stats.graph_steps += 1;
+    launched_slot = 0;
+    return true;
+  }
   int slot = prepared_slot;
   if (prepared_pos != pos0) {
     slot = 0;
@@ -780,8 +823,9 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
                 kLogitRows * static_cast<size_t>(hp.n_vocab));
   s.logits.reserve(static_cast<size_t>(hp.n_vocab));
   s.stats.logits_pinned = s.logits.pinned();
-  s.host_ids.init(s.ops, s.logits.pinned(), max_batch_);  // a chunk's ids, page-locked with the logits
-  s.host_ids.reserve(max_batch_);
+  // A chunk's ids (a decode step's id and position), page-locked with the logits.
+  s.host_ids.init(s.ops, s.logits.pinned(), max_batch_ + 1);
+  s.host_ids.reserve(max_batch_ + 1);
   s.attn_pdl = !env_off("ALAP_GPU_ATTN_PDL");
   s.top_allowed = options.logits_top && !env_off("ALAP_GPU_TOP") && n_gpu_ == n_layer;
   if (s.top_allowed) {
@@ -792,6 +836,9 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   if (!options.graphs) s.graphs_off("turned off by the caller");
   else if (env_off("ALAP_GPU_GRAPHS")) s.graphs_off("turned off (ALAP_GPU_GRAPHS=0)");
   else if (n_gpu_ != n_layer) s.graphs_off("layers run on the CPU");
+  s.one_graph = s.graphs && !env_off("ALAP_GPU_ONE_GRAPH") &&
+                std::all_of(s.L.layers.begin(), s.L.layers.end(), [](const LayerOffsets& o) { return Impl::rope_store_fused(o); });
+  s.stats.one_graph = s.one_graph;
 }
 
 const GpuStepStats& GpuForward::step_stats() const { return impl_->stats; }
@@ -810,7 +857,10 @@ double GpuForward::replay_last_step_us(int n) {
 bool GpuForward::set_logits_top(size_t m) {
   Impl& s = *impl_;
   if (m > kMaxLogitsTop || !s.top_allowed) m = 0;
-  if (m != s.top_m) s.prepared_pos = std::numeric_limits<size_t>::max();  // a prepared graph has the old m
+  if (m != s.top_m) {  // a prepared graph has the old m
+    s.prepared_pos = std::numeric_limits<size_t>::max();
+    s.one_ready = false;
+  }
   s.top_m = m;
   return m > 0;
 }
@@ -863,12 +913,16 @@ std::span<const float> GpuForward::run(ThreadPool& pool, std::span<const int32_t
     const bool last_chunk = c + m == n;
     float* x = s.s<float>(s.L.x);
     if (all_gpu) {
-      // The ids stay in host_ids until the stream is synchronised (the copy may be asynchronous).
+      // The ids stay in host_ids until the stream is synchronised (the copy may be asynchronous). A
+      // decode step's position goes with its id (the one-graph step reads it on the device).
+      const size_t with_pos = n == 1 ? 1 : 0;
       if (c == 0) {
-        s.host_ids.reserve(n);
+        s.host_ids.reserve(n + with_pos);
         std::copy(tokens.begin(), tokens.end(), s.host_ids.data());
+        if (with_pos != 0) s.host_ids.data()[1] = static_cast<int32_t>(pos0);
       }
-      s.ck(s.ops->gpu_copy_to_device(s.s<int32_t>(s.L.ids), s.host_ids.data() + c, m * sizeof(int32_t), s.stream),
+      s.ck(s.ops->gpu_copy_to_device(s.s<int32_t>(s.L.ids), s.host_ids.data() + c, (m + with_pos) * sizeof(int32_t),
+                                     s.stream),
            "copying token ids");
       if (n == 1) {
         // A decode step: replayed from a graph after the first one (which also warms the kernels'

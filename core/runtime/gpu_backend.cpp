@@ -100,6 +100,13 @@ GpuBackend::Probe GpuBackend::probe_paths(const std::vector<std::string>& candid
     p.failure = Failure::incomplete_library;
     return p;
   }
+  if (const int abi = b->ops_.gpu_abi_version(); abi != gpu::kGpuAbiVersion) {
+    dlclose(handle);
+    p.reason = "the GPU library " + path + " has interface version " + std::to_string(abi) + ", this version of Alap needs " +
+               std::to_string(gpu::kGpuAbiVersion) + ": running on the CPU";
+    p.failure = Failure::incomplete_library;
+    return p;
+  }
   b->handle_ = handle;
   // From the first call on, the runtime may hold state and exit handlers: keep the library mapped
   // for the life of the process (dlclose then only drops a reference).

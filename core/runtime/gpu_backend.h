@@ -38,7 +38,7 @@ class GpuError : public std::runtime_error {
 
 // Every function the library must export, in one list (X-macro).
 #define ALAP_GPU_FUNCTIONS(X)                                                                         \
-  X(gpu_device_count) X(gpu_device_open) X(gpu_mem_info) X(gpu_alloc) X(gpu_release)                  \
+  X(gpu_abi_version) X(gpu_device_count) X(gpu_device_open) X(gpu_mem_info) X(gpu_alloc) X(gpu_release)                  \
   X(gpu_copy_to_device) X(gpu_copy_to_host) X(gpu_host_alloc) X(gpu_host_release) X(gpu_copy_on_device) X(gpu_fill_zero) X(gpu_stream_create) \
   X(gpu_stream_destroy) X(gpu_stream_sync) X(gpu_matmul_supported) X(gpu_act_q8_bytes)                \
   X(gpu_quantize_act_q8) X(gpu_matmul) X(gpu_rms_norm) X(gpu_add_bias) X(gpu_add) X(gpu_swiglu)        \

@@ -79,6 +79,15 @@ struct attn_decode_params {
   // writes out, so the decode step needs no separate quantiser launch. out is written as well.
   // Under kAttnLaunchPdl it is written after the wait, like out.
   void* out_q8;
+  // Optional (null: n_ctx as given): the position of the newest row in device memory, read by the
+  // kernel when it runs: it attends n_ctx = *pos_dev + 1 rows (clamped to [1, capacity]), so one
+  // captured launch serves every position of a decode step replayed from a graph. n_ctx must still
+  // be valid (it is checked, and bounds nothing else). The launch then has the splits a call at the
+  // longest context would have (set by the device and n_split, not by n_ctx); the kernel cuts the
+  // rows as a call with its n_ctx does and gives the same result bit for bit. Read before the
+  // kernel's programmatic-dependent wait: write it before the step's first kernel (a copy earlier
+  // in stream order), never from the kernel just before. No cluster merge with it.
+  const int32_t* pos_dev;
 };
 
 // Bytes of scratch a run may use: partial results of the splits (the worst case, kAttnMaxSplit

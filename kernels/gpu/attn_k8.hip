@@ -66,6 +66,11 @@ void set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile) {
   const attn_decode_params& p = a.p;
   int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / (p.n_kv_head * n_slices);
   want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
+  if (p.pos_dev != nullptr) {  // the kernel cuts the rows itself, by this rule (attn_span_of)
+    a.split_len = 0;
+    a.n_split = want;
+    return;
+  }
   a.split_len = ceil_div(ceil_div(p.n_ctx, want), tile) * tile;
   a.n_split = ceil_div(p.n_ctx, a.split_len);  // no split is empty
 }
@@ -143,7 +148,8 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
   const bool pdl = (flags & kAttnLaunchPdl) != 0 && pdl_enabled();  // sm_90+, not ALAP_GPU_PDL=0
   a.pdl = pdl ? 1 : 0;
-  const bool cluster = cluster_fits(kernel, a.n_split, a.p.n_kv_head * n_slices, T::smem_bytes, cluster_cache);
+  const bool cluster = a.p.pos_dev == nullptr &&
+                       cluster_fits(kernel, a.n_split, a.p.n_kv_head * n_slices, T::smem_bytes, cluster_cache);
   if (!pdl && !cluster) {
     kernel<<<grid, kMmaThreads, T::smem_bytes, stream>>>(a);
     ALAP_GPU_CHECK_LAUNCH();

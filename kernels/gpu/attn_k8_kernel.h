@@ -185,6 +185,24 @@ struct attn_kernel_args {
   int pdl;             // 1: launched as a programmatic dependent (matrix-unit kernels order their prologue by it)
 };
 
+// The rows a call attends and how they are cut. By default the launcher's n_ctx, split_len and
+// n_split. With p.pos_dev set (a decode step replayed from one graph at every position), n_ctx =
+// *pos_dev + 1 is read on the device, clamped to [1, capacity], and the rows are cut as set_splits
+// (attn_k8.hip) cuts them over the gridDim.y splits launched. That is the same cut, and the same
+// result bit for bit, as a launch given that n_ctx by value. Splits past the cut have no rows; their
+// blocks leave at once and are not counted by the merge.
+struct attn_span {
+  int n_ctx, split_len, n_split;
+};
+__device__ __forceinline__ attn_span attn_span_of(const attn_kernel_args& a, int tile) {
+  if (a.p.pos_dev == nullptr) return {a.p.n_ctx, a.split_len, a.n_split};
+  const int pos = *a.p.pos_dev;  // written before the step's first kernel (a copy in stream order)
+  const int n = pos < 0 ? 1 : (pos >= a.p.capacity ? a.p.capacity : pos + 1);
+  const int want = int(gridDim.y);
+  const int len = ((n + want - 1) / want + tile - 1) / tile * tile;
+  return {n, len, (n + len - 1) / len};
+}
+
 // The four int8 lanes of a word as floats, exactly, without the quarter-rate integer-to-float
 // conversion: byte b ^ 0x80 = b + 128 placed in the mantissa of 2^23 gives 2^23 + 128 + b.
 __device__ __forceinline__ void alap_i8x4_to_f32(int w, float* f) {
@@ -209,8 +227,8 @@ __device__ __forceinline__ void attn_quantize_out(const attn_decode_params& p, c
 // for query heads h0..h0+G-1 (m in natural-log units); the last block of this KV head (slice) to
 // finish merges all splits into out. Every thread of the block calls it.
 template <int GB, int HDB>
-__device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int h0, float (*w_sh)[kAttnMaxSplit],
-                                  int& last_sh) {
+__device__ void attn_merge_splits(const attn_kernel_args& a, int n_split, int kv, int G, int h0,
+                                  float (*w_sh)[kAttnMaxSplit], int& last_sh) {
   const int tid = threadIdx.x, hd = a.p.head_dim, nthreads = blockDim.x;
   // The last block of this KV head to finish merges the splits:
   //   out = Σ_s o_s·e^(m_s−M) / Σ_s l_s·e^(m_s−M),  M = max_s m_s.
@@ -219,7 +237,7 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
   __syncthreads();  // ... and every thread's, before the block is counted
   if (tid == 0) {
     const unsigned done = atomicAdd(a.counters + counter, 1u);
-    last_sh = done == unsigned(a.n_split - 1);
+    last_sh = done == unsigned(n_split - 1);
   }
   __syncthreads();
   if (!last_sh) return;
@@ -234,8 +252,8 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int sp = lane + k * kSoftLanes;
-      mv[k] = sp < a.n_split ? alap_load_l2(pm + sp) : -INFINITY;
-      lv[k] = sp < a.n_split ? alap_load_l2(pl + sp) : 0.0f;
+      mv[k] = sp < n_split ? alap_load_l2(pm + sp) : -INFINITY;
+      lv[k] = sp < n_split ? alap_load_l2(pl + sp) : 0.0f;
       mx = fmaxf(mx, mv[k]);
     }
 #pragma unroll
@@ -251,7 +269,7 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int sp = lane + k * kSoftLanes;
-      if (sp < a.n_split) w_sh[g][sp] = mv[k] / lsum;
+      if (sp < n_split) w_sh[g][sp] = mv[k] / lsum;
     }
   }
   __syncthreads();
@@ -264,14 +282,14 @@ __device__ void attn_merge_splits(const attn_kernel_args& a, int kv, int G, int 
     const int g = valid ? i / hd : 0, d = valid ? i % hd : 0, h = h0 + g;
     const float* o = a.part_o + size_t(h) * kAttnMaxSplit * hd + d;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int sp0 = 0; valid && sp0 < a.n_split; sp0 += kUnroll) {
+    for (int sp0 = 0; valid && sp0 < n_split; sp0 += kUnroll) {
       float4 ov[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
-        ov[u] = sp0 + u < a.n_split ? alap_load_l2_f4(o + size_t(sp0 + u) * hd) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ov[u] = sp0 + u < n_split ? alap_load_l2_f4(o + size_t(sp0 + u) * hd) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const float w = sp0 + u < a.n_split ? w_sh[g][sp0 + u] : 0.0f;
+        const float w = sp0 + u < n_split ? w_sh[g][sp0 + u] : 0.0f;
         sum.x = fmaf(ov[u].x, w, sum.x);
         sum.y = fmaf(ov[u].y, w, sum.y);
         sum.z = fmaf(ov[u].z, w, sum.z);
@@ -303,8 +321,10 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   // Query heads h0 .. h0+G-1 of this block: the group, or its slice z when the group exceeds GB.
   const int G = min(GB, a.group - int(blockIdx.z) * GB);
   const int h0 = kv * a.group + int(blockIdx.z) * GB;
-  const int begin = split * a.split_len;
-  const int end = min(a.p.n_ctx, begin + a.split_len);
+  const attn_span span = attn_span_of(a, T::kTile);
+  if (split >= span.n_split) return;  // a split with no rows (pos_dev): whole block, before any barrier
+  const int begin = split * span.split_len;
+  const int end = min(span.n_ctx, begin + span.split_len);
   const size_t kv_row0 = size_t(kv) * a.p.capacity;
 
   // K-phase role: chunk kc (k_vals values from kc·k_vals) of rows kr, kr + k_rows, ...
@@ -724,7 +744,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   alap_cp_async_wait<0>();  // no copy outlives the block
 
   // Add the partial sums over rows, then write the result (one split) or the partial (several).
-  const bool single = a.n_split == 1;
+  const bool single = span.n_split == 1;
 #if ALAP_ATTN_MMA
   if (gid < G) {
 #pragma unroll
@@ -789,7 +809,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   }
 #endif
   if (single) return;
-  attn_merge_splits<GB, HDB>(a, kv, G, h0, w_sh, last_sh);
+  attn_merge_splits<GB, HDB>(a, span.n_split, kv, G, h0, w_sh, last_sh);
 }
 
 
@@ -1051,8 +1071,10 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
   const int G = min(GB, a.group - int(blockIdx.z) * GB);
   const int h0 = kv * a.group + int(blockIdx.z) * GB;
-  const int begin = split * a.split_len;
-  const int end = ALAP_ATTN_DIAG == 3 ? begin : min(a.p.n_ctx, begin + a.split_len);
+  const attn_span span = attn_span_of(a, kMmaRows * kMmaWarps);
+  if (split >= span.n_split) return;  // a split with no rows (pos_dev): whole block, before any barrier
+  const int begin = split * span.split_len;
+  const int end = ALAP_ATTN_DIAG == 3 ? begin : min(span.n_ctx, begin + span.split_len);
   alap_attn_stamp(a, HD, 0);  // block start
   const size_t kv_row0 = size_t(kv) * a.p.capacity;
   const float qscale = a.p.scale * kLog2e;
@@ -1116,7 +1138,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   // (n_ctx − 1), so a warp whose first tiles reach that row issues them after the wait instead.
   constexpr int kStep = kMmaRows * kMmaWarps;
   int t_issue = begin + warp * kMmaRows;
-  const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, end - 1) < a.p.n_ctx - 1;
+  const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, end - 1) < span.n_ctx - 1;
   const auto fill_ring = [&](int from, int to) {  // stages from..to-1 of the ring's first fill
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s)
@@ -1491,7 +1513,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   }
   __syncthreads();
   if constexpr (kWm) alap_attn_stamp(a, HD, 4);  // every warp done and its partial written
-  const bool single = a.n_split == 1;
+  const bool single = span.n_split == 1;
   // Launched as a cluster of the n_split blocks of this KV head (slice): the partials stay in shared
   // memory (blk_o [GB][HD], blk_m [GB], blk_l [GB]) and are merged through distributed shared memory.
   const unsigned n_cluster = single || !ALAP_ATTN_CLUSTER ? 1u : alap_cluster_size();
@@ -1606,7 +1628,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   if (tid == 0) {
     unsigned done;
     asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;\n" : "=r"(done) : "l"(a.counters + counter) : "memory");
-    last_sh = done == unsigned(a.n_split - 1);
+    last_sh = done == unsigned(span.n_split - 1);
   }
   __syncthreads();
   alap_attn_stamp(a, HD, 6);  // counted
@@ -1619,12 +1641,12 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
     float mx = -INFINITY, lsum = 0.0f;
     float2 o = make_float2(0.0f, 0.0f);
-    for (int c0 = 0; c0 < a.n_split; c0 += kC) {
+    for (int c0 = 0; c0 < span.n_split; c0 += kC) {
       float2 ov[kC];
       float mv[kC], lv[kC];
 #pragma unroll
       for (int u = 0; u < kC; ++u) {
-        const bool ok = c0 + u < a.n_split;
+        const bool ok = c0 + u < span.n_split;
         ov[u] = ok ? __ldcg(reinterpret_cast<const float2*>(po + size_t(c0 + u) * HD)) : make_float2(0.0f, 0.0f);
         mv[u] = ok ? __ldcg(pm + c0 + u) : -INFINITY;
         lv[u] = ok ? __ldcg(pl + c0 + u) : 0.0f;

@@ -18,9 +18,19 @@
 
 namespace alap::gpu {
 
+// The version of this interface (the functions of ops.h and attn_k8.h and their structs). The
+// library returns the one it was built with from gpu_abi_version(); the app refuses a library
+// whose version differs from its own (a struct read with another layout would go wrong quietly).
+// Raise it whenever a function or struct here changes.
+// 2: attn_decode_params::pos_dev; gpu_rope_store_params q_norm, k_norm, norm_eps and pos_dev.
+inline constexpr int kGpuAbiVersion = 2;
+
 extern "C" {
 
 // ---- device --------------------------------------------------------------------------------
+
+// kGpuAbiVersion as the library was built.
+int gpu_abi_version(void);
 
 struct gpu_device_info {
   char name[256];          // "NVIDIA H200", "AMD Radeon RX 7900 XTX"
@@ -127,6 +137,12 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
 // cache, in one launch: K packed (k_q, k_d, as kv_k8_store_run writes it) or fp16 (k_f16, as
 // gpu_kv_f16_store), V likewise (v_q, v_d or v_f16); give exactly one form for each. Byte for byte
 // what the three calls it replaces leave in x and in the cache.
+// With q_norm / k_norm (qwen3), each Q / K head is RMS-normalised after its bias and before RoPE,
+// as gpu_rms_norm(q, q_norm, q, head_dim, n_head, norm_eps) and the same over the K heads leave it
+// (byte for byte; head_dim at most 256), so the calls gpu_add_bias, gpu_rms_norm ×2, gpu_rope,
+// and the two stores are one launch. With pos_dev the position is read from device memory when
+// the kernel runs (pos is still checked): one captured launch serves every decode position. A
+// device position outside [0, capacity) leaves x and the cache untouched.
 struct gpu_rope_store_params {
   float* x;                    // device, [n_head + 2·n_kv_head][head_dim], rotated in place
   const float* bias;           // device, same length, or null
@@ -141,6 +157,10 @@ struct gpu_rope_store_params {
   int8_t* v_q;
   uint16_t* v_d;
   uint16_t* v_f16;
+  const float* q_norm;         // device [head_dim] or null: RMSNorm weights of every Q head
+  const float* k_norm;         // device [head_dim] or null: of every K head
+  float norm_eps;              // their epsilon
+  const int32_t* pos_dev;      // device, or null: the position is pos
 };
 int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream);
 

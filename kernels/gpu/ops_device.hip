@@ -46,6 +46,8 @@ bool pdl_enabled() {
 
 extern "C" {
 
+int gpu_abi_version(void) { return kGpuAbiVersion; }
+
 int gpu_device_count(int* count) {
   if (count != nullptr) *count = 0;
   std::string why;

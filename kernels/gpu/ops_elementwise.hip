@@ -225,20 +225,61 @@ __global__ void __launch_bounds__(kRopeThreads) bias_rope_1_kernel(float* x, con
                  head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, nullptr);
 }
 
+// One head xh[head_dim ≤ 256] by one block of kRopeThreads threads: x += bias (bh may be null),
+// then x = w·(x·inv), inv = 1/sqrt(mean(x²) + eps), in place, bit for bit as rms_norm_kernel
+// computes it on a row of head_dim columns with its kThreads (256) threads: the square of column
+// t by thread t, a butterfly over each 32 lanes, the 8 lane-group sums added in order. Thread t
+// here plays threads t and t + 128 of that kernel (lane groups w and w + 4).
+__device__ __forceinline__ void bias_norm_head(float* xh, const float* bh, const float* w, int head_dim, float eps) {
+  static_assert(kRopeThreads * 2 == kThreads, "two columns per thread stand for rms_norm_kernel's threads");
+  __shared__ double sh[kThreads / 32];
+  float v[2];
+  double ss[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int c = int(threadIdx.x) + j * kRopeThreads;
+    v[j] = c < head_dim ? (bh != nullptr ? xh[c] + bh[c] : xh[c]) : 0.0f;
+    ss[j] = fma(double(v[j]), double(v[j]), 0.0);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) ss[j] += shfl_xor_double(ss[j], off);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32 + j * (kRopeThreads / 32)] = ss[j];
+  }
+  __syncthreads();
+  double t = 0.0;
+#pragma unroll
+  for (int i = 0; i < kThreads / 32; ++i) t += sh[i];
+  const float inv = static_cast<float>(1.0 / sqrt(t / double(head_dim) + double(eps)));
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int c = int(threadIdx.x) + j * kRopeThreads;
+    if (c < head_dim) xh[c] = w[c] * (v[j] * inv);
+  }
+  __syncthreads();  // RoPE pairs columns that other threads wrote
+}
+
 // gpu_rope_store_1, one block per head of [Q | K | V] (grid n_head + 2·n_kv_head): the head as
-// bias_rope_1_kernel does it (Q and K rotated); a K or V head then goes into its cache at pos:
-// fp16 from the registers, or packed (q8, d8) as kv_k8_store_kernel does it (after a barrier, a
-// 32-lane group per 32-value block of the head, reading back the rotated x).
+// bias_rope_1_kernel does it (Q and K rotated; Q and K normalised first when their weights are
+// given); a K or V head then goes into its cache at pos: fp16 from the registers, or packed
+// (q8, d8) as kv_k8_store_kernel does it (after a barrier, a 32-lane group per 32-value block of
+// the head, reading back the rotated x).
 __global__ void __launch_bounds__(kRopeThreads) rope_store_1_kernel(gpu_rope_store_params p) {
   alap_pdl_begin();
+  const int pos = p.pos_dev != nullptr ? *p.pos_dev : p.pos;
+  if (pos < 0 || pos >= p.capacity) return;  // a bad device position writes nothing (whole grid)
   const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim, h = blockIdx.x;
   const bool is_k = h >= H && h < H + Hk, is_v = h >= H + Hk;
   const int kvh = is_k ? h - H : h - H - Hk;  // the cache head (K or V heads only)
-  const size_t row = size_t(kvh) * p.capacity + p.pos;
+  const size_t row = size_t(kvh) * p.capacity + pos;
   uint16_t* f16 = is_k ? p.k_f16 : is_v ? p.v_f16 : nullptr;
   float* xh = p.x + size_t(h) * D;
-  bias_rope_head(xh, p.bias != nullptr ? p.bias + size_t(h) * D : nullptr, h < H + Hk, D, p.n_rot, p.pos,
-                 p.freq_base, p.freq_scale, p.freq_factors, p.neox, f16 != nullptr ? f16 + row * D : nullptr);
+  const float* bh = p.bias != nullptr ? p.bias + size_t(h) * D : nullptr;
+  const float* nw = h < H ? p.q_norm : is_k ? p.k_norm : nullptr;  // uniform over the block
+  if (nw != nullptr) {
+    bias_norm_head(xh, bh, nw, D, p.norm_eps);
+    bh = nullptr;  // added
+  }
+  bias_rope_head(xh, bh, h < H + Hk, D, p.n_rot, pos, p.freq_base, p.freq_scale, p.freq_factors, p.neox,
+                 f16 != nullptr ? f16 + row * D : nullptr);
   int8_t* q8 = is_k ? p.k_q : is_v ? p.v_q : nullptr;
   uint16_t* d8 = is_k ? p.k_d : is_v ? p.v_d : nullptr;
   if (q8 == nullptr) return;  // uniform over the block
@@ -487,6 +528,8 @@ int gpu_rope_store_1(const gpu_rope_store_params* p, void* stream) {
     };
     check_form("K", p->k_q, p->k_d, p->k_f16);
     check_form("V", p->v_q, p->v_d, p->v_f16);
+    if ((p->q_norm != nullptr || p->k_norm != nullptr) && p->head_dim > 2 * kRopeThreads)
+      throw std::invalid_argument("q/k norms need head_dim <= 256");
     alap_launch(rope_store_1_kernel, unsigned(p->n_head + 2 * p->n_kv_head), kRopeThreads, 0, as_stream(stream), *p);
     ALAP_GPU_CHECK_LAUNCH();
   });

@@ -76,8 +76,8 @@ std::vector<uint8_t> random_f32(int64_t n, float center, float spread, std::mt19
 int main(int argc, char** argv) {
   if (argc != 4) {
     std::fprintf(stderr,
-                 "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b|smollm2-1.7b|qwen2.5-1.5b|llama3.2-3b "
-                 "TYPE OUT.gguf\n"
+                 "usage: make_random_model qwen2.5-0.5b|llama3.2-1b|llama3-8b|smollm2-1.7b|qwen2.5-1.5b|llama3.2-3b|"
+                 "qwen3-0.6b|qwen3-1.7b TYPE OUT.gguf\n"
                          "  TYPE: q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k f16 bf16 iq4_nl iq4_xs\n");
     return 2;
   }
@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
     s = {"qwen2", 1536, 28, 12, 2, 128, 8960, 151936, true, 1000000.0f};
   } else if (which == "llama3.2-3b") {
     s = {"llama", 3072, 28, 24, 8, 128, 8192, 128256, false, 500000.0f};
+  } else if (which == "qwen3-0.6b") {  // q/k norms (per-head RMSNorm before RoPE), no biases
+    s = {"qwen3", 1024, 28, 16, 8, 128, 3072, 151936, false, 1000000.0f};
+  } else if (which == "qwen3-1.7b") {
+    s = {"qwen3", 2048, 28, 16, 8, 128, 6144, 151936, false, 1000000.0f};
   } else {
     std::fprintf(stderr, "make_random_model: unknown shape %s\n", which.c_str());
     return 2;
@@ -163,6 +167,10 @@ int main(int argc, char** argv) {
       w.add_tensor(b + "attn_q.bias", DType::f32, {s.H * s.D}, random_f32(s.H * s.D, 0.0f, 0.1f, rng));
       w.add_tensor(b + "attn_k.bias", DType::f32, {s.Hk * s.D}, random_f32(s.Hk * s.D, 0.0f, 0.1f, rng));
       w.add_tensor(b + "attn_v.bias", DType::f32, {s.Hk * s.D}, random_f32(s.Hk * s.D, 0.0f, 0.1f, rng));
+    }
+    if (s.arch == "qwen3") {
+      w.add_tensor(b + "attn_q_norm.weight", DType::f32, {s.D}, random_f32(s.D, 1.0f, 0.1f, rng));
+      w.add_tensor(b + "attn_k_norm.weight", DType::f32, {s.D}, random_f32(s.D, 1.0f, 0.1f, rng));
     }
     add(b + "attn_output.weight", mat_type(s.H * s.D), s.H * s.D, s.E, sd);
     add(b + "ffn_gate.weight", mat_type(s.E), s.E, s.F, sd);

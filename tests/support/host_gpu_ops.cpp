@@ -128,6 +128,12 @@ extern "C" {
 
 const char* gpu_error_message(void) { return g_error.c_str(); }
 
+// ALAP_HOST_GPU_ABI: another version, for the test of the app's refusal.
+int gpu_abi_version(void) {
+  const char* e = std::getenv("ALAP_HOST_GPU_ABI");
+  return e != nullptr ? std::atoi(e) : kGpuAbiVersion;
+}
+
 int gpu_device_count(int* count) {
   const char* e = std::getenv("ALAP_HOST_GPU_DEVICES");
   *count = e != nullptr ? std::atoi(e) : 1;
@@ -399,20 +405,33 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
   return gpu_rope(d_x, 1, n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, d_ff, neox, st);
 }
 
-// The three calls it stands for, in order (the device kernel is checked against them byte for byte).
+// The calls it stands for, in order (the device kernel is checked against them byte for byte): the
+// bias, the q/k norms when given, RoPE, the two row stores. pos_dev is read when the call runs (at
+// replay when captured), as the kernel reads it.
 int gpu_rope_store_1(const gpu_rope_store_params* p, void* st) {
   if (g_capture != nullptr) return record([pc = *p, st] { return gpu_rope_store_1(&pc, st); });
   if (p->pos < 0 || p->pos >= p->capacity) return fail("gpu_rope_store_1: pos past the capacity");
+  const int pos = p->pos_dev != nullptr ? *p->pos_dev : p->pos;
+  if (pos < 0 || pos >= p->capacity) return 0;  // the kernel writes nothing then
   const int H = p->n_head, Hk = p->n_kv_head, D = p->head_dim;
-  if (int rc = gpu_bias_rope_1(p->x, p->bias, H + 2 * Hk, H + Hk, D, p->n_rot, p->pos, p->freq_base, p->freq_scale,
-                               p->freq_factors, p->neox, st);
-      rc != 0)
+  if (p->q_norm != nullptr || p->k_norm != nullptr) {
+    if (p->bias != nullptr) gpu_add_bias(p->x, p->bias, (H + 2 * Hk) * D, 1, st);
+    if (p->q_norm != nullptr) gpu_rms_norm(p->x, p->q_norm, p->x, D, H, p->norm_eps, st);
+    float* kx = p->x + static_cast<size_t>(H) * D;
+    if (p->k_norm != nullptr) gpu_rms_norm(kx, p->k_norm, kx, D, Hk, p->norm_eps, st);
+    if (int rc = gpu_rope(p->x, 1, H + Hk, D, p->n_rot, pos, p->freq_base, p->freq_scale, p->freq_factors, p->neox, st);
+        rc != 0)
+      return rc;
+  } else if (int rc = gpu_bias_rope_1(p->x, p->bias, H + 2 * Hk, H + Hk, D, p->n_rot, pos, p->freq_base,
+                                      p->freq_scale, p->freq_factors, p->neox, st);
+             rc != 0) {
     return rc;
+  }
   float* k = p->x + static_cast<size_t>(H) * D;
   float* v = k + static_cast<size_t>(Hk) * D;
   const auto store = [&](float* x, int8_t* q, uint16_t* d, uint16_t* f16) {
-    if (f16 != nullptr) return gpu_kv_f16_store(x, f16, 1, Hk, D, p->capacity, p->pos, st);
-    const kv_k8_store_params kp{x, q, d, 1, Hk, D, p->capacity, p->pos};
+    if (f16 != nullptr) return gpu_kv_f16_store(x, f16, 1, Hk, D, p->capacity, pos, st);
+    const kv_k8_store_params kp{x, q, d, 1, Hk, D, p->capacity, pos};
     return kv_k8_store_run(&kp, st);
   };
   if (int rc = store(k, p->k_q, p->k_d, p->k_f16); rc != 0) return rc;
@@ -518,8 +537,11 @@ static int decode(const attn_decode_params* p, int mode) {
   const bool ok = mode == 0 ? (p->k_f16 && p->v) : mode == 1 ? (p->k_q && p->k_d && p->v) : (p->k_q && p->k_d && p->v_q && p->v_d);
   if (!ok) return fail("attention decode: a cache pointer of this mode is null");
   const int G = p->n_head / p->n_kv_head;
+  // pos_dev: the rows of the position read now (at replay when captured), clamped as the kernel does.
+  const int pos = p->pos_dev != nullptr ? *p->pos_dev : p->n_ctx - 1;
+  const int n_ctx = pos < 0 ? 1 : (pos >= p->capacity ? p->capacity : pos + 1);
   for (int h = 0; h < p->n_head; ++h) {
-    attend(p->q + static_cast<size_t>(h) * p->head_dim, p->head_dim, p->capacity, h / G, p->n_ctx, p->scale,
+    attend(p->q + static_cast<size_t>(h) * p->head_dim, p->head_dim, p->capacity, h / G, n_ctx, p->scale,
            mode != 0 ? p->k_q : nullptr, p->k_d, p->k_f16, p->v, mode == 2 ? p->v_q : nullptr, p->v_d,
            p->out + static_cast<size_t>(h) * p->head_dim);
   }

@@ -250,13 +250,14 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   const double graph = static_cast<double>(std::max<uint64_t>(st.graph_steps, 1));
   std::printf("  decode host cost: %llu calls a step; %llu plain steps at %.1f us issuing; %llu graph steps, %llu "
               "captures at %.1f us capturing + %.1f us ending (%llu updated in place, %llu before their own launch), %.1f us "
-              "a graph launch%s%s\n",
+              "a graph launch%s%s%s\n",
               static_cast<unsigned long long>(st.calls_per_step),
               static_cast<unsigned long long>(st.decode_steps - st.graph_steps), st.enqueue_us / plain,
               static_cast<unsigned long long>(st.graph_steps), static_cast<unsigned long long>(st.graph_captures),
               st.capture_us / caps, st.instantiate_us / caps, static_cast<unsigned long long>(st.graph_updates),
               static_cast<unsigned long long>(st.blocking_captures),
-              st.launch_us / graph, st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
+              st.launch_us / graph, st.one_graph ? "; one graph for every position" : "",
+              st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
   std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone)\n",
               1e6 * decode_s / n_dec, replay_us);
   std::printf("  a graph step on the host: %.1f us inside run() (%.1f before the launch, %.1f waiting at its end), "

@@ -62,9 +62,22 @@ TEST(GpuBackend, FileThatIsNoLibraryGivesLoadFailure) {
 TEST(GpuBackend, LibraryMissingSymbolsIsRefused) {
   const GpuBackend::Probe p = GpuBackend::probe_paths({ALAP_GPU_INCOMPLETE_LIBRARY});
   EXPECT_EQ(p.backend, nullptr);
-  EXPECT_NE(p.reason.find("is incomplete (missing gpu_device_open, gpu_mem_info"), std::string::npos) << p.reason;
+  EXPECT_NE(p.reason.find("is incomplete (missing gpu_abi_version, gpu_device_open, gpu_mem_info"), std::string::npos)
+      << p.reason;
   EXPECT_NE(p.reason.find("attn_k8_prefill_run"), std::string::npos) << p.reason;
   EXPECT_EQ(p.reason.find("gpu_device_count"), std::string::npos) << p.reason;  // that one is there
+}
+
+TEST(GpuBackend, LibraryOfAnotherInterfaceVersionIsRefused) {
+  // Every symbol is there, but the structs may be laid out differently: reading them would go wrong
+  // without any error, so the app refuses the library.
+  ScopedEnv abi("ALAP_HOST_GPU_ABI", std::to_string(gpu::kGpuAbiVersion - 1));
+  const GpuBackend::Probe p = GpuBackend::probe_paths({ALAP_GPU_HOST_LIBRARY});
+  EXPECT_EQ(p.backend, nullptr);
+  EXPECT_EQ(p.failure, GpuBackend::Failure::incomplete_library);
+  EXPECT_EQ(p.reason, std::string("the GPU library ") + ALAP_GPU_HOST_LIBRARY + " has interface version " +
+                          std::to_string(gpu::kGpuAbiVersion - 1) + ", this version of Alap needs " +
+                          std::to_string(gpu::kGpuAbiVersion) + ": running on the CPU");
 }
 
 TEST(GpuBackend, NoDeviceGivesTheRuntimeMessage) {

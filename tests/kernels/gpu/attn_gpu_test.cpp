@@ -311,6 +311,34 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   expect(sections(d_xq.download()) == q8_f16, "f16 with PDL: out_q8 differs, " + tag);
   expect(run_pdl(2) == out_k8v8, "k8v8 with PDL after the newest row's store differs from the plain launch, " + tag);
   expect(sections(d_xq.download()) == q8_k8v8, "k8v8 with PDL: out_q8 differs, " + tag);
+
+  // The position read on the device (pos_dev: one captured decode step for every position). n_ctx
+  // is given as the capacity, the rows come from *pos_dev = n_ctx − 1: the kernel cuts them as the
+  // call with that n_ctx does, so the output is the plain launch's bit for bit, launched plainly
+  // and with PDL. A position past the capacity attends every row, one before 0 the first: no
+  // fault (the sanitizer runs check it), a finite output.
+  device_buffer<int32_t> d_pos(std::vector<int32_t>{c.n_ctx - 1});
+  const auto run_dev = [&](int mode, unsigned flags) {
+    ALAP_GPU_CHECK(alap_gpu_memset(d_out.ptr, 0xff, q.size() * sizeof(float)));
+    alap::gpu::attn_decode_params pd = p;
+    pd.n_ctx = capacity;
+    pd.pos_dev = d_pos.ptr;
+    expect(alap::gpu::attn_decode_run_ex(&pd, mode, flags, stream) == 0, alap::gpu::gpu_error_message());
+    ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
+    return d_out.download();
+  };
+  for (unsigned flags : {0u, alap::gpu::kAttnLaunchPdl}) {
+    const std::string how = std::string(flags != 0 ? " with PDL" : "") + ", " + tag;
+    expect(run_dev(1, flags) == out_k8, "k8 at a device position differs from the plain launch" + how);
+    expect(run_dev(0, flags) == out_f16, "f16 at a device position differs from the plain launch" + how);
+    expect(run_dev(2, flags) == out_k8v8, "k8v8 at a device position differs from the plain launch" + how);
+  }
+  for (int bad : {capacity + 100, -7}) {
+    ALAP_GPU_CHECK(alap_gpu_memcpy(d_pos.ptr, &bad, sizeof bad, alap_gpu_memcpy_h2d));
+    const std::vector<float> out = run_dev(1, 0);
+    expect(std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); }),
+           "k8 at a device position out of range: not finite, " + tag);
+  }
   ALAP_GPU_CHECK(alap_gpu_stream_destroy(stream));
 
   const double e_k8 = max_abs_diff(out_k8, ref_k8);

@@ -1037,17 +1037,22 @@ void test_fused(std::mt19937& rng) {
   // gpu_rope_store_1 against gpu_bias_rope_1 (its x) and against kv_k8_store_run / gpu_kv_f16_store
   // run on its own rotated K and V (the caches, byte for byte, both poisoned alike so a stray
   // write shows): every cache mode, Qwen-0.5B and Llama-3-8B head layouts, both pair layouts.
+  // Variant 1 reads the position from the device (the host's pos 0 must not be used); variant 2
+  // normalises the Q and K heads (qwen3), against gpu_add_bias, gpu_rms_norm on the Q heads and on
+  // the K heads, then gpu_bias_rope_1 without a bias, byte for byte.
   struct RopeShape {
     int H, Hk, D;
   };
-  for (const RopeShape sh : {RopeShape{14, 2, 64}, RopeShape{32, 8, 128}}) {
+  for (const RopeShape sh : {RopeShape{14, 2, 64}, RopeShape{32, 8, 128}, RopeShape{16, 8, 128}}) {
     for (int mode = 0; mode < 3; ++mode) {  // 0 f16, 1 k8, 2 k8v8
-      for (int neox = 0; neox < 2; ++neox) {
+      for (int nv = 0; nv < 6; ++nv) {
+        const int neox = nv % 2, variant = nv / 2;
         const int H = sh.H, Hk = sh.Hk, D = sh.D, n_rows = H + 2 * Hk, cap = 40, pos = 37;
         const std::vector<float> x = randn(size_t(n_rows) * D, rng, 2.0f), b = randn(size_t(n_rows) * D, rng);
+        const std::vector<float> qn = randn(size_t(D), rng), kn = randn(size_t(D), rng);
         const size_t f16_bytes = size_t(Hk) * cap * D * 2, q_bytes = size_t(Hk) * cap * D,
                      d_bytes = size_t(Hk) * cap * (D / 32) * 2;
-        dbuf d1(x), d2(x), db(b);
+        dbuf d1(x), d2(x), db(b), dqn(qn), dkn(kn), dpos(std::vector<int32_t>{pos});
         dbuf kq1(q_bytes), kd1(d_bytes), kf1(f16_bytes), vq1(q_bytes), vd1(d_bytes), vf1(f16_bytes);
         dbuf kq2(q_bytes), kd2(d_bytes), kf2(f16_bytes), vq2(q_bytes), vd2(d_bytes), vf2(f16_bytes);
         for (dbuf* c : {&kq1, &kd1, &kf1, &vq1, &vd1, &vf1, &kq2, &kd2, &kf2, &vq2, &vd2, &vf2}) c->poison();
@@ -1060,12 +1065,21 @@ void test_fused(std::mt19937& rng) {
         else p.k_q = kq2.as<int8_t>(), p.k_d = kd2.as<uint16_t>();
         if (mode == 2) p.v_q = vq2.as<int8_t>(), p.v_d = vd2.as<uint16_t>();
         else p.v_f16 = vf2.as<uint16_t>();
+        if (variant == 1) p.pos = 0, p.pos_dev = dpos.as<int32_t>();
+        if (variant == 2) p.q_norm = dqn.as<float>(), p.k_norm = dkn.as<float>(), p.norm_eps = 1e-6f;
         must(g::gpu_rope_store_1(&p, nullptr), "rope_store_1");
-        must(g::gpu_bias_rope_1(d1.as<float>(), db.as<float>(), n_rows, H + Hk, D, D, pos, 5e5f, 1.0f, nullptr, neox,
-                                nullptr),
+        const float* rb = db.as<float>();
+        if (variant == 2) {
+          must(g::gpu_add_bias(d1.as<float>(), rb, n_rows * D, 1, nullptr), "add_bias");
+          must(g::gpu_rms_norm(d1.as<float>(), dqn.as<float>(), d1.as<float>(), D, H, 1e-6f, nullptr), "q norm");
+          float* k1 = d1.as<float>() + size_t(H) * D;
+          must(g::gpu_rms_norm(k1, dkn.as<float>(), k1, D, Hk, 1e-6f, nullptr), "k norm");
+          rb = nullptr;
+        }
+        must(g::gpu_bias_rope_1(d1.as<float>(), rb, n_rows, H + Hk, D, D, pos, 5e5f, 1.0f, nullptr, neox, nullptr),
              "bias_rope_1");
         const std::string at = " (H " + std::to_string(H) + ", mode " + std::to_string(mode) + ", neox " +
-                               std::to_string(neox) + ")";
+                               std::to_string(neox) + ", variant " + std::to_string(variant) + ")";
         expect(d1.get<uint8_t>() == d2.get<uint8_t>(), "gpu_rope_store_1's x equals gpu_bias_rope_1's" + at);
         float* k2 = d2.as<float>() + size_t(H) * D;
         float* v2 = k2 + size_t(Hk) * D;
@@ -1099,6 +1113,23 @@ void test_fused(std::mt19937& rng) {
     expect(g::gpu_rope_store_1(&p, nullptr) != 0, "rope_store_1 without a V cache refused");
     p.v_f16 = p.k_f16, p.pos = 8;
     expect(g::gpu_rope_store_1(&p, nullptr) != 0, "rope_store_1 at pos == capacity refused");
+  }
+  {  // A device position outside [0, capacity) writes nothing: x and the caches stay as they were.
+    const int H = 4, Hk = 2, D = 64, cap = 8;
+    const std::vector<float> x = randn(size_t(H + 2 * Hk) * D, rng);
+    dbuf dx(x), kq(size_t(Hk) * cap * D), kd(size_t(Hk) * cap * 4), vf(size_t(Hk) * cap * D * 2);
+    for (dbuf* c : {&kq, &kd, &vf}) c->poison();
+    const std::vector<uint8_t> kq0 = kq.get<uint8_t>(), kd0 = kd.get<uint8_t>(), vf0 = vf.get<uint8_t>();
+    for (int bad : {cap, -1}) {
+      dbuf dpos(std::vector<int32_t>{bad});
+      g::gpu_rope_store_params p{};
+      p.x = dx.as<float>(), p.n_head = H, p.n_kv_head = Hk, p.head_dim = D, p.n_rot = D, p.pos = 3, p.capacity = cap;
+      p.freq_base = 1e4f, p.freq_scale = 1.0f, p.pos_dev = dpos.as<int32_t>();
+      p.k_q = kq.as<int8_t>(), p.k_d = kd.as<uint16_t>(), p.v_f16 = vf.as<uint16_t>();
+      must(g::gpu_rope_store_1(&p, nullptr), "rope_store_1 at a bad device position");
+      expect(dx.get<float>() == x && kq.get<uint8_t>() == kq0 && kd.get<uint8_t>() == kd0 && vf.get<uint8_t>() == vf0,
+             "rope_store_1 at device position " + std::to_string(bad) + " wrote nothing");
+    }
   }
   expect(g::gpu_bias_rope_1(nullptr, nullptr, 4, 5, 64, 64, 0, 1e4f, 1.0f, nullptr, 0, nullptr) != 0,
          "bias_rope_1 with more rotated heads than heads refused");
