@@ -141,8 +141,10 @@ int gpu_bias_rope_1(float* d_x, const float* d_b, int n_heads, int n_rot_heads, 
 // as gpu_rms_norm(q, q_norm, q, head_dim, n_head, norm_eps) and the same over the K heads leave it
 // (byte for byte; head_dim at most 256), so the calls gpu_add_bias, gpu_rms_norm ×2, gpu_rope,
 // and the two stores are one launch. With pos_dev the position is read from device memory when
-// the kernel runs (pos is still checked): one captured launch serves every decode position. A
-// device position outside [0, capacity) leaves x and the cache untouched.
+// the kernel runs (pos is still checked): one captured launch serves every decode position. It
+// is read before the kernel's programmatic-dependent wait, so write it before the step's first
+// kernel (a copy earlier in stream order), never from the kernel just before. A device position
+// outside [0, capacity) leaves x and the cache untouched.
 struct gpu_rope_store_params {
   float* x;                    // device, [n_head + 2·n_kv_head][head_dim], rotated in place
   const float* bias;           // device, same length, or null

@@ -263,8 +263,10 @@ __device__ __forceinline__ void bias_norm_head(float* xh, const float* bh, const
 // (q8, d8) as kv_k8_store_kernel does it (after a barrier, a 32-lane group per 32-value block of
 // the head, reading back the rotated x).
 __global__ void __launch_bounds__(kRopeThreads) rope_store_1_kernel(gpu_rope_store_params p) {
-  alap_pdl_begin();
+  // The device position is written before the step's first kernel (a copy earlier in stream
+  // order), so it is read before the wait: its DRAM round trip overlaps the kernel before.
   const int pos = p.pos_dev != nullptr ? *p.pos_dev : p.pos;
+  alap_pdl_begin();
   if (pos < 0 || pos >= p.capacity) return;  // a bad device position writes nothing (whole grid)
   const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim, h = blockIdx.x;
   const bool is_k = h >= H && h < H + Hk, is_v = h >= H + Hk;
