@@ -4,12 +4,14 @@
 // to the CPU layers). Every device buffer is laid out once by layout(), which is also the memory
 // plan checked against the free memory first.
 // Decode steps (one token, every layer on the device) replay captured graphs (Impl::decode_graph).
-// One graph serves every position: the token id and the position go to the device with one copy
-// before the launch, and the RoPE + row-store kernel and attention read the position there, so a
-// step only launches (captured once, again only when the best-logits count changes). Where a layer
-// cannot take that kernel (q, k and v biases not all present), or under ALAP_GPU_ONE_GRAPH=0, the
-// position is baked into the graph instead: the graph of position p+1 is captured while the device
-// runs the one of p, two executables used in turn.
+// One graph serves a range of positions: the token id and the position go to the device with one
+// copy before the launch, and the RoPE + row-store kernel and attention read the position there,
+// so a step only launches. A graph serves the positions whose attention splits are those of its
+// capture (attn_decode_ctx_limit: ~2048 positions on an H200 for a Llama-3-8B geometry); the next
+// range's graph is captured while the device runs the last step of the one before, in the other
+// of two executables. Where a layer cannot take that kernel (q, k and v biases not all present),
+// or under ALAP_GPU_ONE_GRAPH=0, the position is baked into the graph instead: the graph of
+// position p+1 is captured while the device runs the one of p, in the same two executables.
 #include "core/model/forward_gpu.h"
 
 #include <algorithm>
@@ -304,11 +306,14 @@ struct GpuForward::Impl {
   bool top_ready = false;         // the last run() left top_* (and returned an empty span)
   // Decode graphs: two executables used in turn (one may run while the other is re-captured);
   // prepared_pos: the position execs[prepared_slot] was last captured for (npos: none).
-  // one_graph: one executable (execs[0]) reads the position from the device (pos_dev) and serves
-  // every step; one_ready: it is captured for the current best-logits count.
+  // one_graph: an executable reads the position from the device (pos_dev) and serves the steps
+  // whose key count n_ctx lies in [range_lo, range_hi] of its slot (empty: not captured for the
+  // current best-logits count).
   bool graphs = true;
-  bool one_graph = false, one_ready = false;
+  bool one_graph = false;
+  size_t range_lo[2] = {1, 1}, range_hi[2] = {0, 0};
   const int32_t* pos_dev = nullptr;  // while capturing a one-graph step: where its position is
+  size_t capture_hi = 0;             // the capture's range end (attn_decode_ctx_limit, all layers)
   void* execs[2] = {nullptr, nullptr};
   size_t prepared_pos = std::numeric_limits<size_t>::max();
   int prepared_slot = 0;
@@ -412,7 +417,25 @@ struct GpuForward::Impl {
       e = nullptr;
     }
     prepared_pos = std::numeric_limits<size_t>::max();
-    one_ready = false;
+    drop_ranges();
+  }
+  void drop_ranges() {
+    for (int k = 0; k < 2; ++k) range_lo[k] = 1, range_hi[k] = 0;
+  }
+  // The one-graph slot whose range holds n keys, or -1.
+  int slot_for(size_t n) const {
+    for (int k = 0; k < 2; ++k) {
+      if (range_lo[k] <= n && n <= range_hi[k]) return k;
+    }
+    return -1;
+  }
+  // Captures the step at position pos into slot (one-graph mode) and records the range it serves.
+  bool capture_range(int slot, size_t pos, CacheMode mode, size_t cap) {
+    range_lo[slot] = 1, range_hi[slot] = 0;
+    if (!capture(slot, pos, mode, cap)) return false;
+    range_lo[slot] = pos + 1;
+    range_hi[slot] = capture_hi;
+    return true;
   }
   // Whether layer o's single-token step is one RoPE + row-store launch (gpu_rope_store_1): q, k, v
   // back to back (always) and their biases all present or all absent.
@@ -452,7 +475,7 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
   if (n == 1 && rope_store_fused(o)) {
     // One token, [q | k | v] of H + 2·Hk heads: the bias over all, the q/k norms (qwen3), RoPE on
     // the first H + Hk, then K and V into the cache, in one launch; at the device's position when
-    // captured for every step (pos_dev).
+    // captured for a range of positions (pos_dev).
     gpu::gpu_rope_store_params p{};
     p.x = q;
     p.bias = o.qkv_bias ? w<float>(o.bq) : nullptr;
@@ -531,12 +554,17 @@ void GpuForward::Impl::layer(size_t l, int n, size_t pos0, CacheMode mode, size_
     p.head_dim = D;
     p.capacity = C;
     p.n_ctx = static_cast<int>(pos0) + 1;
-    p.pos_dev = pos_dev;  // one graph for every position: the rows it attends are read on the device
+    p.pos_dev = pos_dev;  // one graph for a range of positions: the rows it attends are read on the device
     p.n_split = 0;
     p.scale = scale;
     if (mode != CacheMode::f16 && wants_q8(H * D, {&lw.wo})) att_q = p.out_q8 = s<void>(L.xq);
     // attn_decode_run_ex numbers the modes 0 (f16), 1 (k8), 2 (k8v8), as CacheMode does.
     static_assert(static_cast<int>(CacheMode::k8) == 1 && static_cast<int>(CacheMode::k8v8) == 2);
+    if (pos_dev != nullptr) {  // the positions this capture serves
+      const int hi = ops->attn_decode_ctx_limit(&p, static_cast<int>(mode));
+      if (hi < 0) gpu->check(-1, "the range of a decode graph");
+      capture_hi = std::min(capture_hi, static_cast<size_t>(hi));
+    }
     const unsigned flags = attn_pdl ? gpu::kAttnLaunchPdl : 0u;
     ck(ops->attn_decode_run_ex(&p, static_cast<int>(mode), flags, stream), "attention (decode)");
   } else if (mode == CacheMode::f16) {
@@ -648,9 +676,10 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
   }
   const uint64_t calls0 = calls;
   std::string failed;
-  // One graph for every position: the kernels that depend on it read it from the ids buffer's
+  // One graph for a range of positions: the kernels that depend on it read it from the ids buffer's
   // slot after the id (run() copies both before each launch).
   pos_dev = one_graph ? s<int32_t>(L.ids) + 1 : nullptr;
+  capture_hi = cap;
   try {
     device_step(1, pos, mode, cap);
     output_rows(0, 1, nullptr);
@@ -679,7 +708,7 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
 void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
   if (!graphs || stats.decode_steps == 0 || pos >= cap) return;
   if (one_graph) {
-    if (!one_ready && capture(0, pos, mode, cap)) one_ready = true;
+    if (slot_for(pos + 1) < 0) capture_range(launched_slot == 0 ? 1 : 0, pos, mode, cap);
     return;
   }
   if (prepared_pos == pos) return;
@@ -688,20 +717,23 @@ void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
 }
 
 bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
-  if (one_graph) {  // captured once (again after set_logits_top changes m), launched every step
-    if (!one_ready) {
-      if (!capture(0, pos0, mode, cap)) return false;
-      one_ready = true;
+  if (one_graph) {  // a graph for the range holding this step; the next range's made ahead
+    int slot = slot_for(pos0 + 1);
+    if (slot < 0) {
+      slot = launched_slot == 0 ? 1 : 0;  // never the executable that may still run
+      if (!capture_range(slot, pos0, mode, cap)) return false;
       stats.blocking_captures += 1;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (ops->gpu_graph_launch(execs[0], stream) != 0) {
+    if (ops->gpu_graph_launch(execs[slot], stream) != 0) {
       graphs_off(std::string("graph launch fails: ") + ops->gpu_error_message());
       return false;
     }
     stats.launch_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     stats.graph_steps += 1;
-    launched_slot = 0;
+    launched_slot = slot;
+    // The next step leaves this range: its graph is captured now, while the device runs this one.
+    if (pos0 + 2 > range_hi[slot] && pos0 + 1 < cap && slot_for(pos0 + 2) < 0) capture_range(1 - slot, pos0 + 1, mode, cap);
     return true;
   }
   int slot = prepared_slot;
@@ -859,7 +891,7 @@ bool GpuForward::set_logits_top(size_t m) {
   if (m > kMaxLogitsTop || !s.top_allowed) m = 0;
   if (m != s.top_m) {  // a prepared graph has the old m
     s.prepared_pos = std::numeric_limits<size_t>::max();
-    s.one_ready = false;
+    s.drop_ranges();
   }
   s.top_m = m;
   return m > 0;

@@ -65,7 +65,7 @@ struct GpuStepStats {
   double before_launch_us = 0;   // of it, from run()'s entry to the graph's launch
   double wait_us = 0;            // of it, in the step's last synchronisation (the device's remaining work)
   std::string graphs_off;        // why graphs are not used ("" when they are)
-  bool one_graph = false;        // one graph serves every position (captured once; else one a position)
+  bool one_graph = false;        // a graph serves a range of positions (read on the device); else one a position
   bool logits_pinned = false;    // the logits land in page-locked host memory
 };
 

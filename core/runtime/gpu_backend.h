@@ -45,7 +45,7 @@ class GpuError : public std::runtime_error {
   X(gpu_rope) X(gpu_get_rows) X(gpu_argmax) X(gpu_logits_top_scratch_bytes) X(gpu_logits_top)        \
   X(gpu_kv_f16_store) X(attn_f16_prefill_run)                                                         \
   X(attn_decode_scratch_bytes) X(attn_decode_check) X(attn_f16_decode_run) X(attn_k8_decode_run)      \
-  X(attn_k8v8_decode_run) X(attn_decode_run_ex) X(attn_prefill_check) X(attn_k8_prefill_run)          \
+  X(attn_k8v8_decode_run) X(attn_decode_run_ex) X(attn_decode_ctx_limit) X(attn_prefill_check) X(attn_k8_prefill_run)          \
   X(kv_k8_store_run)                                                                                  \
   X(gpu_rms_norm_q8) X(gpu_swiglu_q8) X(gpu_bias_rope_1) X(gpu_rope_store_1) X(gpu_graph_capture_begin)        \
   X(gpu_graph_capture_end) X(gpu_graph_launch) X(gpu_graph_destroy) X(gpu_error_message)

@@ -80,13 +80,13 @@ struct attn_decode_params {
   // Under kAttnLaunchPdl it is written after the wait, like out.
   void* out_q8;
   // Optional (null: n_ctx as given): the position of the newest row in device memory, read by the
-  // kernel when it runs: it attends n_ctx = *pos_dev + 1 rows (clamped to [1, capacity]), so one
-  // captured launch serves every position of a decode step replayed from a graph. n_ctx must still
-  // be valid (it is checked, and bounds nothing else). The launch then has the splits a call at the
-  // longest context would have (set by the device and n_split, not by n_ctx); the kernel cuts the
-  // rows as a call with its n_ctx does and gives the same result bit for bit. Read before the
-  // kernel's programmatic-dependent wait: write it before the step's first kernel (a copy earlier
-  // in stream order), never from the kernel just before. No cluster merge with it.
+  // kernel when it runs: it attends n_ctx' = *pos_dev + 1 rows, so one captured launch serves many
+  // positions of a decode step replayed from a graph. n_ctx is then a lower bound: the launch cuts
+  // the splits for it and serves every n_ctx' in [n_ctx, attn_decode_ctx_limit(p, mode)], with
+  // the result of a launch given n_ctx' by value, bit for bit (outside that range the result is
+  // wrong, never a read or write out of bounds). Read before the kernel's programmatic-dependent
+  // wait, after its first tiles below row n_ctx − 1: write it before the step's first kernel (a
+  // copy earlier in stream order), never from the kernel just before. No cluster merge with it.
   const int32_t* pos_dev;
 };
 
@@ -99,6 +99,11 @@ size_t attn_decode_scratch_bytes(int n_head, int head_dim);
 // Validates shapes and pointers for a cache mode (0 f16, 1 k8, 2 k8v8). Returns null when the call
 // is supported, else a message naming the field that is wrong.
 const char* attn_decode_check(const attn_decode_params* p, int mode);
+
+// The largest n_ctx' that a launch with pos_dev and these params serves (see pos_dev): at least
+// p->n_ctx, at most the capacity; -1 on bad parameters (gpu_error_message). The splits change
+// every (tile · splits) rows, e.g. 2048 for the Llama-3-8B geometry on an H200.
+int attn_decode_ctx_limit(const attn_decode_params* p, int mode);
 
 // Enqueues the attention on `stream` (one kernel: the splits and their combine). Return 0 on success;
 // non-zero on bad parameters or a runtime error, with the message in gpu_error_message().

@@ -62,21 +62,24 @@ int multiprocessor_count() {
 
 // Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
 // n_kv_head blocks otherwise), each split a multiple of `tile` rows.
-void set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile) {
+void set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool device_pos) {
   const attn_decode_params& p = a.p;
   int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / (p.n_kv_head * n_slices);
   want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
-  if (p.pos_dev != nullptr) {  // the kernel cuts the rows itself, by this rule (attn_span_of)
-    a.split_len = 0;
-    a.n_split = want;
-    return;
-  }
   a.split_len = ceil_div(ceil_div(p.n_ctx, want), tile) * tile;
-  a.n_split = ceil_div(p.n_ctx, a.split_len);  // no split is empty
+  // With pos_dev (or for attn_decode_ctx_limit) every split that a context with this split_len can
+  // have: n_ctx up to split_len·want; the kernel counts those with rows (attn_ctx_of).
+  a.n_split = device_pos ? want : ceil_div(p.n_ctx, a.split_len);  // no split is empty
+}
+
+// The largest n_ctx that a launch with these splits serves (attn_decode_ctx_limit).
+int ctx_limit(const attn_kernel_args& a) {
+  const long long hi = (long long)a.split_len * a.n_split;
+  return hi < a.p.capacity ? int(hi) : a.p.capacity;
 }
 
 template <kv_mode M, int HDB, int GB>
-void launch(attn_kernel_args& a, alap_gpu_stream_t stream) {
+void launch(attn_kernel_args& a, alap_gpu_stream_t stream, int* limit) {
   using T = decode_tiles<M, HDB, GB>;
   auto kernel = M == kv_mode::f16  ? attn_f16_decode_kernel<HDB, GB>
                 : M == kv_mode::k8 ? attn_k8_decode_kernel<HDB, GB>
@@ -88,7 +91,11 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream) {
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  set_splits(a, cached_occupancy, n_slices, T::kTile);
+  set_splits(a, cached_occupancy, n_slices, T::kTile, a.p.pos_dev != nullptr || limit != nullptr);
+  if (limit != nullptr) {
+    *limit = ctx_limit(a);
+    return;
+  }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
   kernel<<<grid, kThreads, T::smem_bytes, stream>>>(a);
   ALAP_GPU_CHECK_LAUNCH();
@@ -131,7 +138,7 @@ bool cluster_fits(Kernel kernel, int n_split, int n_clusters, size_t smem, int* 
 }
 
 template <kv_mode M, int HD, int GB>
-void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
+void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream, int* limit) {
   using T = mma_tiles<M, HD, GB>;
   auto kernel = M == kv_mode::f16  ? attn_f16_decode_mma_kernel<HD, GB>
                 : M == kv_mode::k8 ? attn_k8_decode_mma_kernel<HD, GB>
@@ -144,7 +151,11 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps);
+  set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps, a.p.pos_dev != nullptr || limit != nullptr);
+  if (limit != nullptr) {
+    *limit = ctx_limit(a);
+    return;
+  }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
   const bool pdl = (flags & kAttnLaunchPdl) != 0 && pdl_enabled();  // sm_90+, not ALAP_GPU_PDL=0
   a.pdl = pdl ? 1 : 0;
@@ -185,18 +196,18 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream) {
 // Flags (kAttnLaunchPdl) apply to the matrix-unit kernels; the scalar ones launch normally, which
 // is always correct (the flag only permits overlap).
 template <kv_mode M>
-void launch_bucket(attn_kernel_args& a, [[maybe_unused]] unsigned flags, alap_gpu_stream_t stream) {
+void launch_bucket(attn_kernel_args& a, [[maybe_unused]] unsigned flags, alap_gpu_stream_t stream, int* limit) {
   const int hd = a.p.head_dim, g = a.group;
   const int gb = g <= 4 ? 4 : 8;  // larger groups: slices of 8 (grid z)
 #if ALAP_ATTN_MMA
-  if (hd == 64 && gb == 4) return launch_mma<M, 64, 4>(a, flags, stream);
-  if (hd == 64 && gb == 8) return launch_mma<M, 64, 8>(a, flags, stream);
-  if (hd == 128 && gb == 4) return launch_mma<M, 128, 4>(a, flags, stream);
-  if (hd == 128 && gb == 8) return launch_mma<M, 128, 8>(a, flags, stream);
+  if (hd == 64 && gb == 4) return launch_mma<M, 64, 4>(a, flags, stream, limit);
+  if (hd == 64 && gb == 8) return launch_mma<M, 64, 8>(a, flags, stream, limit);
+  if (hd == 128 && gb == 4) return launch_mma<M, 128, 4>(a, flags, stream, limit);
+  if (hd == 128 && gb == 8) return launch_mma<M, 128, 8>(a, flags, stream, limit);
 #endif
   const int hdb = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
 #define ALAP_ATTN_CASE(H, B) \
-  if (hdb == H && gb == B) return launch<M, H, B>(a, stream);
+  if (hdb == H && gb == B) return launch<M, H, B>(a, stream, limit);
   ALAP_ATTN_CASE(64, 4) ALAP_ATTN_CASE(64, 8)
   ALAP_ATTN_CASE(128, 4) ALAP_ATTN_CASE(128, 8)
   ALAP_ATTN_CASE(256, 4) ALAP_ATTN_CASE(256, 8)
@@ -204,7 +215,9 @@ void launch_bucket(attn_kernel_args& a, [[maybe_unused]] unsigned flags, alap_gp
   throw std::logic_error("attn_decode: no kernel for this head_dim/group");
 }
 
-void run_decode(const attn_decode_params& p, kv_mode mode, unsigned flags, alap_gpu_stream_t stream) {
+// Launches the call, or (limit not null) only works out its splits and the largest n_ctx they serve.
+void run_decode(const attn_decode_params& p, kv_mode mode, unsigned flags, alap_gpu_stream_t stream,
+                int* limit = nullptr) {
   if (const char* why = attn_decode_check(&p, static_cast<int>(mode))) throw std::invalid_argument(why);
   attn_kernel_args a{};
   a.p = p;
@@ -215,9 +228,9 @@ void run_decode(const attn_decode_params& p, kv_mode mode, unsigned flags, alap_
   a.part_l = a.part_m + size_t(p.n_head) * kAttnMaxSplit;
   a.counters = reinterpret_cast<unsigned*>(a.part_l + size_t(p.n_head) * kAttnMaxSplit);
   switch (mode) {
-    case kv_mode::f16: return launch_bucket<kv_mode::f16>(a, flags, stream);
-    case kv_mode::k8: return launch_bucket<kv_mode::k8>(a, flags, stream);
-    case kv_mode::k8v8: return launch_bucket<kv_mode::k8v8>(a, flags, stream);
+    case kv_mode::f16: return launch_bucket<kv_mode::f16>(a, flags, stream, limit);
+    case kv_mode::k8: return launch_bucket<kv_mode::k8>(a, flags, stream, limit);
+    case kv_mode::k8v8: return launch_bucket<kv_mode::k8v8>(a, flags, stream, limit);
   }
 }
 
@@ -278,6 +291,16 @@ int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, vo
     if (p == nullptr) throw std::invalid_argument("attn_decode: params is null");
     run_decode(*p, static_cast<kv_mode>(mode), flags, static_cast<alap_gpu_stream_t>(stream));
   });
+}
+
+int attn_decode_ctx_limit(const attn_decode_params* p, int mode) {
+  int limit = -1;
+  const int rc = gpu_api_call("attn_decode_ctx_limit", [&] {
+    if (mode < 0 || mode > 2) throw std::invalid_argument("attn_decode_ctx_limit: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
+    if (p == nullptr) throw std::invalid_argument("attn_decode: params is null");
+    run_decode(*p, static_cast<kv_mode>(mode), 0u, nullptr, &limit);
+  });
+  return rc == 0 ? limit : -1;
 }
 
 const char* gpu_error_message(void) { return gpu_error_slot().c_str(); }

@@ -185,22 +185,16 @@ struct attn_kernel_args {
   int pdl;             // 1: launched as a programmatic dependent (matrix-unit kernels order their prologue by it)
 };
 
-// The rows a call attends and how they are cut. By default the launcher's n_ctx, split_len and
-// n_split. With p.pos_dev set (a decode step replayed from one graph at every position), n_ctx =
-// *pos_dev + 1 is read on the device, clamped to [1, capacity], and the rows are cut as set_splits
-// (attn_k8.hip) cuts them over the gridDim.y splits launched. That is the same cut, and the same
-// result bit for bit, as a launch given that n_ctx by value. Splits past the cut have no rows; their
-// blocks leave at once and are not counted by the merge.
-struct attn_span {
-  int n_ctx, split_len, n_split;
-};
-__device__ __forceinline__ attn_span attn_span_of(const attn_kernel_args& a, int tile) {
-  if (a.p.pos_dev == nullptr) return {a.p.n_ctx, a.split_len, a.n_split};
-  const int pos = *a.p.pos_dev;  // written before the step's first kernel (a copy in stream order)
-  const int n = pos < 0 ? 1 : (pos >= a.p.capacity ? a.p.capacity : pos + 1);
-  const int want = int(gridDim.y);
-  const int len = ((n + want - 1) / want + tile - 1) / tile * tile;
-  return {n, len, (n + len - 1) / len};
+// The rows a call attends. By default the launcher's n_ctx. With p.pos_dev set (a decode step
+// replayed from one graph at many positions), n_ctx = *pos_dev + 1 read on the device: the
+// launcher cut the splits (split_len) for its n_ctx, a lower bound, and launched gridDim.y of
+// them, so the rows are cut as a launch given the device's n_ctx by value cuts them while that
+// stays within attn_decode_ctx_limit (the same result bit for bit); the splits past the last with
+// rows have none. Clamped into [1, split_len · gridDim.y] (and the capacity): a position outside
+// the range the launch serves can give a wrong result, never a read or write out of bounds.
+__device__ __forceinline__ int attn_ctx_of(const attn_kernel_args& a, int pos) {
+  const int hi = min(a.p.capacity, a.split_len * int(gridDim.y));
+  return pos < 0 ? 1 : (pos >= hi ? hi : pos + 1);
 }
 
 // The four int8 lanes of a word as floats, exactly, without the quarter-rate integer-to-float
@@ -321,10 +315,12 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   // Query heads h0 .. h0+G-1 of this block: the group, or its slice z when the group exceeds GB.
   const int G = min(GB, a.group - int(blockIdx.z) * GB);
   const int h0 = kv * a.group + int(blockIdx.z) * GB;
-  const attn_span span = attn_span_of(a, T::kTile);
-  if (split >= span.n_split) return;  // a split with no rows (pos_dev): whole block, before any barrier
-  const int begin = split * span.split_len;
-  const int end = min(span.n_ctx, begin + span.split_len);
+  // The rows (attn_ctx_of); with pos_dev a split past the last with rows leaves before any barrier.
+  const int n_ctx = a.p.pos_dev != nullptr ? attn_ctx_of(a, *a.p.pos_dev) : a.p.n_ctx;
+  const int n_split = a.p.pos_dev != nullptr ? (n_ctx + a.split_len - 1) / a.split_len : a.n_split;
+  if (split >= n_split) return;
+  const int begin = split * a.split_len;
+  const int end = min(n_ctx, begin + a.split_len);
   const size_t kv_row0 = size_t(kv) * a.p.capacity;
 
   // K-phase role: chunk kc (k_vals values from kc·k_vals) of rows kr, kr + k_rows, ...
@@ -744,7 +740,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   alap_cp_async_wait<0>();  // no copy outlives the block
 
   // Add the partial sums over rows, then write the result (one split) or the partial (several).
-  const bool single = span.n_split == 1;
+  const bool single = n_split == 1;
 #if ALAP_ATTN_MMA
   if (gid < G) {
 #pragma unroll
@@ -809,7 +805,7 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
   }
 #endif
   if (single) return;
-  attn_merge_splits<GB, HDB>(a, span.n_split, kv, G, h0, w_sh, last_sh);
+  attn_merge_splits<GB, HDB>(a, n_split, kv, G, h0, w_sh, last_sh);
 }
 
 
@@ -1071,10 +1067,15 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
   const int G = min(GB, a.group - int(blockIdx.z) * GB);
   const int h0 = kv * a.group + int(blockIdx.z) * GB;
-  const attn_span span = attn_span_of(a, kMmaRows * kMmaWarps);
-  if (split >= span.n_split) return;  // a split with no rows (pos_dev): whole block, before any barrier
-  const int begin = split * span.split_len;
-  const int end = ALAP_ATTN_DIAG == 3 ? begin : min(span.n_ctx, begin + span.split_len);
+  // With pos_dev the position's load goes out here and is waited for only after the first tiles
+  // below the launch's n_ctx − 1 (a lower bound of the device's) are issued: until then n_ctx and
+  // end are the launch's, after it the device's (attn_ctx_of), and a split past the last with rows
+  // leaves. The launch's split_len holds for both.
+  const bool dev_pos = a.p.pos_dev != nullptr;
+  const int pos_raw = dev_pos ? *a.p.pos_dev : 0;
+  int n_ctx = a.p.n_ctx, n_split = a.n_split;
+  const int begin = split * a.split_len;
+  int end = ALAP_ATTN_DIAG == 3 ? begin : min(n_ctx, begin + a.split_len);
   alap_attn_stamp(a, HD, 0);  // block start
   const size_t kv_row0 = size_t(kv) * a.p.capacity;
   const float qscale = a.p.scale * kLog2e;
@@ -1138,7 +1139,9 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   // (n_ctx − 1), so a warp whose first tiles reach that row issues them after the wait instead.
   constexpr int kStep = kMmaRows * kMmaWarps;
   int t_issue = begin + warp * kMmaRows;
-  const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, end - 1) < span.n_ctx - 1;
+  // (Against the split's end, not end: with pos_dev, tiles between the launch's n_ctx and the
+  // device's are rows too, and a tile skipped here would be skipped for good.)
+  const bool early = min(t_issue + (T::kStages - 2) * kStep + kMmaRows - 1, begin + a.split_len - 1) < n_ctx - 1;
   const auto fill_ring = [&](int from, int to) {  // stages from..to-1 of the ring's first fill
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s)
@@ -1156,6 +1159,15 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   const bool tiles_first = early && (ALAP_ATTN_QFIRST == 0 || a.pdl != 0);
   constexpr int kPre = ALAP_ATTN_PDL_PRE > 0 && ALAP_ATTN_PDL_PRE < T::kStages - 1 ? ALAP_ATTN_PDL_PRE : T::kStages - 1;
   if (tiles_first) fill_ring(0, kPre);
+  if (dev_pos) {  // the device's rows from here (the tiles issued lie below both bounds)
+    n_ctx = attn_ctx_of(a, pos_raw);
+    n_split = (n_ctx + a.split_len - 1) / a.split_len;
+    if (split >= n_split) {  // no rows (none was issued: its tiles start at or past n_ctx)
+      alap_cp_async_wait<0>();
+      return;
+    }
+    end = ALAP_ATTN_DIAG == 3 ? begin : min(n_ctx, begin + a.split_len);
+  }
   alap_pdl_wait();     // q, the newest row, out and scratch are ours from here (gpu_pdl.h)
   alap_pdl_release();  // the next kernel may start (it waits for our end; session 5 measured later releases: no gain)
 
@@ -1513,7 +1525,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   }
   __syncthreads();
   if constexpr (kWm) alap_attn_stamp(a, HD, 4);  // every warp done and its partial written
-  const bool single = span.n_split == 1;
+  const bool single = n_split == 1;
   // Launched as a cluster of the n_split blocks of this KV head (slice): the partials stay in shared
   // memory (blk_o [GB][HD], blk_m [GB], blk_l [GB]) and are merged through distributed shared memory.
   const unsigned n_cluster = single || !ALAP_ATTN_CLUSTER ? 1u : alap_cluster_size();
@@ -1628,7 +1640,7 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
   if (tid == 0) {
     unsigned done;
     asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;\n" : "=r"(done) : "l"(a.counters + counter) : "memory");
-    last_sh = done == unsigned(span.n_split - 1);
+    last_sh = done == unsigned(n_split - 1);
   }
   __syncthreads();
   alap_attn_stamp(a, HD, 6);  // counted
@@ -1641,12 +1653,12 @@ __device__ void attn_decode_mma_body(const attn_kernel_args& a) {
     const float* pl = a.part_l + size_t(h) * kAttnMaxSplit;
     float mx = -INFINITY, lsum = 0.0f;
     float2 o = make_float2(0.0f, 0.0f);
-    for (int c0 = 0; c0 < span.n_split; c0 += kC) {
+    for (int c0 = 0; c0 < n_split; c0 += kC) {
       float2 ov[kC];
       float mv[kC], lv[kC];
 #pragma unroll
       for (int u = 0; u < kC; ++u) {
-        const bool ok = c0 + u < span.n_split;
+        const bool ok = c0 + u < n_split;
         ov[u] = ok ? __ldcg(reinterpret_cast<const float2*>(po + size_t(c0 + u) * HD)) : make_float2(0.0f, 0.0f);
         mv[u] = ok ? __ldcg(pm + c0 + u) : -INFINITY;
         lv[u] = ok ? __ldcg(pl + c0 + u) : 0.0f;

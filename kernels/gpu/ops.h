@@ -22,7 +22,8 @@ namespace alap::gpu {
 // library returns the one it was built with from gpu_abi_version(); the app refuses a library
 // whose version differs from its own (a struct read with another layout would go wrong quietly).
 // Raise it whenever a function or struct here changes.
-// 2: attn_decode_params::pos_dev; gpu_rope_store_params q_norm, k_norm, norm_eps and pos_dev.
+// 2: attn_decode_params::pos_dev and attn_decode_ctx_limit; gpu_rope_store_params q_norm, k_norm,
+//    norm_eps and pos_dev.
 inline constexpr int kGpuAbiVersion = 2;
 
 extern "C" {

@@ -532,14 +532,32 @@ const char* attn_prefill_check(const attn_prefill_params* p) {
   return nullptr;
 }
 
+// The emulation's splits: 2 a launch, cut in tiles of 4 rows, so that the range one launch with
+// pos_dev serves is short ([n_ctx, 2·round_up(⌈n_ctx/2⌉, 4)]) and the tests cross its end.
+int attn_decode_ctx_limit(const attn_decode_params* p, int mode) {
+  if (const char* m = attn_decode_check(p, mode)) {
+    fail(m);
+    return -1;
+  }
+  const int split_len = ((p->n_ctx + 1) / 2 + 3) / 4 * 4;
+  return std::min(p->capacity, 2 * split_len);
+}
+
 static int decode(const attn_decode_params* p, int mode) {
   if (const char* m = attn_decode_check(p, mode)) return fail(m);
   const bool ok = mode == 0 ? (p->k_f16 && p->v) : mode == 1 ? (p->k_q && p->k_d && p->v) : (p->k_q && p->k_d && p->v_q && p->v_d);
   if (!ok) return fail("attention decode: a cache pointer of this mode is null");
   const int G = p->n_head / p->n_kv_head;
-  // pos_dev: the rows of the position read now (at replay when captured), clamped as the kernel does.
-  const int pos = p->pos_dev != nullptr ? *p->pos_dev : p->n_ctx - 1;
-  const int n_ctx = pos < 0 ? 1 : (pos >= p->capacity ? p->capacity : pos + 1);
+  // pos_dev: the rows of the position read now (at replay when captured). The device's result is
+  // right only for positions the launch serves ([n_ctx, attn_decode_ctx_limit]); here any other
+  // is an error, so a caller that replays a graph past its range fails in CI.
+  int n_ctx = p->n_ctx;
+  if (p->pos_dev != nullptr) {
+    n_ctx = *p->pos_dev + 1;
+    if (n_ctx < p->n_ctx || n_ctx > attn_decode_ctx_limit(p, mode)) {
+      return fail("attention decode: device position " + std::to_string(n_ctx - 1) + " outside the launch's range");
+    }
+  }
   for (int h = 0; h < p->n_head; ++h) {
     attend(p->q + static_cast<size_t>(h) * p->head_dim, p->head_dim, p->capacity, h / G, n_ctx, p->scale,
            mode != 0 ? p->k_q : nullptr, p->k_d, p->k_f16, p->v, mode == 2 ? p->v_q : nullptr, p->v_d,

@@ -256,7 +256,7 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               static_cast<unsigned long long>(st.graph_steps), static_cast<unsigned long long>(st.graph_captures),
               st.capture_us / caps, st.instantiate_us / caps, static_cast<unsigned long long>(st.graph_updates),
               static_cast<unsigned long long>(st.blocking_captures),
-              st.launch_us / graph, st.one_graph ? "; one graph for every position" : "",
+              st.launch_us / graph, st.one_graph ? "; one graph for a range of positions" : "",
               st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
   std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone)\n",
               1e6 * decode_s / n_dec, replay_us);

@@ -189,9 +189,9 @@ INSTANTIATE_TEST_SUITE_P(Modes, GpuForwardVsCpu, ::testing::ValuesIn(cases()), c
 
 // Decode steps after the first replay a captured graph, with Q/K/V and gate/up multiplied in one
 // call each, the norms and SwiGLU quantising in the same launch and the q/k/v bias added by the
-// RoPE launch: 12 calls a layer for qwen2 in k8 (was 22). One graph serves every position (the
-// RoPE + row-store launch and attention read it on the device): captured once, then only
-// launched, across prompts too. Under ALAP_GPU_ONE_GRAPH=0 the position is baked in: the next
+// RoPE launch: 12 calls a layer for qwen2 in k8 (was 22). One graph serves a range of positions
+// (the RoPE + row-store launch and attention read it on the device): captured once for the steps
+// here, then only launched. Under ALAP_GPU_ONE_GRAPH=0 the position is baked in: the next
 // position's graph is captured while this one runs, two executables updated in place in turn. The
 // logits are those of plain launches bit for bit every way; graphs off by option, by environment
 // or because capture fails leave the results unchanged.
@@ -230,7 +230,7 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   EXPECT_TRUE(sw.one_graph);
   EXPECT_EQ(sw.decode_steps, 5u);
   EXPECT_EQ(sw.graph_steps, 4u);        // the first step runs plainly
-  EXPECT_EQ(sw.graph_captures, 1u);     // step 2 captures the graph; steps 3–5 only launch it
+  EXPECT_EQ(sw.graph_captures, 1u);     // step 2 captures the graph (it serves 10–16 keys); 3–5 launch it
   EXPECT_EQ(sw.graph_updates, 0u);
   EXPECT_EQ(sw.blocking_captures, 1u);  // step 2's
   // 3 layers × 9 (bias, RoPE and both cache stores one call; the k8 attention writes the Wo
@@ -238,11 +238,12 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
   // logits out, graph launch.
   EXPECT_EQ(sw.calls_per_step, 3u * 9u + 3u + 3u);
 
-  // A second prompt: every step replays the same graph, with the same logits.
+  // A second prompt: its first step (9 keys) is below that graph's range, so the prefill captures
+  // one for 9–16 keys; every step replays it, with the same logits.
   const uint64_t graph_steps0 = with.step_stats().graph_steps, captures0 = with.step_stats().graph_captures;
   EXPECT_EQ(decode(with), a);
   EXPECT_EQ(with.step_stats().graph_steps - graph_steps0, 5u);
-  EXPECT_EQ(with.step_stats().graph_captures - captures0, 0u);
+  EXPECT_EQ(with.step_stats().graph_captures - captures0, 1u);
   EXPECT_EQ(with.step_stats().blocking_captures, 1u);
 
   {  // The position baked into each graph: the same logits, one capture a step.
@@ -326,8 +327,9 @@ TEST(GpuForward, DecodeStepsReplayAGraphOfFusedCalls) {
 }
 
 // llama (no biases) and qwen3 (q/k norms) take the one RoPE + row-store launch a layer too, and so
-// one graph for every position: their graph steps give the plain launches' logits bit for bit,
-// with 9 calls a layer (qwen3's norms, RoPE and stores were 5 launches of their own).
+// one graph for a range of positions: over 30 steps that cross several ranges, the graph steps
+// give the plain launches' logits bit for bit, with 9 calls a layer (qwen3's norms, RoPE and
+// stores were 5 launches of their own).
 class OneGraph : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OneGraph, ForEveryPositionSameLogitsAsPlainLaunches) {
@@ -339,7 +341,7 @@ TEST_P(OneGraph, ForEveryPositionSameLogitsAsPlainLaunches) {
   auto decode = [&](GpuForward& g) {
     std::vector<float> all;
     std::span<const float> lg = g.run(pool, std::vector<int32_t>{3, 1, 4, 1, 5}, 0);
-    for (int step = 0; step < 6; ++step) {
+    for (int step = 0; step < 30; ++step) {
       const int32_t next = static_cast<int32_t>(std::max_element(lg.begin(), lg.end()) - lg.begin());
       lg = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
       all.insert(all.end(), lg.begin(), lg.end());
@@ -353,8 +355,11 @@ TEST_P(OneGraph, ForEveryPositionSameLogitsAsPlainLaunches) {
   GpuForward without(m, gpu, o);
   EXPECT_EQ(a, decode(without));
   EXPECT_TRUE(with.step_stats().one_graph);
-  EXPECT_EQ(with.step_stats().graph_steps, 5u);
-  EXPECT_EQ(with.step_stats().graph_captures, 1u);
+  EXPECT_EQ(with.step_stats().graph_steps, 29u);
+  // The emulation's attention serves ranges of 7–8, 9–16, 17–24, 25–32 and 33–40 keys (steps of
+  // 6–35 keys): one capture each, all but the first made while the step before runs.
+  EXPECT_EQ(with.step_stats().graph_captures, 5u);
+  EXPECT_EQ(with.step_stats().blocking_captures, 1u);
   // The tiny llama has biases on Wo (a bias and a residual call a layer) and on the output.
   const uint64_t extra = GetParam() == "llama" ? 3u * 2u + 1u : 0u;
   EXPECT_EQ(with.step_stats().calls_per_step, 3u * 9u + 3u + 3u + extra);

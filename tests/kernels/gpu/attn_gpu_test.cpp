@@ -312,30 +312,49 @@ void run_case(const attn_case& c, std::mt19937& rng) {
   expect(run_pdl(2) == out_k8v8, "k8v8 with PDL after the newest row's store differs from the plain launch, " + tag);
   expect(sections(d_xq.download()) == q8_k8v8, "k8v8 with PDL: out_q8 differs, " + tag);
 
-  // The position read on the device (pos_dev: one captured decode step for every position). n_ctx
-  // is given as the capacity, the rows come from *pos_dev = n_ctx − 1: the kernel cuts them as the
-  // call with that n_ctx does, so the output is the plain launch's bit for bit, launched plainly
-  // and with PDL. A position past the capacity attends every row, one before 0 the first: no
-  // fault (the sanitizer runs check it), a finite output.
+  // The position read on the device (pos_dev: one captured decode step for a range of positions).
+  // The launch is given a lower bound lo of the rows, the device n_ctx − 1: the kernel cuts the
+  // splits for lo and serves up to attn_decode_ctx_limit, so the output is the plain launch's bit
+  // for bit, launched plainly and with PDL, for lo = n_ctx and for the smallest lo (halving) whose
+  // range still holds n_ctx (its first tiles then stop well before the device's rows). A position
+  // past the capacity attends every row it may, one before 0 the first: no fault (the sanitizer
+  // runs check it), a finite output.
   device_buffer<int32_t> d_pos(std::vector<int32_t>{c.n_ctx - 1});
-  const auto run_dev = [&](int mode, unsigned flags) {
+  const auto run_dev = [&](int mode, unsigned flags, int lo) {
     ALAP_GPU_CHECK(alap_gpu_memset(d_out.ptr, 0xff, q.size() * sizeof(float)));
     alap::gpu::attn_decode_params pd = p;
-    pd.n_ctx = capacity;
+    pd.n_ctx = lo;
     pd.pos_dev = d_pos.ptr;
     expect(alap::gpu::attn_decode_run_ex(&pd, mode, flags, stream) == 0, alap::gpu::gpu_error_message());
     ALAP_GPU_CHECK(alap_gpu_stream_synchronize(stream));
     return d_out.download();
   };
-  for (unsigned flags : {0u, alap::gpu::kAttnLaunchPdl}) {
-    const std::string how = std::string(flags != 0 ? " with PDL" : "") + ", " + tag;
-    expect(run_dev(1, flags) == out_k8, "k8 at a device position differs from the plain launch" + how);
-    expect(run_dev(0, flags) == out_f16, "f16 at a device position differs from the plain launch" + how);
-    expect(run_dev(2, flags) == out_k8v8, "k8v8 at a device position differs from the plain launch" + how);
+  const auto limit_at = [&](int lo, int mode) {
+    alap::gpu::attn_decode_params pd = p;
+    pd.n_ctx = lo;
+    pd.pos_dev = d_pos.ptr;
+    return alap::gpu::attn_decode_ctx_limit(&pd, mode);
+  };
+  const std::vector<float>* plain_out[3] = {&out_f16, &out_k8, &out_k8v8};
+  const char* mode_name[3] = {"f16", "k8", "k8v8"};
+  int lo_k8 = c.n_ctx;
+  for (int mode = 0; mode < 3; ++mode) {
+    int lo_min = c.n_ctx;
+    while (lo_min > 1 && limit_at(lo_min / 2, mode) >= c.n_ctx) lo_min /= 2;
+    if (mode == 1) lo_k8 = lo_min;
+    const int hi = limit_at(c.n_ctx, mode);
+    expect(hi >= c.n_ctx && hi <= capacity, std::string(mode_name[mode]) + ": attn_decode_ctx_limit out of range, " + tag);
+    for (int lo : {c.n_ctx, lo_min}) {
+      for (unsigned flags : {0u, alap::gpu::kAttnLaunchPdl}) {
+        expect(run_dev(mode, flags, lo) == *plain_out[mode],
+               std::string(mode_name[mode]) + " at a device position differs from the plain launch (lo " +
+                   std::to_string(lo) + (flags != 0 ? ", PDL), " : "), ") + tag);
+      }
+    }
   }
   for (int bad : {capacity + 100, -7}) {
     ALAP_GPU_CHECK(alap_gpu_memcpy(d_pos.ptr, &bad, sizeof bad, alap_gpu_memcpy_h2d));
-    const std::vector<float> out = run_dev(1, 0);
+    const std::vector<float> out = run_dev(1, 0, lo_k8);
     expect(std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); }),
            "k8 at a device position out of range: not finite, " + tag);
   }
