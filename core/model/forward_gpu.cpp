@@ -733,7 +733,9 @@ bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
     stats.graph_steps += 1;
     launched_slot = slot;
     // The next step leaves this range: its graph is captured now, while the device runs this one.
-    if (pos0 + 2 > range_hi[slot] && pos0 + 1 < cap && slot_for(pos0 + 2) < 0) capture_range(1 - slot, pos0 + 1, mode, cap);
+    if (pos0 + 2 > range_hi[slot] && pos0 + 1 < cap && slot_for(pos0 + 2) < 0) {
+      capture_range(1 - slot, pos0 + 1, mode, cap);
+    }
     return true;
   }
   int slot = prepared_slot;
@@ -869,7 +871,8 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   else if (env_off("ALAP_GPU_GRAPHS")) s.graphs_off("turned off (ALAP_GPU_GRAPHS=0)");
   else if (n_gpu_ != n_layer) s.graphs_off("layers run on the CPU");
   s.one_graph = s.graphs && !env_off("ALAP_GPU_ONE_GRAPH") &&
-                std::all_of(s.L.layers.begin(), s.L.layers.end(), [](const LayerOffsets& o) { return Impl::rope_store_fused(o); });
+                std::all_of(s.L.layers.begin(), s.L.layers.end(),
+                            [](const LayerOffsets& o) { return Impl::rope_store_fused(o); });
   s.stats.one_graph = s.one_graph;
 }
 

@@ -102,8 +102,8 @@ GpuBackend::Probe GpuBackend::probe_paths(const std::vector<std::string>& candid
   }
   if (const int abi = b->ops_.gpu_abi_version(); abi != gpu::kGpuAbiVersion) {
     dlclose(handle);
-    p.reason = "the GPU library " + path + " has interface version " + std::to_string(abi) + ", this version of Alap needs " +
-               std::to_string(gpu::kGpuAbiVersion) + ": running on the CPU";
+    p.reason = "the GPU library " + path + " has interface version " + std::to_string(abi) +
+               ", this version of Alap needs " + std::to_string(gpu::kGpuAbiVersion) + ": running on the CPU";
     p.failure = Failure::incomplete_library;
     return p;
   }

@@ -37,18 +37,19 @@ class GpuError : public std::runtime_error {
 };
 
 // Every function the library must export, in one list (X-macro).
-#define ALAP_GPU_FUNCTIONS(X)                                                                         \
-  X(gpu_abi_version) X(gpu_device_count) X(gpu_device_open) X(gpu_mem_info) X(gpu_alloc) X(gpu_release)                  \
-  X(gpu_copy_to_device) X(gpu_copy_to_host) X(gpu_host_alloc) X(gpu_host_release) X(gpu_copy_on_device) X(gpu_fill_zero) X(gpu_stream_create) \
-  X(gpu_stream_destroy) X(gpu_stream_sync) X(gpu_matmul_supported) X(gpu_act_q8_bytes)                \
-  X(gpu_quantize_act_q8) X(gpu_matmul) X(gpu_rms_norm) X(gpu_add_bias) X(gpu_add) X(gpu_swiglu)        \
-  X(gpu_rope) X(gpu_get_rows) X(gpu_argmax) X(gpu_logits_top_scratch_bytes) X(gpu_logits_top)        \
-  X(gpu_kv_f16_store) X(attn_f16_prefill_run)                                                         \
-  X(attn_decode_scratch_bytes) X(attn_decode_check) X(attn_f16_decode_run) X(attn_k8_decode_run)      \
-  X(attn_k8v8_decode_run) X(attn_decode_run_ex) X(attn_decode_ctx_limit) X(attn_prefill_check) X(attn_k8_prefill_run)          \
-  X(kv_k8_store_run)                                                                                  \
-  X(gpu_rms_norm_q8) X(gpu_swiglu_q8) X(gpu_bias_rope_1) X(gpu_rope_store_1) X(gpu_graph_capture_begin)        \
-  X(gpu_graph_capture_end) X(gpu_graph_launch) X(gpu_graph_destroy) X(gpu_error_message)
+#define ALAP_GPU_FUNCTIONS(X)                                                                     \
+  X(gpu_abi_version) X(gpu_device_count) X(gpu_device_open) X(gpu_mem_info) X(gpu_alloc)          \
+  X(gpu_release) X(gpu_copy_to_device) X(gpu_copy_to_host) X(gpu_host_alloc) X(gpu_host_release)  \
+  X(gpu_copy_on_device) X(gpu_fill_zero) X(gpu_stream_create) X(gpu_stream_destroy)               \
+  X(gpu_stream_sync) X(gpu_matmul_supported) X(gpu_act_q8_bytes) X(gpu_quantize_act_q8)           \
+  X(gpu_matmul) X(gpu_rms_norm) X(gpu_add_bias) X(gpu_add) X(gpu_swiglu) X(gpu_rope)              \
+  X(gpu_get_rows) X(gpu_argmax) X(gpu_logits_top_scratch_bytes) X(gpu_logits_top)                 \
+  X(gpu_kv_f16_store) X(attn_f16_prefill_run) X(attn_decode_scratch_bytes) X(attn_decode_check)   \
+  X(attn_f16_decode_run) X(attn_k8_decode_run) X(attn_k8v8_decode_run) X(attn_decode_run_ex)      \
+  X(attn_decode_ctx_limit) X(attn_prefill_check) X(attn_k8_prefill_run) X(kv_k8_store_run)        \
+  X(gpu_rms_norm_q8) X(gpu_swiglu_q8) X(gpu_bias_rope_1) X(gpu_rope_store_1)                      \
+  X(gpu_graph_capture_begin) X(gpu_graph_capture_end) X(gpu_graph_launch) X(gpu_graph_destroy)    \
+  X(gpu_error_message)
 
 // The resolved entry points, named as in the headers: ops().gpu_alloc(&p, n).
 struct GpuOps {

@@ -296,7 +296,8 @@ int attn_decode_run_ex(const attn_decode_params* p, int mode, unsigned flags, vo
 int attn_decode_ctx_limit(const attn_decode_params* p, int mode) {
   int limit = -1;
   const int rc = gpu_api_call("attn_decode_ctx_limit", [&] {
-    if (mode < 0 || mode > 2) throw std::invalid_argument("attn_decode_ctx_limit: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
+    if (mode < 0 || mode > 2)
+      throw std::invalid_argument("attn_decode_ctx_limit: mode must be 0 (f16), 1 (k8) or 2 (k8v8)");
     if (p == nullptr) throw std::invalid_argument("attn_decode: params is null");
     run_decode(*p, static_cast<kv_mode>(mode), 0u, nullptr, &limit);
   });

@@ -343,7 +343,8 @@ void run_case(const attn_case& c, std::mt19937& rng) {
     while (lo_min > 1 && limit_at(lo_min / 2, mode) >= c.n_ctx) lo_min /= 2;
     if (mode == 1) lo_k8 = lo_min;
     const int hi = limit_at(c.n_ctx, mode);
-    expect(hi >= c.n_ctx && hi <= capacity, std::string(mode_name[mode]) + ": attn_decode_ctx_limit out of range, " + tag);
+    expect(hi >= c.n_ctx && hi <= capacity,
+           std::string(mode_name[mode]) + ": attn_decode_ctx_limit out of range, " + tag);
     for (int lo : {c.n_ctx, lo_min}) {
       for (unsigned flags : {0u, alap::gpu::kAttnLaunchPdl}) {
         expect(run_dev(mode, flags, lo) == *plain_out[mode],
