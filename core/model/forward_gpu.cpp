@@ -717,31 +717,12 @@ void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
 }
 
 bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
-  if (one_graph) {  // a graph for the range holding this step; the next range's made ahead
-    int slot = slot_for(pos0 + 1);
-    if (slot < 0) {
-      slot = launched_slot == 0 ? 1 : 0;  // never the executable that may still run
-      if (!capture_range(slot, pos0, mode, cap)) return false;
-      stats.blocking_captures += 1;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    if (ops->gpu_graph_launch(execs[slot], stream) != 0) {
-      graphs_off(std::string("graph launch fails: ") + ops->gpu_error_message());
-      return false;
-    }
-    stats.launch_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    stats.graph_steps += 1;
-    launched_slot = slot;
-    // The next step leaves this range: its graph is captured now, while the device runs this one.
-    if (pos0 + 2 > range_hi[slot] && pos0 + 1 < cap && slot_for(pos0 + 2) < 0) {
-      capture_range(1 - slot, pos0 + 1, mode, cap);
-    }
-    return true;
-  }
-  int slot = prepared_slot;
-  if (prepared_pos != pos0) {
-    slot = 0;
-    if (!capture(slot, pos0, mode, cap)) return false;
+  // The executable for this step: the one whose range holds it (one graph a range), or the one
+  // prepared for this position; else captured now, never into the one that may still run.
+  int slot = one_graph ? slot_for(pos0 + 1) : (prepared_pos == pos0 ? prepared_slot : -1);
+  if (slot < 0) {
+    slot = one_graph && launched_slot == 0 ? 1 : 0;
+    if (!(one_graph ? capture_range(slot, pos0, mode, cap) : capture(slot, pos0, mode, cap))) return false;
     stats.blocking_captures += 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -752,8 +733,16 @@ bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
   stats.launch_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   stats.graph_steps += 1;
   launched_slot = slot;
+  // The next step's graph, captured while the device runs this one: one graph a range, only when
+  // the next step leaves this range; else every step.
+  if (one_graph) {
+    if (pos0 + 1 < cap && pos0 + 2 > range_hi[slot] && slot_for(pos0 + 2) < 0) {
+      capture_range(1 - slot, pos0 + 1, mode, cap);
+    }
+    return true;
+  }
   prepared_pos = std::numeric_limits<size_t>::max();
-  if (pos0 + 1 < cap && capture(1 - slot, pos0 + 1, mode, cap)) {  // overlaps the device's work
+  if (pos0 + 1 < cap && capture(1 - slot, pos0 + 1, mode, cap)) {
     prepared_pos = pos0 + 1;
     prepared_slot = 1 - slot;
   }
