@@ -611,6 +611,10 @@
         <translation>GPU লাইব্রেরি লোড করা যায়নি (AMD Radeon RX 7000 কার্ডে ROCm 6 লাগে): CPU-তে চলছে।</translation>
     </message>
     <message>
+        <source>The GPU library belongs to another version of Alap (reinstall Alap to use the GPU): running on the CPU.</source>
+        <translation>GPU লাইব্রেরিটি আলাপের অন্য এক সংস্করণের (GPU ব্যবহার করতে আলাপ আবার ইনস্টল করুন): CPU-তে চলছে।</translation>
+    </message>
+    <message>
         <source>No usable GPU was found: running on the CPU.</source>
         <translation>ব্যবহারযোগ্য কোনো GPU পাওয়া যায়নি: CPU-তে চলছে।</translation>
     </message>

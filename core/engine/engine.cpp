@@ -192,6 +192,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
         switch (probe.failure) {
           case GpuBackend::Failure::no_library: info.gpu_status = ModelInfo::GpuStatus::no_library; break;
           case GpuBackend::Failure::no_device: info.gpu_status = ModelInfo::GpuStatus::no_device; break;
+          case GpuBackend::Failure::incomplete_library: info.gpu_status = ModelInfo::GpuStatus::other_version; break;
           default: info.gpu_status = ModelInfo::GpuStatus::load_failed; break;
         }
         info.gpu_reason = probe.reason;

@@ -87,8 +87,11 @@ struct ModelInfo {
   // Why no layer runs on the GPU although gpu_layers asked for some (the app shows it in its own
   // words by code; gpu_reason is the English detail). not_requested when gpu_layers was 0, used
   // when layers run there. An explicit N > 0 that cannot be honoured is also a warning; auto (-1)
-  // falling back to the CPU is not (a CPU-only machine is normal).
-  enum class GpuStatus { not_requested, used, no_library, load_failed, no_device, unsupported_model, no_memory };
+  // falling back to the CPU is not (a CPU-only machine is normal). other_version: the library found
+  // belongs to another version of Alap (a function missing, or another interface version).
+  enum class GpuStatus {
+    not_requested, used, no_library, load_failed, other_version, no_device, unsupported_model, no_memory
+  };
   GpuStatus gpu_status = GpuStatus::not_requested;
   std::string gpu_reason;
   int32_t gpu_layers = 0;              // layers on the GPU (the rest on the CPU)

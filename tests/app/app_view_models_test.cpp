@@ -219,6 +219,10 @@ class ViewModelsTest : public QObject {
     QCOMPARE(meter.backendText(), QStringLiteral("CPU · 2 threads"));
     QVERIFY2(meter.backendNote().contains(QStringLiteral("No usable GPU")), qPrintable(meter.backendNote()));
 
+    info.gpu_status = alap::ModelInfo::GpuStatus::other_version;  // a library of another Alap
+    meter.setModel(info);
+    QVERIFY2(meter.backendNote().contains(QStringLiteral("another version of Alap")), qPrintable(meter.backendNote()));
+
     info.gpu_status = alap::ModelInfo::GpuStatus::used;
     info.backend = "NVIDIA H200";
     info.gpu_layers = 16;

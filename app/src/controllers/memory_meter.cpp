@@ -117,6 +117,10 @@ QString MemoryMeter::backendNote() const {
     case S::load_failed:
       return QCoreApplication::translate(
           "MemoryMeter", "The GPU library could not be loaded (AMD Radeon RX 7000 cards need ROCm 6): running on the CPU.");
+    case S::other_version:
+      return QCoreApplication::translate("MemoryMeter",
+                                         "The GPU library belongs to another version of Alap (reinstall Alap to use "
+                                         "the GPU): running on the CPU.");
     case S::no_device:
       return QCoreApplication::translate("MemoryMeter", "No usable GPU was found: running on the CPU.");
     case S::unsupported_model:

@@ -165,6 +165,22 @@ TEST_F(EngineGpu, AutoWithoutLibraryRunsOnCpuWithTheReason) {
   EXPECT_EQ(a.tokens, b.tokens);
 }
 
+// A library of another version of Alap (here: another interface version) is not used: the engine
+// runs on the CPU and says why, in a status of its own (the app's note asks for a reinstall).
+TEST_F(EngineGpu, LibraryOfAnotherVersionRunsOnCpuWithTheReason) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  ScopedEnv abi("ALAP_HOST_GPU_ABI", "1");
+  EXPECT_EQ(default_gpu_layers(), 0);
+  Engine e;
+  e.load(model_, params(2));
+  const ModelInfo info = e.model_info();
+  EXPECT_EQ(info.backend, "CPU");
+  EXPECT_EQ(info.gpu_layers, 0);
+  EXPECT_EQ(info.gpu_status, ModelInfo::GpuStatus::other_version);
+  EXPECT_NE(info.gpu_reason.find("has interface version 1"), std::string::npos) << info.gpu_reason;
+  EXPECT_NE(std::find(info.warnings.begin(), info.warnings.end(), info.gpu_reason), info.warnings.end());
+}
+
 TEST_F(EngineGpu, AllLayersOnTheEmulatedGpuGenerateTheCpuTokens) {
   ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
   EXPECT_EQ(default_gpu_layers(), -1);
