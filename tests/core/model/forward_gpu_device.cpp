@@ -11,7 +11,8 @@
 //       Prints one line per case and exits 1 when a case is outside its limits (kLimit below).
 //   forward_gpu_device bench MODEL.gguf CTX MODE [LAYERS [plain|nofill|plain-nofill]]
 //       fills the cache to CTX − 256 tokens in prefill chunks (the engine's 128) and times it, then
-//       decodes 64 tokens (greedy on the host: sampler_argmax); prints tokens/s, the memory report and the host
+//       decodes 64 tokens (greedy on the host: sampler_argmax); prints tokens/s (all 64, and the steady
+//       state of the last 48: after the first plain step and the first capture), the memory report and the host
 //       cost of a decode step (calls, µs issuing/capturing, ending the capture, launching the
 //       graph). "plain": decode steps as plain launches (no graphs). "nofill": no prefill, the
 //       cache taken as filled to that depth (GpuForward::assume_filled; decode only, same cost per
@@ -229,11 +230,17 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   sample_us = 0;
   const int n_dec = 64;
   const auto t1 = Clock::now();
+  // The steady state: the last n_steady steps, after the first (plain) step and the first graph's
+  // capture, which a long answer pays once.
+  constexpr int n_steady = 48;
+  Clock::time_point t_steady = t1;
   for (int i = 0; i < n_dec; ++i) {
+    if (i == n_dec - n_steady) t_steady = Clock::now();
     logits = g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens());
     next = pick();
   }
   const double decode_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  const double steady_us = std::chrono::duration<double, std::micro>(Clock::now() - t_steady).count() / n_steady;
   const double replay_us = g.replay_last_step_us(20);
   const MemoryReport r = g.memory_report();
   const double mib = 1024.0 * 1024.0;
@@ -258,8 +265,9 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               static_cast<unsigned long long>(st.blocking_captures),
               st.launch_us / graph, st.one_graph ? "; one graph for a range of positions" : "",
               st.graphs_off.empty() ? "" : "; graphs off: ", st.graphs_off.c_str());
-  std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone)\n",
-              1e6 * decode_s / n_dec, replay_us);
+  std::printf("  a step: %.1f us a token in the loop, %.1f us as a graph replayed back to back (the device alone); "
+              "steady: %.1f us a token over the last %d steps\n",
+              1e6 * decode_s / n_dec, replay_us, steady_us, n_steady);
   std::printf("  a graph step on the host: %.1f us inside run() (%.1f before the launch, %.1f waiting at its end), "
               "%.1f us outside it\n",
               st.step_us / graph, st.before_launch_us / graph, st.wait_us / graph,
