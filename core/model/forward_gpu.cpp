@@ -422,6 +422,8 @@ struct GpuForward::Impl {
   void drop_ranges() {
     for (int k = 0; k < 2; ++k) range_lo[k] = 1, range_hi[k] = 0;
   }
+  // The executable that is not the one launched last (which may still run): the one to capture into.
+  int idle_slot() const { return launched_slot == 0 ? 1 : 0; }
   // The one-graph slot whose range holds n keys, or -1.
   int slot_for(size_t n) const {
     for (int k = 0; k < 2; ++k) {
@@ -708,7 +710,7 @@ bool GpuForward::Impl::capture(int slot, size_t pos, CacheMode mode, size_t cap)
 void GpuForward::Impl::prepare_decode(size_t pos, CacheMode mode, size_t cap) {
   if (!graphs || stats.decode_steps == 0 || pos >= cap) return;
   if (one_graph) {
-    if (slot_for(pos + 1) < 0) capture_range(launched_slot == 0 ? 1 : 0, pos, mode, cap);
+    if (slot_for(pos + 1) < 0) capture_range(idle_slot(), pos, mode, cap);
     return;
   }
   if (prepared_pos == pos) return;
@@ -721,7 +723,7 @@ bool GpuForward::Impl::decode_graph(size_t pos0, CacheMode mode, size_t cap) {
   // prepared for this position; else captured now, never into the one that may still run.
   int slot = one_graph ? slot_for(pos0 + 1) : (prepared_pos == pos0 ? prepared_slot : -1);
   if (slot < 0) {
-    slot = one_graph && launched_slot == 0 ? 1 : 0;
+    slot = one_graph ? idle_slot() : 0;
     if (!(one_graph ? capture_range(slot, pos0, mode, cap) : capture(slot, pos0, mode, cap))) return false;
     stats.blocking_captures += 1;
   }

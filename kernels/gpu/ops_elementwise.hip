@@ -38,26 +38,34 @@ __device__ __forceinline__ double shfl_xor_double(double v, int lane_mask) {
 }
 
 // 1/sqrt(mean(x²) + eps) of one row xr[n_cols], the sum of squares in double. Fixed order, the
-// same in every block that calls it on the row (the split kernels rely on it): thread t sums
-// x[t], x[t + kThreads], ... in that order (loads issued 16 at a time, up front), a butterfly over
-// each 32-lane group (every lane gets the same sum), then every thread adds the kThreads/32 group
-// sums in order. sh holds kThreads/32 doubles. Every thread of the block calls it.
+// same in every block that calls it on the row (the split kernels rely on it): thread t of a
+// kThreads block sums x[t], x[t + kThreads], ... in that order (loads issued 16 at a time, up
+// front), a butterfly over each 32-lane group (every lane gets the same sum), then every thread
+// adds the kThreads/32 group sums in order. A block of NT threads gets the same bits: its thread
+// t plays the threads t, t + NT, ... of that order. sh holds kThreads/32 doubles. Every thread of
+// the block calls it.
+template <int NT = kThreads>
 __device__ __forceinline__ float row_inv_rms(const float* xr, int n_cols, float eps, double* sh) {
+  static_assert(kThreads % NT == 0 && NT % 32 == 0, "whole lane groups, each played by one warp");
   constexpr int kU = 16;
-  double ss = 0.0;
-  for (int c0 = threadIdx.x; c0 < n_cols; c0 += kU * kThreads) {
-    float v[kU];
 #pragma unroll
-    for (int k = 0; k < kU; ++k) {
-      const int c = c0 + k * kThreads;
-      v[k] = c < n_cols ? xr[c] : 0.0f;  // fma(0, 0, ss) == ss: the padding adds nothing
+  for (int j = 0; j < kThreads / NT; ++j) {
+    const int t = int(threadIdx.x) + j * NT;  // the thread of the kThreads order played
+    double ss = 0.0;
+    for (int c0 = t; c0 < n_cols; c0 += kU * kThreads) {
+      float v[kU];
+#pragma unroll
+      for (int k = 0; k < kU; ++k) {
+        const int c = c0 + k * kThreads;
+        v[k] = c < n_cols ? xr[c] : 0.0f;  // fma(0, 0, ss) == ss: the padding adds nothing
+      }
+#pragma unroll
+      for (int k = 0; k < kU; ++k) ss = fma(double(v[k]), double(v[k]), ss);
     }
 #pragma unroll
-    for (int k = 0; k < kU; ++k) ss = fma(double(v[k]), double(v[k]), ss);
+    for (int off = 16; off > 0; off >>= 1) ss += shfl_xor_double(ss, off);
+    if (t % 32 == 0) sh[t / 32] = ss;
   }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) ss += shfl_xor_double(ss, off);
-  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = ss;
   __syncthreads();
   double t = 0.0;
 #pragma unroll
@@ -225,35 +233,17 @@ __global__ void __launch_bounds__(kRopeThreads) bias_rope_1_kernel(float* x, con
                  head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, nullptr);
 }
 
-// One head xh[head_dim ≤ 256] by one block of kRopeThreads threads: x += bias (bh may be null),
-// then x = w·(x·inv), inv = 1/sqrt(mean(x²) + eps), in place, bit for bit as rms_norm_kernel
-// computes it on a row of head_dim columns with its kThreads (256) threads: the square of column
-// t by thread t, a butterfly over each 32 lanes, the 8 lane-group sums added in order. Thread t
-// here plays threads t and t + 128 of that kernel (lane groups w and w + 4).
+// One head xh[head_dim] by one block of kRopeThreads threads: x += bias (bh may be null), then
+// x = w·(x·inv) in place, inv = row_inv_rms of the head: bit for bit what gpu_add_bias and then
+// rms_norm_kernel on a row of head_dim columns leave.
 __device__ __forceinline__ void bias_norm_head(float* xh, const float* bh, const float* w, int head_dim, float eps) {
-  static_assert(kRopeThreads * 2 == kThreads, "two columns per thread stand for rms_norm_kernel's threads");
   __shared__ double sh[kThreads / 32];
-  float v[2];
-  double ss[2];
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    const int c = int(threadIdx.x) + j * kRopeThreads;
-    v[j] = c < head_dim ? (bh != nullptr ? xh[c] + bh[c] : xh[c]) : 0.0f;
-    ss[j] = fma(double(v[j]), double(v[j]), 0.0);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) ss[j] += shfl_xor_double(ss[j], off);
-    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32 + j * (kRopeThreads / 32)] = ss[j];
+  if (bh != nullptr) {
+    for (int c = threadIdx.x; c < head_dim; c += kRopeThreads) xh[c] += bh[c];
+    __syncthreads();  // the sum reads columns other threads biased
   }
-  __syncthreads();
-  double t = 0.0;
-#pragma unroll
-  for (int i = 0; i < kThreads / 32; ++i) t += sh[i];
-  const float inv = static_cast<float>(1.0 / sqrt(t / double(head_dim) + double(eps)));
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    const int c = int(threadIdx.x) + j * kRopeThreads;
-    if (c < head_dim) xh[c] = w[c] * (v[j] * inv);
-  }
+  const float inv = row_inv_rms<kRopeThreads>(xh, head_dim, eps, sh);  // every read before its barrier
+  for (int c = threadIdx.x; c < head_dim; c += kRopeThreads) xh[c] = w[c] * (xh[c] * inv);
   __syncthreads();  // RoPE pairs columns that other threads wrote
 }
 
