@@ -2,6 +2,7 @@
 // the kernel (matrix-unit kernels on CUDA for head_dim 64/128, else the scalar ones by head_dim
 // bucket × group bucket) and the flash-decoding split, one launch per call. The arithmetic lives
 // in attn_k8_kernel.h.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -60,21 +61,55 @@ int multiprocessor_count() {
   return cached_count;
 }
 
+// Bytes of one KV head's cache row in mode M: K int8 and its fp16 scales (k8, k8v8) or fp16; V fp16
+// (f16, k8) or int8 and its scales (k8v8).
+template <kv_mode M>
+int kv_row_bytes(int head_dim) {
+  const int packed = head_dim + head_dim / 32 * 2;
+  return (M == kv_mode::f16 ? 2 * head_dim : packed) + (M == kv_mode::k8v8 ? packed : 2 * head_dim);
+}
+
+// The merge's share (session 35, docs/bench/gpu.md "Session 35"): the last block of a KV head reads
+// the splits' partials 16 at a time, one L2 round trip each, while every split streams its rows at
+// one SM's pace. Past kAttnMergeSplits splits the merge costs more than the shorter streams save,
+// unless each split would still stream more than kAttnSplitBytes: a Qwen2.5-0.5B step at 16k context
+// took 714 µs with 126 splits a KV head and 617 with 32; Qwen2.5-1.5B at 32k (64 splits of 200 KB)
+// was slower with 20.
+constexpr int kAttnMergeSplits = 32;
+constexpr int kAttnSplitBytes = 192 << 10;
+
 // Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
-// n_kv_head blocks otherwise), each split a multiple of `tile` rows.
-void set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool device_pos) {
+// n_kv_head blocks otherwise), but no more splits with rows than the merge pays for (above); each
+// split a multiple of `tile` rows. The split length is the largest of: one wave's share of n_ctx,
+// and the smaller of n_ctx / kAttnMergeSplits and kAttnSplitBytes of rows; each is non-decreasing
+// in n_ctx, so a launch for a lower bound serves every n_ctx up to ctx_limit with the split length
+// (and bits) of a launch for that n_ctx. With pos_dev every block of the wave is launched and those
+// without rows leave at once (fewer blocks launched was measured slower at 1k context).
+// row_bytes 0 (the scalar body): one wave's share only. Returns the splits whose rows bound the
+// range: ctx_limit = split length × that.
+int set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool device_pos, int row_bytes) {
   const attn_decode_params& p = a.p;
   int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / (p.n_kv_head * n_slices);
   want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
-  a.split_len = ceil_div(ceil_div(p.n_ctx, want), tile) * tile;
+  const auto rows_of = [tile](long long rows) { return int((rows + tile - 1) / tile) * tile; };
+  a.split_len = rows_of(ceil_div(p.n_ctx, want));
+  int served = want;
+  if (p.n_split <= 0 && row_bytes > 0) {
+    const int by_merge = rows_of(ceil_div(p.n_ctx, kAttnMergeSplits));
+    const int by_bytes = rows_of(ceil_div(kAttnSplitBytes, row_bytes));
+    a.split_len = std::max(a.split_len, std::min(by_merge, by_bytes));
+    if (by_bytes > a.split_len) served = std::min(want, kAttnMergeSplits);
+  }
   // With pos_dev (or for attn_decode_ctx_limit) every split that a context with this split_len can
   // have: n_ctx up to split_len·want; the kernel counts those with rows (attn_ctx_of).
   a.n_split = device_pos ? want : ceil_div(p.n_ctx, a.split_len);  // no split is empty
+  return served;
 }
 
-// The largest n_ctx that a launch with these splits serves (attn_decode_ctx_limit).
-int ctx_limit(const attn_kernel_args& a) {
-  const long long hi = (long long)a.split_len * a.n_split;
+// The largest n_ctx that a launch with these splits serves (attn_decode_ctx_limit): `served` splits
+// of this length.
+int ctx_limit(const attn_kernel_args& a, int served) {
+  const long long hi = (long long)a.split_len * served;
   return hi < a.p.capacity ? int(hi) : a.p.capacity;
 }
 
@@ -91,9 +126,12 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream, int* limit) {
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  set_splits(a, cached_occupancy, n_slices, T::kTile, a.p.pos_dev != nullptr || limit != nullptr);
+  // The split rule's merge cap is the matrix-unit body's: this body streams a split with the whole
+  // block, and capped at 32 splits the Qwen2.5-0.5B step at 16k took 1.28x as long (H200).
+  const int served = set_splits(a, cached_occupancy, n_slices, T::kTile,
+                                a.p.pos_dev != nullptr || limit != nullptr, 0);
   if (limit != nullptr) {
-    *limit = ctx_limit(a);
+    *limit = ctx_limit(a, served);
     return;
   }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
@@ -151,9 +189,10 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream, i
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps, a.p.pos_dev != nullptr || limit != nullptr);
+  const int served = set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps,
+                                a.p.pos_dev != nullptr || limit != nullptr, kv_row_bytes<M>(a.p.head_dim));
   if (limit != nullptr) {
-    *limit = ctx_limit(a);
+    *limit = ctx_limit(a, served);
     return;
   }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
