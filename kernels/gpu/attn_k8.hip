@@ -74,27 +74,38 @@ int kv_row_bytes(int head_dim) {
 // one SM's pace. Past kAttnMergeSplits splits the merge costs more than the shorter streams save,
 // unless each split would still stream more than kAttnSplitBytes: a Qwen2.5-0.5B step at 16k context
 // took 714 µs with 126 splits a KV head and 617 with 32; Qwen2.5-1.5B at 32k (64 splits of 200 KB)
-// was slower with 20.
+// was slower with 20. And while one block an SM would stream at most kAttnShortSplitBytes, a second
+// block an SM only shares the SM's bandwidth: Llama-3.2-1B at 4k took 584 µs with 2 blocks an SM
+// and 560 with one (at 32k, 200 KB a split, two were faster).
 constexpr int kAttnMergeSplits = 32;
 constexpr int kAttnSplitBytes = 192 << 10;
+constexpr int kAttnShortSplitBytes = 100 << 10;
 
 // Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
 // n_kv_head blocks otherwise), but no more splits with rows than the merge pays for (above); each
 // split a multiple of `tile` rows. The split length is the largest of: one wave's share of n_ctx,
 // and the smaller of n_ctx / kAttnMergeSplits and kAttnSplitBytes of rows; each is non-decreasing
-// in n_ctx, so a launch for a lower bound serves every n_ctx up to ctx_limit with the split length
-// (and bits) of a launch for that n_ctx. With pos_dev every block of the wave is launched and those
+// in n_ctx, so a launch for a lower bound serves every n_ctx up to the returned limit with the split
+// length (and bits) of a launch for that n_ctx (the wave is one block an SM up to a fixed n_ctx,
+// which bounds the limit below it). With pos_dev every block of the wave is launched and those
 // without rows leave at once (fewer blocks launched was measured slower at 1k context).
-// row_bytes 0 (the scalar body): one wave's share only. Returns the splits whose rows bound the
-// range: ctx_limit = split length × that.
+// row_bytes 0 (the scalar body): one wave's share only. Returns the largest n_ctx served
+// (attn_decode_ctx_limit), at most the capacity.
 int set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool device_pos, int row_bytes) {
   const attn_decode_params& p = a.p;
-  int want = p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / (p.n_kv_head * n_slices);
-  want = want < 1 ? 1 : (want > kAttnMaxSplit ? kAttnMaxSplit : want);
+  const auto clamp = [](int n) { return n < 1 ? 1 : (n > kAttnMaxSplit ? kAttnMaxSplit : n); };
+  const bool rule = p.n_split <= 0 && row_bytes > 0;
+  const int blocks = p.n_kv_head * n_slices, per_sm = multiprocessor_count() / blocks;
+  int want = clamp(p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / blocks);
+  long long limit = p.capacity;
+  if (rule && occupancy > 1) {
+    const long long short_ctx = (long long)kAttnShortSplitBytes * clamp(per_sm) / row_bytes;
+    if (p.n_ctx <= short_ctx) want = clamp(per_sm), limit = short_ctx;
+  }
   const auto rows_of = [tile](long long rows) { return int((rows + tile - 1) / tile) * tile; };
   a.split_len = rows_of(ceil_div(p.n_ctx, want));
   int served = want;
-  if (p.n_split <= 0 && row_bytes > 0) {
+  if (rule) {
     const int by_merge = rows_of(ceil_div(p.n_ctx, kAttnMergeSplits));
     const int by_bytes = rows_of(ceil_div(kAttnSplitBytes, row_bytes));
     a.split_len = std::max(a.split_len, std::min(by_merge, by_bytes));
@@ -103,14 +114,8 @@ int set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool 
   // With pos_dev (or for attn_decode_ctx_limit) every split that a context with this split_len can
   // have: n_ctx up to split_len·want; the kernel counts those with rows (attn_ctx_of).
   a.n_split = device_pos ? want : ceil_div(p.n_ctx, a.split_len);  // no split is empty
-  return served;
-}
-
-// The largest n_ctx that a launch with these splits serves (attn_decode_ctx_limit): `served` splits
-// of this length.
-int ctx_limit(const attn_kernel_args& a, int served) {
-  const long long hi = (long long)a.split_len * served;
-  return hi < a.p.capacity ? int(hi) : a.p.capacity;
+  limit = std::min(limit, (long long)a.split_len * served);
+  return int(std::min<long long>(limit, p.capacity));
 }
 
 template <kv_mode M, int HDB, int GB>
@@ -128,10 +133,10 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream, int* limit) {
   const int n_slices = ceil_div(a.group, GB);
   // The split rule's merge cap is the matrix-unit body's: this body streams a split with the whole
   // block, and capped at 32 splits the Qwen2.5-0.5B step at 16k took 1.28x as long (H200).
-  const int served = set_splits(a, cached_occupancy, n_slices, T::kTile,
-                                a.p.pos_dev != nullptr || limit != nullptr, 0);
+  const int reach = set_splits(a, cached_occupancy, n_slices, T::kTile,
+                                   a.p.pos_dev != nullptr || limit != nullptr, 0);
   if (limit != nullptr) {
-    *limit = ctx_limit(a, served);
+    *limit = reach;
     return;
   }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);
@@ -189,10 +194,10 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream, i
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  const int served = set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps,
-                                a.p.pos_dev != nullptr || limit != nullptr, kv_row_bytes<M>(a.p.head_dim));
+  const int reach = set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps,
+                                   a.p.pos_dev != nullptr || limit != nullptr, kv_row_bytes<M>(a.p.head_dim));
   if (limit != nullptr) {
-    *limit = ctx_limit(a, served);
+    *limit = reach;
     return;
   }
   const dim3 grid(a.p.n_kv_head, a.n_split, n_slices);

@@ -698,6 +698,9 @@ int main(int argc, char** argv) {
     // and Qwen2.5-1.5B at 33k, where 192 KB of rows a split allow 64 splits again.
     cases.push_back({64, 2, 7, 16001, 0});
     cases.push_back({128, 2, 6, 33001, 0});
+    // Llama-3.2-1B geometry (8 KV heads of 64): one block an SM at 4k, two past ~8k rows.
+    cases.push_back({64, 8, 4, 3841, 0});
+    cases.push_back({64, 8, 4, 9001, 0});
     // Llama-3-8B geometry (8 KV heads, G 4): 16 and 12 splits (clusters of 16 and 12 blocks where the
     // cluster merge is built), 7 and 2.
     cases.push_back({128, 8, 4, 5000, 16});
