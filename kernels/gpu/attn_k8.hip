@@ -134,7 +134,7 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream, int* limit) {
   // The split rule's merge cap is the matrix-unit body's: this body streams a split with the whole
   // block, and capped at 32 splits the Qwen2.5-0.5B step at 16k took 1.28x as long (H200).
   const int reach = set_splits(a, cached_occupancy, n_slices, T::kTile,
-                                   a.p.pos_dev != nullptr || limit != nullptr, 0);
+                               a.p.pos_dev != nullptr || limit != nullptr, 0);
   if (limit != nullptr) {
     *limit = reach;
     return;
@@ -195,7 +195,7 @@ void launch_mma(attn_kernel_args& a, unsigned flags, alap_gpu_stream_t stream, i
   }
   const int n_slices = ceil_div(a.group, GB);
   const int reach = set_splits(a, cached_occupancy, n_slices, kMmaRows * kMmaWarps,
-                                   a.p.pos_dev != nullptr || limit != nullptr, kv_row_bytes<M>(a.p.head_dim));
+                               a.p.pos_dev != nullptr || limit != nullptr, kv_row_bytes<M>(a.p.head_dim));
   if (limit != nullptr) {
     *limit = reach;
     return;
