@@ -102,7 +102,7 @@ const char* attn_decode_check(const attn_decode_params* p, int mode);
 
 // The largest n_ctx' that a launch with pos_dev and these params serves (see pos_dev): at least
 // p->n_ctx, at most the capacity; -1 on bad parameters (gpu_error_message). The range is the
-// split length times the splits that the split rule keeps (attn_k8.hip, set_splits): e.g. 2048 rows
+// split length times the splits that the split rule keeps (attn_splits.h): e.g. 2048 rows
 // at a time for the Llama-3-8B geometry on an H200 below 16k context, longer with longer splits.
 int attn_decode_ctx_limit(const attn_decode_params* p, int mode);
 

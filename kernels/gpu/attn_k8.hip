@@ -2,7 +2,6 @@
 // the kernel (matrix-unit kernels on CUDA for head_dim 64/128, else the scalar ones by head_dim
 // bucket × group bucket) and the flash-decoding split, one launch per call. The arithmetic lives
 // in attn_k8_kernel.h.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/attn_k8_kernel.h"
+#include "kernels/gpu/attn_splits.h"
 #include "kernels/gpu/gpu_api_util.h"
 #include "kernels/gpu/gpu_port.h"
 
@@ -69,53 +69,23 @@ int kv_row_bytes(int head_dim) {
   return (M == kv_mode::f16 ? 2 * head_dim : packed) + (M == kv_mode::k8v8 ? packed : 2 * head_dim);
 }
 
-// The merge's share (session 35, docs/bench/gpu.md "Session 35"): the last block of a KV head reads
-// the splits' partials 16 at a time, one L2 round trip each, while every split streams its rows at
-// one SM's pace. Past kAttnMergeSplits splits the merge costs more than the shorter streams save,
-// unless each split would still stream more than kAttnSplitBytes: a Qwen2.5-0.5B step at 16k context
-// took 714 µs with 126 splits a KV head and 617 with 32; Qwen2.5-1.5B at 32k (64 splits of 200 KB)
-// was slower with 20. And while one block an SM would stream at most kAttnShortSplitBytes, a second
-// block an SM only shares the SM's bandwidth: Llama-3.2-1B at 4k took 584 µs with 2 blocks an SM
-// and 560 with one (at 32k, 200 KB a split, two were faster).
-constexpr int kAttnMergeSplits = 32;
-constexpr int kAttnSplitBytes = 192 << 10;
-constexpr int kAttnShortSplitBytes = 100 << 10;
-
-// Splits: as many blocks as are resident on the device at once (one wave; batch-1 decode has only
-// n_kv_head blocks otherwise), but no more splits with rows than the merge pays for (above); each
-// split a multiple of `tile` rows. The split length is the largest of: one wave's share of n_ctx,
-// and the smaller of n_ctx / kAttnMergeSplits and kAttnSplitBytes of rows; each is non-decreasing
-// in n_ctx, so a launch for a lower bound serves every n_ctx up to the returned limit with the split
-// length (and bits) of a launch for that n_ctx (the wave is one block an SM up to a fixed n_ctx,
-// which bounds the limit below it). With pos_dev every block of the wave is launched and those
-// without rows leave at once (fewer blocks launched was measured slower at 1k context).
-// row_bytes 0 (the scalar body): one wave's share only. Returns the largest n_ctx served
-// (attn_decode_ctx_limit), at most the capacity.
+// The splits of a launch (attn_splits.h: one wave, and for the matrix-unit body, row_bytes > 0, the
+// merge's share and one block an SM for short splits). Returns the largest n_ctx the launch serves.
 int set_splits(attn_kernel_args& a, int occupancy, int n_slices, int tile, bool device_pos, int row_bytes) {
-  const attn_decode_params& p = a.p;
-  const auto clamp = [](int n) { return n < 1 ? 1 : (n > kAttnMaxSplit ? kAttnMaxSplit : n); };
-  const bool rule = p.n_split <= 0 && row_bytes > 0;
-  const int blocks = p.n_kv_head * n_slices, per_sm = multiprocessor_count() / blocks;
-  int want = clamp(p.n_split > 0 ? p.n_split : multiprocessor_count() * occupancy / blocks);
-  long long limit = p.capacity;
-  if (rule && occupancy > 1) {
-    const long long short_ctx = (long long)kAttnShortSplitBytes * clamp(per_sm) / row_bytes;
-    if (p.n_ctx <= short_ctx) want = clamp(per_sm), limit = short_ctx;
-  }
-  const auto rows_of = [tile](long long rows) { return int((rows + tile - 1) / tile) * tile; };
-  a.split_len = rows_of(ceil_div(p.n_ctx, want));
-  int served = want;
-  if (rule) {
-    const int by_merge = rows_of(ceil_div(p.n_ctx, kAttnMergeSplits));
-    const int by_bytes = rows_of(ceil_div(kAttnSplitBytes, row_bytes));
-    a.split_len = std::max(a.split_len, std::min(by_merge, by_bytes));
-    if (by_bytes > a.split_len) served = std::min(want, kAttnMergeSplits);
-  }
-  // With pos_dev (or for attn_decode_ctx_limit) every split that a context with this split_len can
-  // have: n_ctx up to split_len·want; the kernel counts those with rows (attn_ctx_of).
-  a.n_split = device_pos ? want : ceil_div(p.n_ctx, a.split_len);  // no split is empty
-  limit = std::min(limit, (long long)a.split_len * served);
-  return int(std::min<long long>(limit, p.capacity));
+  attn_split_query q;
+  q.n_ctx = a.p.n_ctx;
+  q.capacity = a.p.capacity;
+  q.n_split = a.p.n_split;
+  q.sms = multiprocessor_count();
+  q.occupancy = occupancy;
+  q.blocks = a.p.n_kv_head * n_slices;
+  q.tile = tile;
+  q.device_pos = device_pos;
+  q.row_bytes = row_bytes;
+  const attn_split_plan plan = attn_plan_splits(q);
+  a.split_len = plan.split_len;
+  a.n_split = plan.n_split;
+  return plan.limit;
 }
 
 template <kv_mode M, int HDB, int GB>
@@ -131,8 +101,7 @@ void launch(attn_kernel_args& a, alap_gpu_stream_t stream, int* limit) {
     if (cached_occupancy < 1) cached_occupancy = 1;
   }
   const int n_slices = ceil_div(a.group, GB);
-  // The split rule's merge cap is the matrix-unit body's: this body streams a split with the whole
-  // block, and capped at 32 splits the Qwen2.5-0.5B step at 16k took 1.28x as long (H200).
+  // One wave's share only (attn_splits.h: the merge cap is the matrix-unit body's).
   const int reach = set_splits(a, cached_occupancy, n_slices, T::kTile,
                                a.p.pos_dev != nullptr || limit != nullptr, 0);
   if (limit != nullptr) {
