@@ -693,7 +693,7 @@ int main(int argc, char** argv) {
     cases.push_back({96, 2, 3, 450, 2});
     cases.push_back({128, 2, 12, 1500, 0});  // a group cut into slices of 8 and 4
     cases.push_back({64, 1, 16, 20000, 0});  // long context: over 64 splits
-    // The split rule (attn_k8.hip set_splits): Qwen2.5-0.5B geometry at 16k, where the merge caps the
+    // The split rule (attn_splits.h attn_plan_splits): Qwen2.5-0.5B geometry at 16k, where the merge caps the
     // splits at 32 of 512 rows (a device position from a lower bound then crosses a split length),
     // and Qwen2.5-1.5B at 33k, where 192 KB of rows a split allow 64 splits again.
     cases.push_back({64, 2, 7, 16001, 0});
