@@ -2,6 +2,7 @@
 // core/sample (Sampler) and core/text (Tokenizer, ChatTemplate, StreamingDetokenizer).
 // Not the perplexity tool (perplexity.cpp) and not a test double (fake_engine.cpp).
 #include "core/engine/engine.h"
+#include "core/engine/prefill_chunk.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,10 +48,11 @@ void check_context_fits(const std::string& where, const SystemMemory& mem, uint6
 
 constexpr size_t kDefaultMaxCtx = 4096;
 // Prefill batch; cancel is checked between chunks. On the CPU 128 tokens keep a cancel within a
-// second or so on a laptop; with every layer on the GPU 512 fill the device (H200, session 5: 8B
-// prefill 1.37x, 1B 1.5x, 0.5B 2x against 128; a 512-token chunk of an 8B takes ~0.13 s there).
+// second or so on a laptop. With every layer on the GPU at least 512 (H200, session 5: 8B prefill
+// 1.37x, 1B 1.5x, 0.5B 2x against 128), and 1024 or 2048 where the device's memory allows
+// (choose_gpu_prefill_chunk; session 36: 8B 1.06x / 1.10x, 1B 1.12x / 1.18x, 0.5B 1.27x / 1.44x
+// against 512; a 2048-token chunk of an 8B takes ~0.24 s there).
 constexpr size_t kPrefillChunkCpu = 128;
-constexpr size_t kPrefillChunkGpu = 512;
 
 using Clock = std::chrono::steady_clock;
 
@@ -238,6 +240,13 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
         max_batch = std::min(kPrefillChunkCpu, n_ctx);
         n_gpu = layers_for(max_batch);
       }
+      if (n_gpu == n_layer) {  // every layer on the device: a larger chunk where its memory allows
+        const uint64_t usable = gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom);
+        max_batch = choose_gpu_prefill_chunk(n_ctx, n_layer, m.weights_bytes(), usable, [&](size_t chunk) {
+          const int32_t layers = layers_for(chunk);
+          return PrefillChunkPlan{layers, plan_gpu_memory(m, *gpu, layers, mode, n_ctx, chunk).total()};
+        });
+      }
       if (n_gpu == 0) {
         info.gpu_status = ModelInfo::GpuStatus::no_memory;
         info.gpu_reason = "the GPU (" + gpu->device_name() + ") has too little free memory for one layer beside a " +
@@ -276,6 +285,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     }
     info.cache_mode = mode;
     st->prefill_chunk = max_batch;
+    info.prefill_chunk = max_batch;
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     step(1.0f, "ready");

@@ -96,6 +96,7 @@ struct ModelInfo {
   std::string gpu_reason;
   int32_t gpu_layers = 0;              // layers on the GPU (the rest on the CPU)
   uint64_t gpu_weights_bytes = 0;      // weights held in device memory
+  size_t prefill_chunk = 0;            // prompt tokens a prefill batch takes (choose_gpu_prefill_chunk on the GPU)
 };
 
 // -1 (auto) when a GPU backend is usable on this machine, else 0: the default of LoadParams::gpu_layers

@@ -285,6 +285,36 @@ TEST_F(EngineGpu, PartialOffloadMatchesTheCpu) {
   EXPECT_EQ(all.model_info().gpu_layers, 3);
 }
 
+TEST_F(EngineGpu, PrefillChunkIsLargerWhereTheDeviceHoldsIt) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  LoadParams p = params(-1);
+  p.n_ctx = 4096;
+  Engine e;
+  e.load(model_, p);
+  ASSERT_EQ(e.model_info().gpu_layers, 3);
+  EXPECT_EQ(e.model_info().prefill_chunk, 2048u);  // a tiny model's scratch: far under 256 MiB more
+  p.n_ctx = 300;
+  e.load(model_, p);
+  EXPECT_EQ(e.model_info().prefill_chunk, 300u);
+  p.gpu_layers = 2;  // layers left to the CPU: its batch
+  p.n_ctx = 4096;
+  e.load(model_, p);
+  EXPECT_EQ(e.model_info().prefill_chunk, 128u);
+  p.gpu_layers = 0;
+  e.load(model_, p);
+  EXPECT_EQ(e.model_info().prefill_chunk, 128u);
+  // A 2500-token prompt in chunks of 2048 and 452 gives the CPU's tokens.
+  std::string prompt;
+  for (int i = 0; i < 2500; ++i) prompt += static_cast<char>('a' + i % 7);
+  const GenerateResult cpu = greedy(e, prompt, 3);
+  p.gpu_layers = -1;
+  e.load(model_, p);
+  ASSERT_EQ(e.model_info().prefill_chunk, 2048u);
+  const GenerateResult gpu = greedy(e, prompt, 3);
+  EXPECT_GT(gpu.stats.n_prefill_tokens, 2048u);
+  EXPECT_EQ(gpu.tokens, cpu.tokens);
+}
+
 TEST_F(EngineGpu, ContextThatDoesNotFitIsRefusedWithTheLargestThatDoes) {
   ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
   ScopedEnv budget("ALAP_HOST_GPU_MEMORY", std::to_string(2u << 20));
