@@ -87,7 +87,6 @@ struct Engine::State {
   // partial offload, the host cache and CPU forward of the remaining layers.
   std::unique_ptr<GpuForward> gpu;
   std::vector<int32_t> cached;  // ids whose K/V the cache holds: cached.size() == cache->n_tokens()
-  size_t prefill_chunk = kPrefillChunkCpu;  // tokens per prefill batch (the forward's max_batch)
 
   size_t capacity() const { return gpu ? gpu->capacity() : cache->capacity(); }
   void clear() {
@@ -284,8 +283,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       st->forward = std::make_unique<Forward>(m, max_batch);
     }
     info.cache_mode = mode;
-    st->prefill_chunk = max_batch;
-    info.prefill_chunk = max_batch;
+    info.prefill_chunk = max_batch;  // tokens per prefill batch (the forward's max_batch)
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     step(1.0f, "ready");
@@ -481,7 +479,7 @@ GenerateResult Engine::generate(const GenerateRequest& request, const TokenCallb
       notify_memory();
       return finish(StopReason::cancelled);
     }
-    const size_t n = std::min(st.prefill_chunk, prompt.size() - pos);
+    const size_t n = std::min(st.info.prefill_chunk, prompt.size() - pos);
     logits = evaluate(std::span<const int32_t>(prompt).subspan(pos, n), pos);
     pos += n;
   }
