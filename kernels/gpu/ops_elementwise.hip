@@ -138,7 +138,6 @@ __device__ __forceinline__ void quantize_block_32(float v, bool valid, const act
 // then every thread rewrites only what it read itself.
 __global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, const float* w, float* y, void* xq,
                                                                int n_rows, int n_cols, float eps) {
-  alap_pdl_begin();
   __shared__ double sh[kThreads / 32];
   const float* xr = x + size_t(blockIdx.x) * n_cols;
   float* yr = y + size_t(blockIdx.x) * n_cols;
@@ -146,10 +145,12 @@ __global__ void __launch_bounds__(kThreads) rms_norm_q8_kernel(const float* x, c
   const int step = int(gridDim.y) * (kThreads / 32);
   int b = int(blockIdx.y) * (kThreads / 32) + group;
   float xv = 0.0f, wv = 0.0f;
-  if (b < nb) {
-    xv = xr[b * 32 + lane];
-    if (w != nullptr) wv = w[b * 32 + lane];
-  }
+  // The norm's weights are no kernel's output: the first round's are asked for before the wait,
+  // so their round trip (often to DRAM: a step's weight stream evicts them from L2) overlaps the
+  // kernel before.
+  if (b < nb && w != nullptr) wv = w[b * 32 + lane];
+  alap_pdl_begin();
+  if (b < nb) xv = xr[b * 32 + lane];
   const float inv = row_inv_rms(xr, n_cols, eps, sh);
   const act_q8_view view = act_q8_layout(xq, n_rows, n_cols);
   for (int b0 = int(blockIdx.y) * (kThreads / 32); b0 < nb; b0 += step, b += step) {
@@ -188,34 +189,68 @@ __global__ void __launch_bounds__(128) swiglu_q8_kernel(const float* gate, const
 
 constexpr int kRopeThreads = 128;  // threads of a block of the one-token RoPE kernels (n_rot/2 <= 128)
 
-// One head xh[head_dim] of one token, by one block of kRopeThreads threads: x += bias (bh may be
-// null), then, when rotate, pair i by thread i with its angle in double as rope_kernel computes it;
-// x written back, and its fp16 copy into f16_row[head_dim] when that is not null (the value
-// kv_f16_store_kernel would write from x).
-__device__ __forceinline__ void bias_rope_head(float* xh, const float* bh, bool rotate, int head_dim, int n_rot, int pos,
-                                               float freq_base, float freq_scale, const float* ff, int neox,
-                                               uint16_t* f16_row) {
-  const int half = n_rot / 2;
-  const int first = rotate ? n_rot : 0;  // the first column that is not in a pair
-  if (rotate) {
-    for (int i = threadIdx.x; i < half; i += kRopeThreads) {
-      const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-      float x0 = xh[i0], x1 = xh[i1];
-      if (bh != nullptr) x0 += bh[i0], x1 += bh[i1];
-      const double f = ff != nullptr ? double(ff[i]) : 1.0;
-      const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
-      const double ang = double(pos) * inv_freq;
-      const float cs = static_cast<float>(cos(ang)), sn = static_cast<float>(sin(ang));
-      const float r0 = x0 * cs - x1 * sn, r1 = x0 * sn + x1 * cs;
-      xh[i0] = r0;
-      xh[i1] = r1;
-      if (f16_row != nullptr) f16_row[i0] = alap_float_to_half(r0), f16_row[i1] = alap_float_to_half(r1);
+// cos and sin of RoPE pair i's angle at position pos, the angle in double (as core/model/forward.cpp):
+// pos·freq_scale / (freq_base^(2i/n_rot)·f_i), f_i = ff[i] or 1.
+__device__ __forceinline__ float2 rope_cos_sin(int i, int n_rot, int pos, float freq_base, float freq_scale,
+                                               const float* ff) {
+  const double f = ff != nullptr ? double(ff[i]) : 1.0;
+  const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
+  const double ang = double(pos) * inv_freq;
+  return make_float2(static_cast<float>(cos(ang)), static_cast<float>(sin(ang)));
+}
+
+// What one thread of bias_rope_head needs that no kernel of the step writes (its pair's angle, the
+// head's biases), read and computed before the PDL wait so that their latency (the weights' round
+// trip, often to DRAM; pow/cos/sin in double) overlaps the kernel before. One pair a thread:
+// n_rot ≤ 256 = 2·kRopeThreads (gpu_bias_rope_1 and gpu_rope_store_1 check it).
+struct rope_pre {
+  float cs = 1.0f, sn = 0.0f;  // thread i's pair (rotated heads)
+  float b0 = 0.0f, b1 = 0.0f;  // the pair's biases
+  float bc[2] = {0.0f, 0.0f};  // biases of the thread's first two columns past the pairs
+};
+
+__device__ __forceinline__ rope_pre rope_prepare(const float* bh, bool rotate, int head_dim, int n_rot, int pos,
+                                                 float freq_base, float freq_scale, const float* ff, int neox) {
+  rope_pre r;
+  const int half = n_rot / 2, i = threadIdx.x;
+  if (rotate && i < half) {
+    const float2 c = rope_cos_sin(i, n_rot, pos, freq_base, freq_scale, ff);
+    r.cs = c.x, r.sn = c.y;
+    if (bh != nullptr) r.b0 = bh[neox ? i : 2 * i], r.b1 = bh[neox ? i + half : 2 * i + 1];
+  }
+  if (bh != nullptr) {
+    const int first = rotate ? n_rot : 0;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int c = first + i + k * kRopeThreads;
+      if (c < head_dim) r.bc[k] = bh[c];
     }
   }
-  for (int c = first + int(threadIdx.x); c < head_dim; c += kRopeThreads) {
+  return r;
+}
+
+// One head xh[head_dim] of one token, by one block of kRopeThreads threads: x += bias (bh may be
+// null; its values as rope_prepare read them into pre), then, when rotate, pair i by thread i with
+// pre's angle; x written back, and its fp16 copy into f16_row[head_dim] when that is not null (the
+// value kv_f16_store_kernel would write from x).
+__device__ __forceinline__ void bias_rope_head(float* xh, const float* bh, bool rotate, int head_dim, int n_rot,
+                                               int neox, uint16_t* f16_row, const rope_pre& pre) {
+  const int half = n_rot / 2, i = threadIdx.x;
+  const int first = rotate ? n_rot : 0;  // the first column that is not in a pair
+  if (rotate && i < half) {
+    const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+    float x0 = xh[i0], x1 = xh[i1];
+    if (bh != nullptr) x0 += pre.b0, x1 += pre.b1;
+    const float r0 = x0 * pre.cs - x1 * pre.sn, r1 = x0 * pre.sn + x1 * pre.cs;
+    xh[i0] = r0;
+    xh[i1] = r1;
+    if (f16_row != nullptr) f16_row[i0] = alap_float_to_half(r0), f16_row[i1] = alap_float_to_half(r1);
+  }
+  int k = 0;
+  for (int c = first + i; c < head_dim; c += kRopeThreads, ++k) {
     float v = xh[c];
     if (bh != nullptr) {  // without a bias x stays as it is
-      v += bh[c];
+      v += k < 2 ? pre.bc[k] : bh[c];
       xh[c] = v;
     }
     if (f16_row != nullptr) f16_row[c] = alap_float_to_half(v);
@@ -227,23 +262,30 @@ __device__ __forceinline__ void bias_rope_head(float* xh, const float* bh, bool 
 __global__ void __launch_bounds__(kRopeThreads) bias_rope_1_kernel(float* x, const float* b, int n_rot_heads,
                                                                    int head_dim, int n_rot, int pos, float freq_base,
                                                                    float freq_scale, const float* ff, int neox) {
-  alap_pdl_begin();
   const int h = blockIdx.x;
-  bias_rope_head(x + size_t(h) * head_dim, b != nullptr ? b + size_t(h) * head_dim : nullptr, h < n_rot_heads,
-                 head_dim, n_rot, pos, freq_base, freq_scale, ff, neox, nullptr);
+  const float* bh = b != nullptr ? b + size_t(h) * head_dim : nullptr;
+  const rope_pre pre = rope_prepare(bh, h < n_rot_heads, head_dim, n_rot, pos, freq_base, freq_scale, ff, neox);
+  alap_pdl_begin();
+  bias_rope_head(x + size_t(h) * head_dim, bh, h < n_rot_heads, head_dim, n_rot, neox, nullptr, pre);
 }
 
-// One head xh[head_dim] by one block of kRopeThreads threads: x += bias (bh may be null), then
-// x = w·(x·inv) in place, inv = row_inv_rms of the head: bit for bit what gpu_add_bias and then
-// rms_norm_kernel on a row of head_dim columns leave.
-__device__ __forceinline__ void bias_norm_head(float* xh, const float* bh, const float* w, int head_dim, float eps) {
+// One head xh[head_dim ≤ 2·kRopeThreads] by one block of kRopeThreads threads: x += bias (bh may be
+// null), then x = w·(x·inv) in place, inv = row_inv_rms of the head: bit for bit what gpu_add_bias
+// and then rms_norm_kernel on a row of head_dim columns leave. wv: the thread's two w values
+// (columns threadIdx.x and threadIdx.x + kRopeThreads), read before the PDL wait.
+__device__ __forceinline__ void bias_norm_head(float* xh, const float* bh, const float (&wv)[2], int head_dim,
+                                               float eps) {
   __shared__ double sh[kThreads / 32];
   if (bh != nullptr) {
     for (int c = threadIdx.x; c < head_dim; c += kRopeThreads) xh[c] += bh[c];
     __syncthreads();  // the sum reads columns other threads biased
   }
   const float inv = row_inv_rms<kRopeThreads>(xh, head_dim, eps, sh);  // every read before its barrier
-  for (int c = threadIdx.x; c < head_dim; c += kRopeThreads) xh[c] = w[c] * (xh[c] * inv);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int c = int(threadIdx.x) + k * kRopeThreads;
+    if (c < head_dim) xh[c] = wv[k] * (xh[c] * inv);
+  }
   __syncthreads();  // RoPE pairs columns that other threads wrote
 }
 
@@ -256,22 +298,33 @@ __global__ void __launch_bounds__(kRopeThreads) rope_store_1_kernel(gpu_rope_sto
   // The device position is written before the step's first kernel (a copy earlier in stream
   // order), so it is read before the wait: its DRAM round trip overlaps the kernel before.
   const int pos = p.pos_dev != nullptr ? *p.pos_dev : p.pos;
-  alap_pdl_begin();
-  if (pos < 0 || pos >= p.capacity) return;  // a bad device position writes nothing (whole grid)
   const int H = p.n_head, Hk = p.n_kv_head, D = p.head_dim, h = blockIdx.x;
   const bool is_k = h >= H && h < H + Hk, is_v = h >= H + Hk;
+  const float* bh = p.bias != nullptr ? p.bias + size_t(h) * D : nullptr;
+  const float* nw = h < H ? p.q_norm : is_k ? p.k_norm : nullptr;  // uniform over the block
+  // The angle (from the position alone) and the biases before the wait; a head that is normalised
+  // adds its bias before the norm (bias_norm_head), so RoPE then adds none.
+  const rope_pre pre = rope_prepare(nw == nullptr ? bh : nullptr, h < H + Hk, D, p.n_rot, pos, p.freq_base,
+                                    p.freq_scale, p.freq_factors, p.neox);
+  float nwv[2] = {0.0f, 0.0f};  // the norm's weights of this thread's columns (head_dim ≤ 256 with norms)
+  if (nw != nullptr) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int c = int(threadIdx.x) + k * kRopeThreads;
+      if (c < D) nwv[k] = nw[c];
+    }
+  }
+  alap_pdl_begin();
+  if (pos < 0 || pos >= p.capacity) return;  // a bad device position writes nothing (whole grid)
   const int kvh = is_k ? h - H : h - H - Hk;  // the cache head (K or V heads only)
   const size_t row = size_t(kvh) * p.capacity + pos;
   uint16_t* f16 = is_k ? p.k_f16 : is_v ? p.v_f16 : nullptr;
   float* xh = p.x + size_t(h) * D;
-  const float* bh = p.bias != nullptr ? p.bias + size_t(h) * D : nullptr;
-  const float* nw = h < H ? p.q_norm : is_k ? p.k_norm : nullptr;  // uniform over the block
   if (nw != nullptr) {
-    bias_norm_head(xh, bh, nw, D, p.norm_eps);
+    bias_norm_head(xh, bh, nwv, D, p.norm_eps);
     bh = nullptr;  // added
   }
-  bias_rope_head(xh, bh, h < H + Hk, D, p.n_rot, pos, p.freq_base, p.freq_scale, p.freq_factors, p.neox,
-                 f16 != nullptr ? f16 + row * D : nullptr);
+  bias_rope_head(xh, bh, h < H + Hk, D, p.n_rot, p.neox, f16 != nullptr ? f16 + row * D : nullptr, pre);
   int8_t* q8 = is_k ? p.k_q : is_v ? p.v_q : nullptr;
   uint16_t* d8 = is_k ? p.k_d : is_v ? p.v_d : nullptr;
   if (q8 == nullptr) return;  // uniform over the block
@@ -292,10 +345,8 @@ __global__ void rope_kernel(float* x, int n_tokens, int n_heads, int head_dim, i
   const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= (long long)n_tokens * half) return;
   const int t = int(idx / half), i = int(idx % half);
-  const double f = ff != nullptr ? double(ff[i]) : 1.0;
-  const double inv_freq = double(freq_scale) * pow(double(freq_base), -2.0 * double(i) / double(n_rot)) / f;
-  const double ang = double(pos0 + t) * inv_freq;
-  const float cs = static_cast<float>(cos(ang)), sn = static_cast<float>(sin(ang));
+  const float2 c = rope_cos_sin(i, n_rot, pos0 + t, freq_base, freq_scale, ff);
+  const float cs = c.x, sn = c.y;
   const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
   for (int h = 0; h < n_heads; ++h) {
     float* v = x + (size_t(t) * n_heads + h) * head_dim;
