@@ -141,7 +141,7 @@ __device__ __forceinline__ void xr_piece_rows(const xr_raw<T> (&raw)[R], int k, 
 // the groups' through shared memory red (one barrier).
 template <int R>
 __device__ __forceinline__ void xr_block_store(float (&acc)[R], float (&red)[kXrThreads / kGroup][R], int row0,
-                                               int n_rows, float* y, float beta) {
+                                               int n_rows, float* y, float beta, float y_old) {
   const int tid = threadIdx.x, nt = blockDim.x, grp = tid / kGroup, lane = tid % kGroup;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -152,7 +152,7 @@ __device__ __forceinline__ void xr_block_store(float (&acc)[R], float (&red)[kXr
   if (tid < R && row0 + tid < n_rows) {
     float v = 0.0f;
     for (int g = 0; g < nt / kGroup; ++g) v += red[g][tid];
-    y[row0 + tid] = beta != 0.0f ? v + beta * y[row0 + tid] : v;
+    y[row0 + tid] = beta != 0.0f ? v + beta * y_old : v;
   }
 }
 
@@ -179,6 +179,10 @@ __global__ void __launch_bounds__(kXrThreads) matvec_xr_kernel(const uint8_t* w,
 #pragma unroll
     for (int r = 0; r < R; ++r) xr_load<T>(wrow[r], k, raw[r]);
   }
+  // The residual (beta ≠ 0) this thread adds at the end, read before the wait too: gpu_matmul's
+  // contract (ops.h) is that the launch just before a decode product does not write y, so the
+  // block's end does not wait for one more round trip.
+  const float y_old = beta != 0.0f && tid < R && row0 + tid < n_rows ? y[row0 + tid] : 0.0f;
   alap_pdl_begin();
   const act_q8_view x = act_q8_layout(xq, 1, n_cols);
   float acc[R] = {};
@@ -190,7 +194,7 @@ __global__ void __launch_bounds__(kXrThreads) matvec_xr_kernel(const uint8_t* w,
       for (int r = 0; r < R; ++r) xr_load<T>(wrow[r], k, raw[r]);
     }
   }
-  xr_block_store<R>(acc, red, row0, n_rows, y, beta);
+  xr_block_store<R>(acc, red, row0, n_rows, y, beta, y_old);
 }
 
 // Decode, plain types: 16-byte loads when vec (rows 16-byte aligned, n_cols a multiple of 8).
@@ -209,10 +213,12 @@ template <uint32_t T>
 __global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t* w, size_t row_bytes, int n_rows,
                                                                  int n_cols, const float* x, float* y, float beta,
                                                                  bool vec) {
-  alap_pdl_begin();
   constexpr int kE = T == kF32 ? 4 : 8;  // elements per 16 bytes
   const int grp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
   const int row = blockIdx.x * kMvRows + grp;
+  // The residual before the wait, as matvec_xr_kernel reads it.
+  const float y_old = beta != 0.0f && lane == 0 && row < n_rows ? y[row] : 0.0f;
+  alap_pdl_begin();
   if (row >= n_rows) return;
   const uint8_t* wrow = w + size_t(row) * row_bytes;
   float acc = 0.0f;
@@ -241,7 +247,7 @@ __global__ void __launch_bounds__(kMvThreads) matvec_plain_kernel(const uint8_t*
     for (int c = lane; c < n_cols; c += kGroup) acc += plain_value<T>(wrow, c) * x[c];
   }
   acc = group_sum(acc);
-  if (lane == 0) y[row] = beta != 0.0f ? acc + beta * y[row] : acc;
+  if (lane == 0) y[row] = beta != 0.0f ? acc + beta * y_old : acc;
 }
 
 // The dot4 prefill kernel's fp32 step for one (row, token, 16-half): acc + xd·(a·dot + b·s16). CUDA:

@@ -86,7 +86,9 @@ int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, 
 // Quantised types read d_xq (from gpu_quantize_act_q8 on the same x) with dot4 on int8; F32, F16
 // and BF16 read d_x. Pass both. n_tokens = 1 is the decode matrix-vector path; larger n_tokens use
 // the matrix-matrix (prefill) path. beta = 0 overwrites y (never reads it); beta = 1 adds to y
-// (residual fused). d_w and d_xq must be 16-byte aligned (gpu_alloc, or a GGUF tensor at its
+// (residual fused). A decode product (n_tokens = 1) reads y before its programmatic-dependent
+// wait (gpu_pdl.h), so y must not be written by the launch just before it on the stream (a copy
+// or any earlier launch may). d_w and d_xq must be 16-byte aligned (gpu_alloc, or a GGUF tensor at its
 // 32-byte aligned offset in an uploaded data section); n_cols a multiple of the type's block.
 int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                int n_tokens, float* d_y, float beta, void* stream);
