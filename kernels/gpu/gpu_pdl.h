@@ -2,8 +2,11 @@
 // newer a kernel launched with alap_launch may begin (launch, first weight loads) while the
 // kernel before it on the stream finishes, which shortens the gap between the ~10 small kernels
 // of every layer in a decode step. Each such kernel calls alap_pdl_wait() before it touches
-// anything an earlier kernel writes or reads (that wait returns once the previous grid has
-// finished and its writes are visible), then alap_pdl_release() so the next one may launch.
+// anything the kernel just before it writes, or anything it writes that the kernel before reads
+// (that wait returns once the previous grid has finished and its writes are visible), then
+// alap_pdl_release() so the next one may launch. What launches before that one wrote is complete
+// when a kernel starts (the one before released it only after its own wait), so weights,
+// constants and, by gpu_matmul's contract, a decode product's residual are read before the wait.
 // On HIP and older NVIDIA devices both are no-ops and alap_launch is a plain launch.
 // The decode attention kernels take their own flag instead (kAttnLaunchPdl, attn_k8.h: they stream
 // older cache rows before their wait), which the decode step sets; it too is honoured only where
