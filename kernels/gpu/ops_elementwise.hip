@@ -199,6 +199,16 @@ __device__ __forceinline__ float2 rope_cos_sin(int i, int n_rot, int pos, float 
   return make_float2(static_cast<float>(cos(ang)), static_cast<float>(sin(ang)));
 }
 
+// A head row's values src[first + t] and src[first + t + kRopeThreads] for thread t (0 past n):
+// the columns one thread of the one-token RoPE kernels takes, read before the PDL wait.
+__device__ __forceinline__ void rope_thread_columns(const float* src, int first, int n, float (&v)[2]) {
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int c = first + int(threadIdx.x) + k * kRopeThreads;
+    v[k] = c < n ? src[c] : 0.0f;
+  }
+}
+
 // What one thread of bias_rope_head needs that no kernel of the step writes (its pair's angle, the
 // head's biases), read and computed before the PDL wait so that their latency (the weights' round
 // trip, often to DRAM; pow/cos/sin in double) overlaps the kernel before. One pair a thread:
@@ -218,14 +228,7 @@ __device__ __forceinline__ rope_pre rope_prepare(const float* bh, bool rotate, i
     r.cs = c.x, r.sn = c.y;
     if (bh != nullptr) r.b0 = bh[neox ? i : 2 * i], r.b1 = bh[neox ? i + half : 2 * i + 1];
   }
-  if (bh != nullptr) {
-    const int first = rotate ? n_rot : 0;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int c = first + i + k * kRopeThreads;
-      if (c < head_dim) r.bc[k] = bh[c];
-    }
-  }
+  if (bh != nullptr) rope_thread_columns(bh, rotate ? n_rot : 0, head_dim, r.bc);
   return r;
 }
 
@@ -307,13 +310,7 @@ __global__ void __launch_bounds__(kRopeThreads) rope_store_1_kernel(gpu_rope_sto
   const rope_pre pre = rope_prepare(nw == nullptr ? bh : nullptr, h < H + Hk, D, p.n_rot, pos, p.freq_base,
                                     p.freq_scale, p.freq_factors, p.neox);
   float nwv[2] = {0.0f, 0.0f};  // the norm's weights of this thread's columns (head_dim ≤ 256 with norms)
-  if (nw != nullptr) {
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int c = int(threadIdx.x) + k * kRopeThreads;
-      if (c < D) nwv[k] = nw[c];
-    }
-  }
+  if (nw != nullptr) rope_thread_columns(nw, 0, D, nwv);
   alap_pdl_begin();
   if (pos < 0 || pos >= p.capacity) return;  // a bad device position writes nothing (whole grid)
   const int kvh = is_k ? h - H : h - H - Hk;  // the cache head (K or V heads only)
