@@ -58,18 +58,23 @@ size_t view_bytes(const kernels::WeightView& w) {
   return kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
 }
 
-// Bytes of weights one token reads, and multiply-accumulates it does in matmuls.
-void weight_traffic(const Model& m, double& bytes, double& macs) {
+// Bytes of weights one decode token reads (the layers' matrices and the output matrix), and the
+// multiply-accumulates of the products: layer_macs for each token of a batch, output_macs once a
+// batch (a prompt asks for its last token's logits only: Forward::run, LogitsMode::last). Before
+// session 38 the prefill rate counted the output matrix for every prompt token, which overstated
+// it by 18% (the 30M eval model, 64 tokens) to 37% (Qwen2.5-0.5B): docs/bench/cpu.md.
+void weight_traffic(const Model& m, double& bytes, double& layer_macs, double& output_macs) {
   bytes = 0;
-  macs = 0;
-  auto add = [&](const kernels::WeightView& w) {
-    bytes += static_cast<double>(view_bytes(w));
-    macs += static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols);
-  };
+  layer_macs = 0;
+  auto macs = [](const kernels::WeightView& w) { return static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols); };
   for (const LayerWeights& L : m.weights().layers) {
-    for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*w);
+    for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      bytes += static_cast<double>(view_bytes(*w));
+      layer_macs += macs(*w);
+    }
   }
-  add(m.weights().output);
+  bytes += static_cast<double>(view_bytes(m.weights().output));
+  output_macs = macs(m.weights().output);
 }
 
 // K and V bytes one decode token reads at context length ctx.
@@ -228,8 +233,8 @@ int main(int argc, char** argv) {
     const kernels::BandwidthProbe bw_n = kernels::measure_read_bandwidth(threads);
     const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
     const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
-    double w_bytes = 0, macs = 0;
-    weight_traffic(model, w_bytes, macs);
+    double w_bytes = 0, layer_macs = 0, output_macs = 0;
+    weight_traffic(model, w_bytes, layer_macs, output_macs);
 
     if (attn_only) {
       // The two paths alternate pass by pass (A B A B …, 15 each after a warm-up of each), so both
@@ -391,7 +396,8 @@ int main(int argc, char** argv) {
     const double tok_bytes = w_bytes + kv_traffic(cache, depth + 1 + n_gen / 2);
     const double floor_ms = tok_bytes / (bw_all.gbps * 1e9) * 1e3;
     const double decode_ms = decode_tps > 0 ? 1e3 / decode_tps : 0;
-    const double prefill_gmacs = prefill_tps * macs / 1e9;
+    const double prefill_gmacs =
+        prefill_s > 0 ? (static_cast<double>(n_prompt) * layer_macs + output_macs) / prefill_s / 1e9 : 0;
     if (json) {
       std::printf("{\"model\":\"%s\",\"cache\":\"%s\",\"depth\":%zu,\"threads\":%zu,\"prefill_tps\":%.2f,"
                   "\"decode_tps\":%.2f,\"decode_ms_per_token\":%.3f,\"floor_ms_per_token\":%.3f,"
