@@ -54,10 +54,6 @@ long involuntary_switches() {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-size_t view_bytes(const kernels::WeightView& w) {
-  return kernels::dtype_row_bytes(*kernels::dtype_info(static_cast<uint32_t>(w.type)), w.n_cols) * w.n_rows;
-}
-
 // Bytes of weights one decode token reads (the layers' matrices and the output matrix), and the
 // multiply-accumulates of the products: layer_macs for each token of a batch, output_macs once a
 // batch (a prompt asks for its last token's logits only: Forward::run, LogitsMode::last). Before
@@ -69,11 +65,11 @@ void weight_traffic(const Model& m, double& bytes, double& layer_macs, double& o
   auto macs = [](const kernels::WeightView& w) { return static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols); };
   for (const LayerWeights& L : m.weights().layers) {
     for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-      bytes += static_cast<double>(view_bytes(*w));
+      bytes += static_cast<double>(kernels::matrix_bytes(*w));
       layer_macs += macs(*w);
     }
   }
-  bytes += static_cast<double>(view_bytes(m.weights().output));
+  bytes += static_cast<double>(kernels::matrix_bytes(m.weights().output));
   output_macs = macs(m.weights().output);
 }
 
