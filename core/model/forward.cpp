@@ -15,6 +15,7 @@
 #include "alap/kernels/activation.h"
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
+#include "alap/kernels/norm.h"
 #include "core/model/attention_cpu.h"
 #include "core/model/forward.h"
 
@@ -302,22 +303,11 @@ void for_tokens(ThreadPool& pool, size_t n, Fn&& fn) {
   pool.parallel_for_chunked(n, std::max<size_t>(1, n / (4 * pool.n_threads())), std::ref(body));
 }
 
-// out = w ⊙ x / sqrt(mean(x²) + eps); sum of squares in double. out may alias x. The sum runs in 8
-// interleaved partial sums added in a fixed order at the end (the compiler makes them vector lanes):
-// one chain of n dependent double adds took 0.47 us for a 512-wide row (warm), this 0.25, and a 30M
-// model's token has 17 of them on the calling thread alone. The order does not depend on threads
-// or batches.
-void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
-  double part[8] = {};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (size_t k = 0; k < 8; ++k) part[k] += static_cast<double>(x[i + k]) * x[i + k];
-  }
-  for (; i < n; ++i) part[i % 8] += static_cast<double>(x[i]) * x[i];
-  const double ss = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
-  for (size_t i = 0; i < n; ++i) out[i] = w[i] * (x[i] * inv);
-}
+// RMSNorm of one row: kernels::rmsnorm (norm.h), the sum of squares in double in 8 partial sums in
+// a fixed order, the same bits in every variant, thread count and batch. It was this file's loop
+// on the baseline ISA (two doubles an instruction); the dispatched vector forms take it 8 lanes
+// at a time (docs/bench/cpu.md, "Norms and the k8 quantiser on the vector units (session 39)").
+using kernels::rmsnorm;
 
 // Rotates one head vector with the precomputed cos/sin of its position [n_rot/2].
 void rope_apply(float* v, const float* cs, const float* sn, size_t half, RopeType type) {

@@ -128,7 +128,7 @@ using K8AccumV16 = void (*)(const float*, size_t, size_t, const int8_t*, const u
 // the variant's k8_scores_heads8, v16 its packed V sum), the V sum then without its own read-ahead.
 void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
                       float* l, float* out, K8ScoresHeads8 k8s, K8AccumV16 v16);
-// Also the AVX-512 table's (8 lanes serve a 32-value block well enough).
+// The AVX-VNNI table's too (the AVX-512 one has its own k8_quantize, 16 lanes).
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
 void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 }  // namespace avx2

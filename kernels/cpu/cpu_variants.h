@@ -39,6 +39,8 @@ struct CpuVariant {
   bool (*packed_reads_256)(DType t) = nullptr;
   // quantize_activations_256; null: the scalar twin.
   void (*quantize_acts_256)(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) = nullptr;
+  // norm.h; null: the scalar twin.
+  void (*rmsnorm)(const float* x, const float* w, size_t n, float eps, float* out) = nullptr;
 };
 
 namespace scalar {
@@ -57,6 +59,7 @@ float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 void silu_mul(float* gate, const float* up, size_t n);
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out);
 }  // namespace scalar
 
 namespace avx2 {
@@ -76,6 +79,7 @@ float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 void silu_mul(float* gate, const float* up, size_t n);  // avx2/activation_avx2.cpp
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out);  // avx2/activation_avx2.cpp
 }  // namespace avx2
 
 namespace avxvnni {
@@ -97,6 +101,7 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 // avx512_vnni/activation_vnni.cpp
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
 void silu_mul(float* gate, const float* up, size_t n);
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out);
 }
 
 // "Q4_K (id 12)" for messages; ids unknown to the table are spelled by number.

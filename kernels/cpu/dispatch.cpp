@@ -9,6 +9,7 @@
 #include "alap/kernels/activation.h"
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
+#include "alap/kernels/norm.h"
 #include "alap/kernels/quant.h"
 #include "attn_heads.h"
 #include "cpu_features.h"
@@ -206,6 +207,11 @@ void softmax(float* x, size_t n) { active().softmax(x, n); }
 void silu_mul(float* gate, const float* up, size_t n) {
   auto* f = active().silu_mul;
   (f != nullptr ? f : scalar::silu_mul)(gate, up, n);
+}
+
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
+  auto* f = active().rmsnorm;
+  (f != nullptr ? f : scalar::rmsnorm)(x, w, n, eps, out);
 }
 
 void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,

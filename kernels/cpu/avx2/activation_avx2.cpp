@@ -5,6 +5,8 @@
 // stays a normal float), which leaves 1 + exp(−g) = 1 as the twin's tiny exp does.
 #include <immintrin.h>
 
+#include <cmath>
+
 #include "avx2/exp_avx2.h"
 #include "cpu_variants.h"
 
@@ -37,6 +39,29 @@ void silu_mul(float* gate, const float* up, size_t n) {
     _mm256_storeu_ps(gate + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
   }
   scalar::silu_mul(gate + i, up + i, n - i);
+}
+
+// norm.h's rule with its 8 double sums as two 4-lane vectors (sums 0–3 and 4–7), the tail and the
+// final order as the scalar twin: the same bits.
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(x + i)), b = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    lo = _mm256_add_pd(lo, _mm256_mul_pd(a, a));
+    hi = _mm256_add_pd(hi, _mm256_mul_pd(b, b));
+  }
+  alignas(32) double part[8];
+  _mm256_store_pd(part, lo);
+  _mm256_store_pd(part + 4, hi);
+  for (; i < n; ++i) part[i % 8] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const double ss = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  const __m256 vinv = _mm256_set1_ps(inv);
+  for (i = 0; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(w + i), _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv)));
+  }
+  for (; i < n; ++i) out[i] = w[i] * (x[i] * inv);
 }
 
 }  // namespace alap::kernels::avx2

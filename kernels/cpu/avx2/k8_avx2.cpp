@@ -67,6 +67,6 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
 
 const CpuVariant kVariant = {"avx2",      &matmul,     &quantize_acts, &k8_dot,    &k8_scores,
                              &f16_scores, &f16_accum_v, &softmax,      &k8_accum_v, &matmul_packed,
-                             &silu_mul,   &packed_reads_256, &quantize_acts_256};
+                             &silu_mul,   &packed_reads_256, &quantize_acts_256, &rmsnorm};
 
 }  // namespace alap::kernels::avx2

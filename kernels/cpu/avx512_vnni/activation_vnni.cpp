@@ -14,6 +14,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include <cmath>
+
 #include "avx512_vnni/exp_avx512.h"
 #include "cpu_variants.h"
 
@@ -129,6 +131,27 @@ void silu_mul(float* gate, const float* up, size_t n) {
     _mm512_storeu_ps(gate + i, _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(one, e)), _mm512_loadu_ps(up + i)));
   }
   avx2::silu_mul(gate + i, up + i, n - i);
+}
+
+// norm.h's rule with its 8 double sums as the lanes of one vector, the tail and the final order
+// as the scalar twin: the same bits.
+void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
+  __m512d acc = _mm512_setzero_pd();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+    acc = _mm512_add_pd(acc, _mm512_mul_pd(a, a));
+  }
+  alignas(64) double part[8];
+  _mm512_store_pd(part, acc);
+  for (; i < n; ++i) part[i % 8] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const double ss = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  const __m512 vinv = _mm512_set1_ps(inv);
+  for (i = 0; i + 16 <= n; i += 16) {
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(w + i), _mm512_mul_ps(_mm512_loadu_ps(x + i), vinv)));
+  }
+  for (; i < n; ++i) out[i] = w[i] * (x[i] * inv);
 }
 
 }  // namespace alap::kernels::avx512vnni

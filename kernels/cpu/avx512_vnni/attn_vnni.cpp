@@ -945,7 +945,42 @@ void softmax_partial(float* x, size_t n, float* m, float* l) {
   *l = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 }
 
+// k8_quantize a block of 32 as two 16-lane vectors, with the operations of the AVX2 form
+// (avx2/attn_avx2.cpp: the scalar rule's bytes and scales, ties, NaNs and infinities included):
+// amax by max (a NaN |x| leaves the running max, as std::max does), d = amax / 127 in f32 and its
+// fp16 by vcvtps2ph (round to nearest even, as f32_to_fp16), q = fmin(fmax(roundf(x / d), −127),
+// 127) with a true division and roundf built from a truncation. Blocks of other than 32 values go
+// to the AVX2 form (which passes them to the scalar twin).
+void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {
+  if (head_dim == 0 || head_dim % 32 != 0) return avx2::k8_quantize(x, head_dim, q, d);
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (size_t b = 0; b < head_dim / 32; ++b) {
+    const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
+    // NaN in the first operand: the second (the running max) is kept.
+    const __m512 mx = _mm512_max_ps(_mm512_and_ps(v1, abs_mask), _mm512_max_ps(_mm512_and_ps(v0, abs_mask), _mm512_setzero_ps()));
+    const float db = _mm512_reduce_max_ps(mx) / 127.0f;
+    d[b] = static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(db), _MM_FROUND_TO_NEAREST_INT), 0));
+    if (db == 0.0f) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), _mm256_setzero_si256());
+      continue;
+    }
+    const __m512 vd = _mm512_set1_ps(db);
+    for (int k = 0; k < 2; ++k) {
+      const __m512 y = _mm512_div_ps(k == 0 ? v0 : v1, vd);
+      const __m512 t = _mm512_roundscale_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      const __m512 frac = _mm512_and_ps(_mm512_sub_ps(y, t), abs_mask);
+      const __m512 away = _mm512_or_ps(_mm512_and_ps(y, sign_mask), one);  // ±1 with y's sign
+      __m512 r = _mm512_mask_add_ps(t, _mm512_cmp_ps_mask(frac, half, _CMP_GE_OQ), t, away);
+      r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);  // a NaN quotient: −127, as std::fmax there
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 32 * b + 16 * k), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+    }
+  }
+}
+
 const AttnHeadsVariant kAttnHeads = {&k8_scores_heads, &f16_scores_heads, &softmax_partial, &f16_accum_v_heads,
-                                     &k8_accum_v_heads, &avx2::k8_quantize, &avx2::kv_row_to_fp16};
+                                     &k8_accum_v_heads, &k8_quantize, &avx2::kv_row_to_fp16};
 
 }  // namespace alap::kernels::avx512vnni

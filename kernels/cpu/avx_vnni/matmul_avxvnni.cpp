@@ -14,6 +14,7 @@ namespace alap::kernels::avxvnni {
 
 const CpuVariant kVariant = {"avxvnni",         &matmul,           &avx2::quantize_acts, &avx2::k8_dot, &k8_scores,
                              &avx2::f16_scores, &avx2::f16_accum_v, &avx2::softmax, &avx2::k8_accum_v,
-                             &matmul_packed,    &avx2::silu_mul};
+                             &matmul_packed,    &avx2::silu_mul,   nullptr,
+                             nullptr,           &avx2::rmsnorm};
 
 }  // namespace alap::kernels::avxvnni

@@ -15,6 +15,7 @@
 #include "alap/kernels/attn.h"
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/kv_k8.h"
+#include "alap/kernels/norm.h"
 #include "alap/kernels/probe.h"
 #include "alap/kernels/quant.h"
 #include "quantised_acts.h"
@@ -377,6 +378,41 @@ TEST(FastPaths, ReadProbeSlicesReadTheirOwnBytes) {
   }
   EXPECT_EQ(probe.read_slice(3), 0u);
   EXPECT_GT(probe.pass(), 0.1);
+}
+
+// RMSNorm: the scalar twin is the formula (within a float's rounding of a long double reference),
+// and every variant gives its bits exactly, into a separate row and in place, on lengths with and
+// without a tail of the 8 partial sums (the forward pass's rows are 512, 896, 2048, ... wide; head
+// norms 64 or 128), on rows of large and tiny values.
+TEST(FastPaths, RmsNormIsTheScalarRuleInEveryVariant) {
+  uint32_t seed = 30;
+  for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{13}, size_t{64}, size_t{128}, size_t{515}, size_t{896},
+                   size_t{2048}}) {
+    for (float scale : {1.0f, 3e3f, 1e-4f}) {
+      std::vector<float> x = random_x(n, ++seed), w = random_x(n, ++seed);
+      for (float& v : x) v *= scale;
+      const float eps = 1e-5f;
+      force_scalar_kernels(true);
+      std::vector<float> want(n);
+      rmsnorm(x.data(), w.data(), n, eps, want.data());
+      long double ss = 0;
+      for (float v : x) ss += static_cast<long double>(v) * v;
+      const long double inv = 1.0L / std::sqrt(ss / n + eps);
+      for (size_t i = 0; i < n; ++i) {
+        const double ref = static_cast<double>(w[i] * x[i] * inv);
+        ASSERT_NEAR(want[i], ref, 4e-7 * std::fabs(ref) + 1e-30) << "n=" << n << " i=" << i;
+      }
+      for (const char* v : kVariants) {
+        if (!set_cpu_variant(v)) continue;
+        std::vector<float> got(n, -1.0f), in_place = x;
+        rmsnorm(x.data(), w.data(), n, eps, got.data());
+        rmsnorm(in_place.data(), w.data(), n, eps, in_place.data());
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), n * sizeof(float))) << v << " n=" << n << " scale=" << scale;
+        ASSERT_EQ(0, std::memcmp(in_place.data(), want.data(), n * sizeof(float))) << v << " n=" << n;
+      }
+      set_cpu_variant("best");
+    }
+  }
 }
 
 // SwiGLU's gate: every variant within a few ulp of the scalar twin (std::exp), over the range a
