@@ -60,6 +60,10 @@ void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint1
                size_t n, float scale, float* scores);
 void silu_mul(float* gate, const float* up, size_t n);
 void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out);
+// norm.h's rule from element i on (the vector forms have summed [0, i), i a multiple of 8, into
+// part's 8 sums): the rest into sum i mod 8, the 8 sums in their fixed order, the inverse RMS.
+// Compiled once, in the scalar file (not inline: an ISA file's copy could be the one kept).
+float rms_inverse(double (&part)[8], const float* x, size_t i, size_t n, float eps);
 }  // namespace scalar
 
 namespace avx2 {

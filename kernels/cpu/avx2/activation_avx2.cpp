@@ -5,8 +5,6 @@
 // stays a normal float), which leaves 1 + exp(−g) = 1 as the twin's tiny exp does.
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "avx2/exp_avx2.h"
 #include "cpu_variants.h"
 
@@ -51,12 +49,10 @@ void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
     lo = _mm256_add_pd(lo, _mm256_mul_pd(a, a));
     hi = _mm256_add_pd(hi, _mm256_mul_pd(b, b));
   }
-  alignas(32) double part[8];
+  alignas(32) double part[8];  // the 8 sums, as scalar::rms_inverse (cpu_variants.h) finishes them
   _mm256_store_pd(part, lo);
   _mm256_store_pd(part + 4, hi);
-  for (; i < n; ++i) part[i % 8] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  const double ss = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  const float inv = scalar::rms_inverse(part, x, i, n, eps);
   const __m256 vinv = _mm256_set1_ps(inv);
   for (i = 0; i + 8 <= n; i += 8) {
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(w + i), _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv)));

@@ -14,8 +14,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "avx512_vnni/exp_avx512.h"
 #include "cpu_variants.h"
 
@@ -142,11 +140,9 @@ void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
     const __m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
     acc = _mm512_add_pd(acc, _mm512_mul_pd(a, a));
   }
-  alignas(64) double part[8];
+  alignas(64) double part[8];  // the 8 sums, as scalar::rms_inverse (cpu_variants.h) finishes them
   _mm512_store_pd(part, acc);
-  for (; i < n; ++i) part[i % 8] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  const double ss = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  const float inv = scalar::rms_inverse(part, x, i, n, eps);
   const __m512 vinv = _mm512_set1_ps(inv);
   for (i = 0; i + 16 <= n; i += 16) {
     _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(w + i), _mm512_mul_ps(_mm512_loadu_ps(x + i), vinv)));
