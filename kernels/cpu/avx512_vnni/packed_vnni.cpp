@@ -253,7 +253,8 @@ struct Q45_01 {
   static constexpr int kOfs = kMin ? 0 : 1;
   static constexpr int kOfsShift = kFive ? 4 : 3;  // codes are q + 16 (Q5_0) or q + 8 (Q4_0)
   static constexpr size_t kMins = packed::q45_mins(kMin), kExtra = packed::q45_extra(kFive, kMin);
-  static constexpr int kPairLines = static_cast<int>(2 * (32 + kExtra + 256) / 64);  // a pair: 9, 10, 11, 12
+  static constexpr size_t kUnit = 2 * (32 + kExtra + 256);  // a pair of blocks (packed_layout.h)
+  static constexpr int kPairLines = static_cast<int>(kUnit / 64);  // 9, 10, 11, 12
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     size_t b0 = 0;
@@ -262,7 +263,6 @@ struct Q45_01 {
       // scales, extra bytes, nibble vectors, each two blocks'), so that no block's addresses are
       // computed at run time: warm, in L1, Q5_0 72 -> 90 GB/s and Q4_0 77 -> 101 on Zen 5
       // (docs/bench/cpu.md, "Q4_0 / Q5_0 decode a pair of blocks a step (session 39)").
-      constexpr size_t kUnit = 2 * (32 + kExtra + 256);
       for (; b0 + 2 <= a.nb; b0 += 2) {
         const uint8_t* u = g + kUnit * (b0 / 2);
 #pragma GCC unroll 2
