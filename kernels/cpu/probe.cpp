@@ -2,6 +2,7 @@
 // target attributes and run only after cpuid says the CPU has them. Measurement code, not kernels.
 #include "alap/kernels/probe.h"
 #include "alap/kernels/huge_pages.h"
+#include "alap/kernels/quant.h"
 
 #include "cpu_features.h"
 
@@ -203,11 +204,17 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   p.n_threads = n_threads;
   int32_t (*loop)(uint64_t) = nullptr;
   int chains = 0;
+  // The 256-bit form is the active variant's own where it names one: a plain-AVX2 or AVX-VNNI
+  // variant chosen on an AVX-512 CPU (set_cpu_variant, ALAP_CPU_VARIANT) is measured against the
+  // dot it runs, not the EVEX vpdpbusd it never issues (maddubs + madd ran at about half that
+  // rate on Zen 5).
+  const char* variant = cpu_variant_name();
+  const bool plain = std::strcmp(variant, "avx2") == 0, vex = std::strcmp(variant, "avxvnni") == 0;
   if (has512 && lanes != 32) {
     loop = dot_loop_512, p.lanes = 64, p.isa = "avx512vnni-512", chains = kChains512;
-  } else if (has512) {
+  } else if (has512 && !plain && !vex) {
     loop = dot_loop_256_evex, p.lanes = 32, p.isa = "avx512vnni-256", chains = kChains512;
-  } else if (hasvex) {
+  } else if (hasvex && !plain) {
     loop = dot_loop_256_vex, p.lanes = 32, p.isa = "avxvnni", chains = kChainsVex;
   } else if (cpu_features().avx2_set()) {
     loop = dot_loop_avx2, p.lanes = 32, p.isa = "avx2", chains = kChainsVex;

@@ -365,6 +365,27 @@ TEST(FastPaths, ProbesMeasureSomething) {
   EXPECT_LT(dp.gmacs, 1e5);
 }
 
+// The 256-bit dot peak is the active variant's own dot (packed_bench and cpu_bench divide that
+// variant's products by it): a plain-AVX2 variant picked on an AVX-512 CPU was measured against the
+// EVEX vpdpbusd it never runs, about twice its maddubs + madd rate on Zen 5.
+TEST(FastPaths, DotPeakOf256BitsFollowsTheVariant) {
+  const struct {
+    const char* variant;
+    const char* isa;
+  } cases[] = {{"avx2", "avx2"}, {"avxvnni", "avxvnni"}, {"avx512vnni", "avx512vnni-256"}};
+  size_t ran = 0;
+  for (const auto& c : cases) {
+    if (!set_cpu_variant(c.variant)) continue;
+    const DotPeakProbe dp = measure_int8_dot_peak(1, 32, 0.005);
+    set_cpu_variant("best");
+    ++ran;
+    EXPECT_STREQ(dp.isa, c.isa) << c.variant;
+    EXPECT_EQ(dp.lanes, 32u) << c.variant;
+    EXPECT_GT(dp.gmacs, 1.0) << c.variant;
+  }
+  if (ran == 0) GTEST_SKIP() << "no SIMD variant on this CPU";
+}
+
 // ReadProbe's slices, read on the caller's own threads (cpu_bench runs them on its pool): slice t
 // holds bytes t + 1, so its sum of 64-bit words is known; a slice past the last reads nothing.
 TEST(FastPaths, ReadProbeSlicesReadTheirOwnBytes) {
