@@ -47,7 +47,9 @@ struct DotPeakProbe {
 };
 
 // Runs independent dot4 chains in registers for about `seconds` on each thread. lanes 0 = the
-// widest this CPU has; 32 forces the 256-bit form (what the matmul kernels use).
+// widest this CPU has; 32 = the 256-bit form of the active variant (cpu_variant_name(): plain
+// AVX2's maddubs + madd, AVX-VNNI's VEX vpdpbusd, else the widest 256-bit dot), the one its
+// matmul kernels run.
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double seconds = 0.2);
 
 }  // namespace alap::kernels
