@@ -77,11 +77,27 @@ struct BlockAt {
 // Q5_0/Q5_1's fifth-bit vector (64 bytes).
 constexpr size_t q45_mins(bool min) { return min ? 32 : 0; }
 constexpr size_t q45_extra(bool five, bool min) { return q45_mins(min) + (five ? 64 : 0); }
-inline BlockAt block_at(size_t b, size_t nb, size_t extra, size_t quant) {
+// The bytes of a whole pair's unit.
+constexpr size_t pair_bytes(size_t extra, size_t quant) { return 2 * (32 + extra + quant); }
+// Where block k (0 or 1) of a unit of n blocks (2, or 1 for a last odd block) starts, from the
+// unit's start: constants where its arguments are, as in the one-token passes over whole pairs.
+constexpr BlockAt in_unit(size_t k, size_t n, size_t extra, size_t quant) {
+  return BlockAt{32 * k, 32 * n + extra * k, (32 + extra) * n + quant * k};
+}
+// The same offsets for block b of nb from the group's start (the sums in this order: the per-block
+// paths' code as measured; the asserts below bind it to in_unit).
+constexpr BlockAt block_at(size_t b, size_t nb, size_t extra, size_t quant) {
   const size_t unit = b / 2 * 2 * (32 + extra + quant);
   const size_t n = b / 2 * 2 + 1 < nb ? 2 : 1, k = b % 2;
   return BlockAt{unit + 32 * k, unit + 32 * n + extra * k, unit + (32 + extra) * n + quant * k};
 }
+constexpr bool block_at_is_in_unit(size_t b, size_t nb, size_t extra, size_t quant) {
+  const size_t unit = b / 2 * pair_bytes(extra, quant);
+  const BlockAt a = block_at(b, nb, extra, quant), u = in_unit(b % 2, b + 1 < nb || b % 2 ? 2 : 1, extra, quant);
+  return a.scales == unit + u.scales && a.extra == unit + u.extra && a.quants == unit + u.quants;
+}
+static_assert(block_at_is_in_unit(3, 8, 96, 256) && block_at_is_in_unit(6, 7, 0, 512) &&
+              block_at_is_in_unit(5, 9, 32, 256));
 
 // True for the types the layout above defines.
 bool layout_has(DType t);

@@ -208,20 +208,22 @@ struct Q8_0 {
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     size_t b0 = 0;
     if constexpr (T == 1) {  // whole pairs: four chains, the f32 steps of the loop below in order
+      constexpr size_t kQuants0 = packed::in_unit(0, 2, 0, 512).quants;  // the pair's 16 quant vectors
       for (; b0 + 2 <= a.nb; b0 += 2) {
-        const uint8_t* u = g + 1088 * (b0 / 2);
+        const uint8_t* u = g + packed::pair_bytes(0, 512) * (b0 / 2);
         __m512i p[4];
         p[0] = _mm512_set1_epi32(kMagic + a.ofs[b0]), p[1] = _mm512_setzero_si512();
         p[2] = _mm512_set1_epi32(kMagic + a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
           if constexpr (kReadAhead) prefetch_part<T, 17, 16>(u, j);
-          p[(j / 8) * 2 + (j & 1)] = dpbusd_bcst(p[(j / 8) * 2 + (j & 1)], load64(u + 64 + 64 * j),
+          p[(j / 8) * 2 + (j & 1)] = dpbusd_bcst(p[(j / 8) * 2 + (j & 1)], load64(u + kQuants0 + 64 * j),
                                                  a.x + 4 * (8 * b0 + static_cast<size_t>(j)));
         }
         for (int k = 0; k < 2; ++k) {
           const __m512i pk = _mm512_add_epi32(p[2 * k], p[2 * k + 1]);
-          const __m512 dw = _mm512_mul_ps(f16x16(u + 32 * k), _mm512_set1_ps(a.dx[b0 + static_cast<size_t>(k)]));
+          const __m512 dw = _mm512_mul_ps(f16x16(u + packed::in_unit(static_cast<size_t>(k), 2, 0, 512).scales),
+                                          _mm512_set1_ps(a.dx[b0 + static_cast<size_t>(k)]));
           acc[0] = _mm512_fmadd_ps(to_f32<true>(pk), dw, acc[0]);
         }
       }
@@ -253,7 +255,7 @@ struct Q45_01 {
   static constexpr int kOfs = kMin ? 0 : 1;
   static constexpr int kOfsShift = kFive ? 4 : 3;  // codes are q + 16 (Q5_0) or q + 8 (Q4_0)
   static constexpr size_t kMins = packed::q45_mins(kMin), kExtra = packed::q45_extra(kFive, kMin);
-  static constexpr size_t kUnit = 2 * (32 + kExtra + 256);  // a pair of blocks (packed_layout.h)
+  static constexpr size_t kUnit = packed::pair_bytes(kExtra, 256);  // a pair of blocks (packed_layout.h)
   static constexpr int kPairLines = static_cast<int>(kUnit / 64);  // 9, 10, 11, 12
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
@@ -267,7 +269,8 @@ struct Q45_01 {
         const uint8_t* u = g + kUnit * (b0 / 2);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-          block<T>(u + 32 * h, u + 64 + kExtra * h, u + 64 + 2 * kExtra + 256 * h, u, 4 * h, b0 + h, a, acc);
+          const packed::BlockAt at = packed::in_unit(static_cast<size_t>(h), 2, kExtra, 256);
+          block<T>(u + at.scales, u + at.extra, u + at.quants, u, 4 * h, b0 + h, a, acc);
         }
       }
     }
