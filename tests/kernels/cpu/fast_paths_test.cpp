@@ -239,10 +239,10 @@ TEST(FastPaths, PlainPrefillTilesGiveDecodeBits) {
     std::vector<size_t> n_toks;
   };
   const std::vector<size_t> toks = {2, 3, 4, 5, 9};
-  // 1184 and 4112 columns (multiples of 16) take the AVX-512 tiles: rows 1..16 are groups of 8, 4, 2
-  // and 1; 4112 columns make panels of 8 rows, blocks of 15 tokens and a last segment of 16 columns.
+  // 1184 and 8208 columns (multiples of 16) take the AVX-512 tiles: rows 1..16 are groups of 8, 4, 2
+  // and 1; 8208 columns make panels of 8 rows, blocks of 6 tokens and a last segment of 16 columns.
   const std::vector<Shape> shapes = {{8, 11, toks},    {40, 11, toks},   {104, 11, toks}, {107, 11, toks},
-                                     {1184, 16, toks}, {4104, 16, {20}}, {4112, 16, {20}}};
+                                     {1184, 16, toks}, {4104, 16, {20}}, {8208, 16, {20}}};
   for (const char* v : kVariants) {
     if (!set_cpu_variant(v)) continue;
     for (DType t : {DType::f32, DType::f16, DType::bf16}) {
