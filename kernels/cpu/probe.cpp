@@ -154,8 +154,71 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
 #undef ALAP_STEP
   return _mm256_extract_epi32(s, 0);
 }
+// f32 FMAs, the plain-weight (f32, f16, bf16) products' instruction: 12 chains (the FMA latency
+// times the FMA pipes a core has, with room), the same register discipline as the dot loops.
+__attribute__((target("avx2,fma,avx512f"))) int32_t fma_loop_512(uint64_t iters) {
+  __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1), c2 = _mm512_set1_ps(2), c3 = _mm512_set1_ps(3),
+         c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5), c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7),
+         c8 = _mm512_set1_ps(8), c9 = _mm512_set1_ps(9), c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
+  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  for (uint64_t k = 0; k < iters; ++k) {
+#define ALAP_STEP(c) __asm__ volatile("" : "+v"(a)); c = _mm512_fmadd_ps(c, a, b);
+    ALAP_DOT12(ALAP_STEP)
+#undef ALAP_STEP
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+  }
+  __m512 s = c0;
+#define ALAP_STEP(c) s = _mm512_add_ps(s, c);
+  ALAP_DOT12(ALAP_STEP)
+#undef ALAP_STEP
+  alignas(64) float o[16];
+  _mm512_store_ps(o, s);
+  return static_cast<int32_t>(o[0]);
+}
+
+__attribute__((target("avx2,fma"))) int32_t fma_loop_256(uint64_t iters) {
+  __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1), c2 = _mm256_set1_ps(2), c3 = _mm256_set1_ps(3),
+         c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5), c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7),
+         c8 = _mm256_set1_ps(8), c9 = _mm256_set1_ps(9), c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
+  __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+  for (uint64_t k = 0; k < iters; ++k) {
+#define ALAP_STEP(c) __asm__ volatile("" : "+x"(a)); c = _mm256_fmadd_ps(c, a, b);
+    ALAP_DOT12(ALAP_STEP)
+#undef ALAP_STEP
+    __asm__ volatile("" : "+x"(a), "+x"(b));
+  }
+  __m256 s = c0;
+#define ALAP_STEP(c) s = _mm256_add_ps(s, c);
+  ALAP_DOT12(ALAP_STEP)
+#undef ALAP_STEP
+  return static_cast<int32_t>(_mm_cvtss_f32(_mm256_castps256_ps128(s)));
+}
 #undef ALAP_DOT12
 #undef ALAP_DOT8
+
+// The best rate of loop (each call's iteration does ops_per_iter multiply-adds on each thread) over
+// three runs of about `seconds` on n_threads threads at once, in G multiply-adds a second.
+double time_loop(int32_t (*loop)(uint64_t), double ops_per_iter, size_t n_threads, double seconds) {
+  // Calibrate the iteration count on one thread, then time all threads together.
+  uint64_t iters = 1 << 16;
+  volatile uint32_t sink = 0;  // unsigned: the sums wrap, which is all a sink needs
+  for (;;) {
+    const auto t0 = Clock::now();
+    sink = sink + static_cast<uint32_t>(loop(iters));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s > seconds / 4 || iters > (uint64_t{1} << 40)) {
+      iters = static_cast<uint64_t>(static_cast<double>(iters) * seconds / std::max(s, 1e-6));
+      break;
+    }
+    iters *= 4;
+  }
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    const double s = run_threads(n_threads, [&](size_t) { sink = sink + static_cast<uint32_t>(loop(iters)); });
+    best = std::max(best, static_cast<double>(iters) * ops_per_iter * static_cast<double>(n_threads) / s / 1e9);
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -221,26 +284,21 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   } else {
     return p;
   }
-  // Calibrate the iteration count on one thread, then time all threads together.
-  uint64_t iters = 1 << 16;
-  volatile uint32_t sink = 0;  // unsigned: the sums wrap, which is all a sink needs
-  for (;;) {
-    const auto t0 = Clock::now();
-    sink = sink + static_cast<uint32_t>(loop(iters));
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (s > seconds / 4 || iters > (uint64_t{1} << 40)) {
-      iters = static_cast<uint64_t>(static_cast<double>(iters) * seconds / std::max(s, 1e-6));
-      break;
-    }
-    iters *= 4;
+  p.gmacs = time_loop(loop, static_cast<double>(chains) * static_cast<double>(p.lanes), n_threads, seconds);
+  return p;
+}
+
+DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds) {
+  DotPeakProbe p;
+  p.n_threads = threads_or_all(n_threads);
+  // The AVX-512 variant's plain products are 512-bit FMAs; the 256-bit variants' are 256-bit.
+  if (std::strcmp(cpu_variant_name(), "avx512vnni") == 0 && cpu_features().avx512vnni_set()) {
+    p.lanes = 16, p.isa = "fma-512";
+    p.gmacs = time_loop(fma_loop_512, 12.0 * 16, p.n_threads, seconds);
+  } else if (std::strcmp(cpu_variant_name(), "scalar") != 0 && cpu_features().avx2_set()) {
+    p.lanes = 8, p.isa = "fma-256";
+    p.gmacs = time_loop(fma_loop_256, 12.0 * 8, p.n_threads, seconds);
   }
-  double best = 0;
-  for (int r = 0; r < 3; ++r) {
-    const double s = run_threads(n_threads, [&](size_t) { sink = sink + static_cast<uint32_t>(loop(iters)); });
-    const double macs = static_cast<double>(iters) * chains * static_cast<double>(p.lanes) * static_cast<double>(n_threads);
-    best = std::max(best, macs / s / 1e9);
-  }
-  p.gmacs = best;
   return p;
 }
 

@@ -73,6 +73,22 @@ void weight_traffic(const Model& m, double& bytes, double& layer_macs, double& o
   output_macs = macs(m.weights().output);
 }
 
+// The share of a token's layer multiply-adds in plain weights (f32, f16, bf16), which run on the
+// FMA units: for such files the FMA peak, not the int8 dot's, is the prefill ceiling.
+double plain_share(const Model& m) {
+  double plain = 0, all = 0;
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      const double macs = static_cast<double>(w->n_rows) * static_cast<double>(w->n_cols);
+      all += macs;
+      if (w->type == kernels::DType::f32 || w->type == kernels::DType::f16 || w->type == kernels::DType::bf16) {
+        plain += macs;
+      }
+    }
+  }
+  return all > 0 ? plain / all : 0;
+}
+
 // K and V bytes one decode token reads at context length ctx.
 double kv_traffic(const KvCache& c, size_t ctx) {
   const double dk = static_cast<double>(c.head_dim_k()), dv = static_cast<double>(c.head_dim_v());
@@ -229,6 +245,8 @@ int main(int argc, char** argv) {
     const kernels::BandwidthProbe bw_n = kernels::measure_read_bandwidth(threads);
     const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
     const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
+    const kernels::DotPeakProbe fma = kernels::measure_f32_fma_peak(threads);
+    const double plain = plain_share(model);
     double w_bytes = 0, layer_macs = 0, output_macs = 0;
     weight_traffic(model, w_bytes, layer_macs, output_macs);
 
@@ -400,10 +418,12 @@ int main(int argc, char** argv) {
                   "\"bandwidth_gbps\":%.2f,\"bandwidth_gbps_threads\":%.2f,\"bytes_per_token\":%.0f,"
                   "\"prefill_gmacs\":%.2f,\"dot_peak_gmacs\":%.2f,\"dot_peak_isa\":\"%s\",\"kernels\":\"%s\","
                   "\"decode_best_ms\":%.3f,\"dot_peak512_gmacs\":%.2f,\"prefill_cpu_ms\":%.3f,"
-                  "\"paired_floor_pct\":%.1f,\"paired_gbps\":%.2f,\"paired_preempted\":%zu}\n",
+                  "\"paired_floor_pct\":%.1f,\"paired_gbps\":%.2f,\"paired_preempted\":%zu,"
+                  "\"fma_peak_gmacs\":%.2f,\"plain_share\":%.3f}\n",
                   path.c_str(), cache_name.c_str(), depth, threads, prefill_tps, decode_tps, decode_ms, floor_ms,
                   bw_all.gbps, bw_n.gbps, tok_bytes, prefill_gmacs, peak.gmacs, peak.isa, kernels::cpu_variant_name(),
-                  decode_best_s * 1e3, peak512.gmacs, prefill_cpu_s * 1e3, paired_pct, paired_gbps, paired_preempted);
+                  decode_best_s * 1e3, peak512.gmacs, prefill_cpu_s * 1e3, paired_pct, paired_gbps, paired_preempted,
+                  fma.gmacs, plain);
     } else {
       std::printf("%s | cache %s | %zu threads | depth %zu | kernels %s\n", path.c_str(), cache_name.c_str(), threads,
                   depth, kernels::cpu_variant_name());
@@ -412,6 +432,10 @@ int main(int argc, char** argv) {
                   n_prompt, prefill_tps, prefill_cpu_s * 1e3, prefill_gmacs, threads, peak.isa, peak.gmacs,
                   100.0 * prefill_gmacs / std::max(peak.gmacs, 1e-9), peak512.isa, peak512.gmacs,
                   100.0 * prefill_gmacs / std::max(peak512.gmacs, 1e-9));
+      if (plain > 0) {
+        std::printf("        %.0f%% of the layers' multiply-adds in f32/f16/bf16 weights; f32 FMA peak %s %.1f GMAC/s: %.0f%%\n",
+                    100.0 * plain, fma.isa, fma.gmacs, 100.0 * prefill_gmacs / std::max(fma.gmacs, 1e-9));
+      }
       std::printf("decode  %zu tokens: %.2f tok/s = %.3f ms/token median (best %.3f); floor %.3f ms/token (%.1f MB/token at %.2f GB/s, "
                   "all threads; %.2f GB/s with %zu): %.0f%% of the floor\n",
                   n_gen, decode_tps, decode_ms, decode_best_s * 1e3, floor_ms, tok_bytes / 1e6, bw_all.gbps, bw_n.gbps, threads,

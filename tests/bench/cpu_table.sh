@@ -44,9 +44,12 @@ for m in models:
         if r["model"] != m: continue
         p256 = 100 * r["prefill_gmacs"] / max(r["dot_peak_gmacs"], 1e-9)
         p512 = 100 * r["prefill_gmacs"] / max(r["dot_peak512_gmacs"], 1e-9)
+        peaks = f"{p256:.0f} / {p512:.0f}"
+        if r.get("plain_share", 0) > 0.5:  # f32/f16/bf16 weights: their ceiling is the FMA peak
+            peaks += f" (FMA {100 * r['prefill_gmacs'] / max(r['fma_peak_gmacs'], 1e-9):.0f})"
         pct = 100 * r["floor_ms_per_token"] / max(r["decode_ms_per_token"], 1e-9)
         print(f"| {r['depth']} | {r['cache']} | {r['threads']} | {r['prefill_tps']:.1f} | {r['prefill_gmacs']:.1f} "
-              f"| {p256:.0f} / {p512:.0f} | {r['decode_tps']:.1f} | {r['decode_ms_per_token']:.2f} ({r['decode_best_ms']:.2f}) "
+              f"| {peaks} | {r['decode_tps']:.1f} | {r['decode_ms_per_token']:.2f} ({r['decode_best_ms']:.2f}) "
               f"| {r['floor_ms_per_token']:.2f} | {pct:.0f} | {r['bandwidth_gbps']:.1f} / {r['bandwidth_gbps_threads']:.1f} "
               f"| {r.get('paired_floor_pct', 0):.0f}{pre(r)} | {r.get('paired_gbps', 0):.1f} |")
     print()

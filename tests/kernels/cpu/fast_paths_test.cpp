@@ -388,6 +388,28 @@ TEST(FastPaths, DotPeakOf256BitsFollowsTheVariant) {
   if (ran == 0) GTEST_SKIP() << "no SIMD variant on this CPU";
 }
 
+// The FMA peak (plain-weight prefill's ceiling) is the width the active variant's plain products run.
+TEST(FastPaths, FmaPeakFollowsTheVariant) {
+  const struct {
+    const char* variant;
+    const char* isa;
+    size_t lanes;
+  } cases[] = {{"scalar", "", 0}, {"avx2", "fma-256", 8}, {"avxvnni", "fma-256", 8}, {"avx512vnni", "fma-512", 16}};
+  for (const auto& c : cases) {
+    if (!set_cpu_variant(c.variant)) continue;
+    const DotPeakProbe fp = measure_f32_fma_peak(1, 0.005);
+    set_cpu_variant("best");
+    EXPECT_STREQ(fp.isa, c.isa) << c.variant;
+    EXPECT_EQ(fp.lanes, c.lanes) << c.variant;
+    if (c.lanes == 0) {
+      EXPECT_EQ(fp.gmacs, 0.0) << c.variant;
+    } else {
+      EXPECT_GT(fp.gmacs, 0.5) << c.variant;
+      EXPECT_LT(fp.gmacs, 1e5) << c.variant;
+    }
+  }
+}
+
 // ReadProbe's slices, read on the caller's own threads (cpu_bench runs them on its pool): slice t
 // holds bytes t + 1, so its sum of 64-bit words is known; a slice past the last reads nothing.
 TEST(FastPaths, ReadProbeSlicesReadTheirOwnBytes) {

@@ -1,5 +1,5 @@
 // Physical limits of this machine measured in-process: memory read bandwidth with all threads,
-// and the peak int8 dot-product rate (vpdpbusd in registers). For benchmarks that print how far
+// the peak int8 dot-product rate (vpdpbusd in registers) and the peak f32 FMA rate. For benchmarks that print how far
 // decode and prefill are from the floor; not used by the forward pass.
 #pragma once
 
@@ -51,5 +51,10 @@ struct DotPeakProbe {
 // AVX2's maddubs + madd, AVX-VNNI's VEX vpdpbusd, else the widest 256-bit dot), the one its
 // matmul kernels run.
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double seconds = 0.2);
+
+// The same for f32 FMAs, which the plain-weight products (f32, f16, bf16 files) run: gmacs counts
+// f32 multiply-adds, lanes is 16 (isa "fma-512", the AVX-512 variant) or 8 ("fma-256", the 256-bit
+// variants); lanes 0 and gmacs 0 under the scalar variant. The prefill ceiling of a plain file.
+DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds = 0.2);
 
 }  // namespace alap::kernels
