@@ -358,7 +358,7 @@ template <int R, int T>
 #pragma GCC unroll 3
   for (int i = 0; i < R; ++i) {
 #pragma GCC unroll 3
-    for (int k = 0; k < T; ++k) a[i][k] = acc[i * T + k];
+    for (int k = 0; k < T; ++k) a[i][k] = c0 == 0 ? _mm256_setzero_ps() : acc[i * T + k];
   }
   for (size_t c = c0 + 8 * static_cast<size_t>(half); c < c1; c += 16) {
     __m256 wv[R], xv[T];
@@ -390,6 +390,36 @@ template <int R, int T>
   plain_chain<R, T>(w, xs, c0, c1, 1, acc + R * T);
 }
 
+// hsum_ps(v[p]) for p < 8 (v[p] = chain 0 + chain 1 of a pair), the same adds of the same lanes in
+// the same order, eight pairs at once: element 4j + m of the result is pair 2m + j.
+inline __m256 plain_finish8(const __m256* v) {
+  __m256 e[4];
+  for (int m = 0; m < 4; ++m) {  // a 128-bit lane j: pair 2m + j's low half + its high half
+    e[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
+                         _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+  }
+  __m256 g[2];
+  for (int h = 0; h < 2; ++h) {  // s + movehl(s): elements 0, 1 of e[2h], then of e[2h + 1]
+    g[h] = _mm256_add_ps(_mm256_shuffle_ps(e[2 * h], e[2 * h + 1], 0x44), _mm256_shuffle_ps(e[2 * h], e[2 * h + 1], 0xEE));
+  }
+  // s[0] + s[1]: element m of lane j is pair 2m + j.
+  return _mm256_add_ps(_mm256_shuffle_ps(g[0], g[1], 0x88), _mm256_shuffle_ps(g[0], g[1], 0xDD));
+}
+
+// y[k * ldy + i] = hsum_ps(a0[p] + a1[p]) for the np pairs p = i * tt + k of a tile (tt tokens).
+inline void plain_ends(const __m256* a0, const __m256* a1, size_t np, size_t tt, float* y, size_t ldy) {
+  for (size_t p0 = 0; p0 < np; p0 += 8) {
+    __m256 v[8];
+    for (size_t q = 0; q < 8; ++q) v[q] = p0 + q < np ? _mm256_add_ps(a0[p0 + q], a1[p0 + q]) : _mm256_setzero_ps();
+    alignas(32) float s[8];
+    _mm256_store_ps(s, plain_finish8(v));
+    for (size_t q = 0; q < 8 && p0 + q < np; ++q) {
+      const size_t p = p0 + q;
+      y[(tt == 3 ? p % 3 : 0) * ldy + (tt == 3 ? p / 3 : p)] = s[4 * (q % 2) + q / 2];
+    }
+  }
+}
+
 // Columns a segment takes: R rows of them (at most 3 x 2 KB) stay in L1 while every token triple of
 // the block meets them, each triple's (6 KB) twice, the second time from L1.
 constexpr size_t kSegmentColumns = 512;
@@ -403,8 +433,9 @@ void plain_rows(const float* const* w, const float* x, size_t n_tok, size_t n, f
   constexpr size_t kTile = 2 * R * 3;                    // a tile's chains, at the stride of a triple
   __m256 acc[kTile * (kMaxBlockTokens / 3 + 2)];  // the triples and up to 2 tokens left over
   const size_t n16 = n / 16 * 16, full = n_tok / 3 * 3;
-  const size_t tiles = full / 3 + (n_tok - full);
-  for (size_t i = 0; i < tiles * kTile; ++i) acc[i] = _mm256_setzero_ps();
+  if (n16 == 0) {
+    for (size_t i = 0; i < (full / 3 + (n_tok - full)) * kTile; ++i) acc[i] = _mm256_setzero_ps();
+  }
   for (size_t c = 0; c < n16; c += kSegmentColumns) {
     const size_t c1 = std::min(n16, c + kSegmentColumns);
     size_t j = 0;
@@ -415,6 +446,11 @@ void plain_rows(const float* const* w, const float* x, size_t n_tok, size_t n, f
     const size_t tt = t < full ? 3 : 1;
     const __m256* a0 = acc + j * kTile;
     const __m256* a1 = a0 + R * tt;
+    if (n16 == n) {  // no columns left over: dot_f32_finish is hsum_ps(chain 0 + chain 1)
+      plain_ends(a0, a1, R * tt, tt, y + t * ldy, ldy);
+      t += tt;
+      continue;
+    }
     for (size_t i = 0; i < R; ++i) {
       for (size_t k = 0; k < tt; ++k) {
         y[(t + k) * ldy + i] = dot_f32_finish(a0[i * tt + k], a1[i * tt + k], w[i], x + (t + k) * n, n16, n);
