@@ -155,44 +155,34 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
   return _mm256_extract_epi32(s, 0);
 }
 // f32 FMAs, the plain-weight (f32, f16, bf16) products' instruction: 12 chains (the FMA latency
-// times the FMA pipes a core has, with room), the same register discipline as the dot loops.
-__attribute__((target("avx2,fma,avx512f"))) int32_t fma_loop_512(uint64_t iters) {
-  __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1), c2 = _mm512_set1_ps(2), c3 = _mm512_set1_ps(3),
-         c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5), c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7),
-         c8 = _mm512_set1_ps(8), c9 = _mm512_set1_ps(9), c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
-  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-  for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) __asm__ volatile("" : "+v"(a)); c = _mm512_fmadd_ps(c, a, b);
-    ALAP_DOT12(ALAP_STEP)
-#undef ALAP_STEP
-    __asm__ volatile("" : "+v"(a), "+v"(b));
+// times the FMA pipes a core has, with room), the same register discipline as the dot loops. One
+// body for both widths.
+#define ALAP_FMA12(STEP, OP)                                                                                 \
+  STEP(c0, OP) STEP(c1, OP) STEP(c2, OP) STEP(c3, OP) STEP(c4, OP) STEP(c5, OP) STEP(c6, OP) STEP(c7, OP) \
+  STEP(c8, OP) STEP(c9, OP) STEP(c10, OP) STEP(c11, OP)
+#define ALAP_FMA_STEP(c, FMADD) __asm__ volatile("" : "+v"(a)); c = FMADD(c, a, b);
+#define ALAP_FMA_SUM(c, ADD) s = ADD(s, c);
+#define ALAP_FMA_LOOP(NAME, TARGET, V, SET1, FMADD, ADD)                                                  \
+  __attribute__((target(TARGET))) int32_t NAME(uint64_t iters) {                                          \
+    V c0 = SET1(0), c1 = SET1(1), c2 = SET1(2), c3 = SET1(3), c4 = SET1(4), c5 = SET1(5), c6 = SET1(6),     \
+      c7 = SET1(7), c8 = SET1(8), c9 = SET1(9), c10 = SET1(10), c11 = SET1(11);                             \
+    V a = SET1(0.999f), b = SET1(1e-3f);                                                                   \
+    for (uint64_t k = 0; k < iters; ++k) {                                                                 \
+      ALAP_FMA12(ALAP_FMA_STEP, FMADD)                                                                     \
+      __asm__ volatile("" : "+v"(a), "+v"(b));                                                             \
+    }                                                                                                      \
+    V s = c0;                                                                                              \
+    ALAP_FMA12(ALAP_FMA_SUM, ADD)                                                                          \
+    float o[sizeof(V) / sizeof(float)];                                                                    \
+    std::memcpy(o, &s, sizeof s);                                                                          \
+    return static_cast<int32_t>(o[0]);                                                                     \
   }
-  __m512 s = c0;
-#define ALAP_STEP(c) s = _mm512_add_ps(s, c);
-  ALAP_DOT12(ALAP_STEP)
-#undef ALAP_STEP
-  alignas(64) float o[16];
-  _mm512_store_ps(o, s);
-  return static_cast<int32_t>(o[0]);
-}
-
-__attribute__((target("avx2,fma"))) int32_t fma_loop_256(uint64_t iters) {
-  __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1), c2 = _mm256_set1_ps(2), c3 = _mm256_set1_ps(3),
-         c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5), c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7),
-         c8 = _mm256_set1_ps(8), c9 = _mm256_set1_ps(9), c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
-  __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
-  for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) __asm__ volatile("" : "+x"(a)); c = _mm256_fmadd_ps(c, a, b);
-    ALAP_DOT12(ALAP_STEP)
-#undef ALAP_STEP
-    __asm__ volatile("" : "+x"(a), "+x"(b));
-  }
-  __m256 s = c0;
-#define ALAP_STEP(c) s = _mm256_add_ps(s, c);
-  ALAP_DOT12(ALAP_STEP)
-#undef ALAP_STEP
-  return static_cast<int32_t>(_mm_cvtss_f32(_mm256_castps256_ps128(s)));
-}
+ALAP_FMA_LOOP(fma_loop_512, "avx2,fma,avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps)
+ALAP_FMA_LOOP(fma_loop_256, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps)
+#undef ALAP_FMA_LOOP
+#undef ALAP_FMA_SUM
+#undef ALAP_FMA_STEP
+#undef ALAP_FMA12
 #undef ALAP_DOT12
 #undef ALAP_DOT8
 
