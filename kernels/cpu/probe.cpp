@@ -154,6 +154,7 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
 #undef ALAP_STEP
   return _mm256_extract_epi32(s, 0);
 }
+
 // f32 FMAs, the plain-weight (f32, f16, bf16) products' instruction: 12 chains (the FMA latency
 // times the FMA pipes a core has, with room), the same register discipline as the dot loops. One
 // body for both widths.
