@@ -59,34 +59,24 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // batch (a prompt asks for its last token's logits only: Forward::run, LogitsMode::last). Before
 // session 38 the prefill rate counted the output matrix for every prompt token, which overstated
 // it by 18% (the 30M eval model, 64 tokens) to 37% (Qwen2.5-0.5B): docs/bench/cpu.md.
-void weight_traffic(const Model& m, double& bytes, double& layer_macs, double& output_macs) {
+// plain_macs: the part of layer_macs in plain weights (f32, f16, bf16), which run on the FMA units:
+// for such files the FMA peak, not the int8 dot's, is the prefill ceiling.
+void weight_traffic(const Model& m, double& bytes, double& layer_macs, double& output_macs, double& plain_macs) {
   bytes = 0;
   layer_macs = 0;
+  plain_macs = 0;
   auto macs = [](const kernels::WeightView& w) { return static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols); };
   for (const LayerWeights& L : m.weights().layers) {
     for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
       bytes += static_cast<double>(kernels::matrix_bytes(*w));
       layer_macs += macs(*w);
+      if (w->type == kernels::DType::f32 || w->type == kernels::DType::f16 || w->type == kernels::DType::bf16) {
+        plain_macs += macs(*w);
+      }
     }
   }
   bytes += static_cast<double>(kernels::matrix_bytes(m.weights().output));
   output_macs = macs(m.weights().output);
-}
-
-// The share of a token's layer multiply-adds in plain weights (f32, f16, bf16), which run on the
-// FMA units: for such files the FMA peak, not the int8 dot's, is the prefill ceiling.
-double plain_share(const Model& m) {
-  double plain = 0, all = 0;
-  for (const LayerWeights& L : m.weights().layers) {
-    for (const auto* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-      const double macs = static_cast<double>(w->n_rows) * static_cast<double>(w->n_cols);
-      all += macs;
-      if (w->type == kernels::DType::f32 || w->type == kernels::DType::f16 || w->type == kernels::DType::bf16) {
-        plain += macs;
-      }
-    }
-  }
-  return all > 0 ? plain / all : 0;
 }
 
 // K and V bytes one decode token reads at context length ctx.
@@ -246,9 +236,9 @@ int main(int argc, char** argv) {
     const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
     const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
     const kernels::DotPeakProbe fma = kernels::measure_f32_fma_peak(threads);
-    const double plain = plain_share(model);
-    double w_bytes = 0, layer_macs = 0, output_macs = 0;
-    weight_traffic(model, w_bytes, layer_macs, output_macs);
+    double w_bytes = 0, layer_macs = 0, output_macs = 0, plain_macs = 0;
+    weight_traffic(model, w_bytes, layer_macs, output_macs, plain_macs);
+    const double plain = layer_macs > 0 ? plain_macs / layer_macs : 0;  // the plain share
 
     if (attn_only) {
       // The two paths alternate pass by pass (A B A B …, 15 each after a warm-up of each), so both
