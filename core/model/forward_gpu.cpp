@@ -64,6 +64,7 @@ struct Layout {
   // gate: [n][F] then up [n][F] likewise.
   uint64_t x = 0, a = 0, q = 0, o = 0, gate = 0, xq = 0, ids = 0, logits = 0, attn = 0;
   uint64_t top = kNone, top_out = kNone;  // gpu_logits_top's scratch and its [2 + 2·256] words (all layers)
+  uint64_t blas = 0, blas_bytes = 0;      // gpu_matmul_blas's scratch (prefill; 0 bytes: no BLAS)
   size_t logit_rows = 1;
 };
 
@@ -162,6 +163,8 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
   L.ids = sp.add((B + 1) * 4);  // a decode step's id, then its position (read by a one-graph step)
   L.logits = sp.add(std::max<size_t>(L.logit_rows, 1) * V * 4);
   L.attn = sp.add(gpu.ops().attn_decode_scratch_bytes(static_cast<int>(H), static_cast<int>(Dk)));
+  L.blas_bytes = gpu.ops().gpu_blas_scratch_bytes(static_cast<int>(B), static_cast<int>(max_cols));
+  L.blas = sp.add(L.blas_bytes);
   if (all) {
     L.top = sp.add(gpu.ops().gpu_logits_top_scratch_bytes(static_cast<int>(V)));
     L.top_out = sp.add((2 + 2 * GpuForward::kMaxLogitsTop) * 4);
@@ -353,12 +356,18 @@ struct GpuForward::Impl {
   void upload_vec(uint64_t off, const std::vector<float>& v) { upload(off, v.data(), v.size() * sizeof(float)); }
 
   // y = W·x for the n rows of x (xq quantised from x already when quantised types need it); `rows`
-  // rows of W's type and width from offset off (several matrices stored back to back).
+  // rows of W's type and width from offset off (several matrices stored back to back). Prefill
+  // products go through gpu_matmul_blas, which takes the vendor BLAS when it pays (x is valid).
   void matmul(const kernels::WeightView& wv, uint64_t off, const float* x, const void* xq, int n, float* y, float beta,
               size_t rows = 0) {
-    ck(ops->gpu_matmul(static_cast<uint32_t>(wv.type), w<void>(off), static_cast<int>(rows != 0 ? rows : wv.n_rows),
-                       static_cast<int>(wv.n_cols), x, xq, n, y, beta, stream),
-       "matrix product");
+    const auto t = static_cast<uint32_t>(wv.type);
+    const int r = static_cast<int>(rows != 0 ? rows : wv.n_rows), c = static_cast<int>(wv.n_cols);
+    if (n > 1 && L.blas_bytes != 0) {
+      ck(ops->gpu_matmul_blas(t, w<void>(off), r, c, x, xq, n, y, beta, s<void>(L.blas), L.blas_bytes, stream),
+         "matrix product");
+    } else {
+      ck(ops->gpu_matmul(t, w<void>(off), r, c, x, xq, n, y, beta, stream), "matrix product");
+    }
   }
   // Whether a product of `ws` over rows of `cols` reads int8 activations (quantised types).
   static bool wants_q8(int cols, std::initializer_list<const kernels::WeightView*> ws) {

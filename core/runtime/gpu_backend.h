@@ -49,6 +49,7 @@ class GpuError : public std::runtime_error {
   X(attn_decode_ctx_limit) X(attn_prefill_check) X(attn_k8_prefill_run) X(kv_k8_store_run)        \
   X(gpu_rms_norm_q8) X(gpu_swiglu_q8) X(gpu_bias_rope_1) X(gpu_rope_store_1)                      \
   X(gpu_graph_capture_begin) X(gpu_graph_capture_end) X(gpu_graph_launch) X(gpu_graph_destroy)    \
+  X(gpu_blas_scratch_bytes) X(gpu_matmul_blas)                                                    \
   X(gpu_error_message)
 
 // The resolved entry points, named as in the headers: ops().gpu_alloc(&p, n).

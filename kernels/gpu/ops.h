@@ -24,7 +24,11 @@ namespace alap::gpu {
 // Raise it whenever a function or struct here changes.
 // 2: attn_decode_params::pos_dev and attn_decode_ctx_limit; gpu_rope_store_params q_norm, k_norm,
 //    norm_eps and pos_dev.
-inline constexpr int kGpuAbiVersion = 2;
+// 3: gpu_blas_scratch_bytes and gpu_matmul_blas.
+inline constexpr int kGpuAbiVersion = 3;
+
+// The part of gpu_blas_scratch_bytes that holds one slice of fp16 weights.
+inline constexpr size_t kGpuBlasSliceBytes = size_t(64) << 20;
 
 extern "C" {
 
@@ -92,6 +96,27 @@ int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, 
 // 32-byte aligned offset in an uploaded data section); n_cols a multiple of the type's block.
 int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                int n_tokens, float* d_y, float beta, void* stream);
+
+// Prefill products through the vendor BLAS (matmul_blas.hip): the weights dequantised to fp16 in
+// slices of rows, x rounded to fp16 (finite values beyond ±65504 held there), one fp16 GEMM with
+// fp32 accumulation per slice. Closer to the exact product than gpu_matmul's int8 activations, but
+// not the same bits.
+// Device scratch for products of up to max_tokens tokens over up to max_cols columns; 0 when this
+// library has no BLAS (HIP builds, cuBLAS not found), when BLAS would not be taken for max_tokens,
+// or when ALAP_GPU_PREFILL names one of gpu_matmul's kernels. Its last kGpuBlasSliceBytes hold
+// the fp16 weights of one GEMM; a smaller scratch works while it holds 16 rows of them (the
+// weights then go in more, smaller slices).
+size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols);
+// gpu_matmul's contract (d_x must hold x; d_xq is read only when gpu_matmul is taken), with
+// d_scratch (256-byte aligned) of scratch_bytes from gpu_blas_scratch_bytes or less. It takes BLAS
+// when the library has it, the scratch holds the activations and 16 rows of fp16 weights, n_cols
+// is a multiple of 32, the weights are not F32, and ALAP_GPU_PREFILL=blas with n_tokens > 1 (the
+// default choice by token count is off until measured on a device; matmul_blas.hip); otherwise
+// it is gpu_matmul. Enqueued on `stream` like gpu_matmul; calls from several threads are
+// serialised (one BLAS handle). ALAP_GPU_PREFILL=kernels keeps every product on gpu_matmul (with
+// its automatic kernel choice), for comparisons.
+int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
+                    int n_tokens, float* d_y, float beta, void* d_scratch, size_t scratch_bytes, void* stream);
 
 // ---- elementwise and small kernels ---------------------------------------------------------
 

@@ -326,6 +326,52 @@ int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const fl
   return 0;
 }
 
+// BLAS products: none unless ALAP_HOST_GPU_BLAS=1, which emulates them (fp16 weights and
+// activations, fp32 sums) so that the forward pass's BLAS plumbing runs in tests without a GPU.
+static std::atomic<unsigned> g_blas_products{0};
+
+static bool emulate_blas() {
+  const char* e = std::getenv("ALAP_HOST_GPU_BLAS");
+  return e != nullptr && std::string(e) == "1";
+}
+
+size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols) {
+  return emulate_blas() && max_tokens > 1 && max_cols > 0 ? 256 : 0;
+}
+
+int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
+                    int n_tokens, float* d_y, float beta, void* d_scratch, size_t scratch_bytes, void* st) {
+  const auto* info = alap::kernels::dtype_info(dtype);
+  if (!emulate_blas() || n_tokens < 2 || d_scratch == nullptr || scratch_bytes == 0 || info == nullptr ||
+      !info->weights_supported || dtype == static_cast<uint32_t>(alap::kernels::DType::f32) || n_cols % 32 != 0) {
+    return gpu_matmul(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, st);
+  }
+  ALAP_HOST_RECORD(gpu_matmul_blas(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, d_scratch,
+                                   scratch_bytes, st));
+  if (d_x == nullptr) return fail("gpu_matmul_blas: d_x is null");
+  ++g_blas_products;
+  auto half = [](float v) {
+    if (std::isfinite(v)) v = std::clamp(v, -65504.0f, 65504.0f);
+    return alap::kernels::fp16_to_f32(alap::kernels::f32_to_fp16(v));
+  };
+  const size_t C = static_cast<size_t>(n_cols), T = static_cast<size_t>(n_tokens);
+  std::vector<float> x(T * C), row(C);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = half(d_x[i]);
+  const size_t row_bytes = info->block_bytes * (C / info->block_elems);
+  for (size_t r = 0; r < static_cast<size_t>(n_rows); ++r) {
+    alap::kernels::dequantize_row(static_cast<alap::kernels::DType>(dtype),
+                                  static_cast<const uint8_t*>(d_w) + r * row_bytes, row.data(), C);
+    for (float& v : row) v = half(v);
+    for (size_t t = 0; t < T; ++t) {
+      float acc = 0.0f;
+      for (size_t c = 0; c < C; ++c) acc += row[c] * x[t * C + c];
+      float& y = d_y[t * static_cast<size_t>(n_rows) + r];
+      y = beta != 0.0f ? beta * y + acc : acc;
+    }
+  }
+  return 0;
+}
+
 int gpu_rms_norm(const float* d_x, const float* d_w, float* d_y, int n_cols, int n_rows, float eps, void* st) {
   ALAP_HOST_RECORD(gpu_rms_norm(d_x, d_w, d_y, n_cols, n_rows, eps, st));
   for (int r = 0; r < n_rows; ++r) {
@@ -616,6 +662,9 @@ int attn_f16_prefill_run(const attn_f16_prefill_params* p, void* st) {
   }
   return 0;
 }
+
+// Test hook: the products emulated as BLAS since the library was loaded.
+unsigned host_gpu_blas_products() { return g_blas_products.load(); }
 
 // Test hook: the decode attention calls since the library was loaded, as programmatic dependents
 // and plain.

@@ -406,6 +406,61 @@ TEST(GpuForward, DecodeAttentionIsAProgrammaticDependent) {
   dlclose(lib);
 }
 
+// Prefill products go through gpu_matmul_blas when the library has BLAS (emulated here with fp16
+// weights and activations: ALAP_HOST_GPU_BLAS=1): every product of a chunk of more than one token
+// (7 a layer), none of a decode step; the plan holds the BLAS scratch; the logits still match the
+// CPU forward pass, for a quantised, a K-quant with layers left to the CPU, and an f16 model.
+// Without BLAS in the library nothing changes.
+TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  const auto products = reinterpret_cast<unsigned (*)()>(dlsym(lib, "host_gpu_blas_products"));
+  ASSERT_NE(products, nullptr);
+  ThreadPool pool(2);
+  const std::vector<int32_t> prompt{1, 7, 3, 49, 12, 0, 5, 33, 21, 8, 2};  // chunks of 4, 4 and 3
+  for (const Case& c : {Case{"qwen2", DType::q8_0, CacheMode::k8, -1}, Case{"llama", DType::q4_k, CacheMode::k8v8, 2},
+                        Case{"qwen3", DType::f16, CacheMode::f16, -1}}) {
+    SCOPED_TRACE(c.arch + " " + kernels::dtype_info(static_cast<uint32_t>(c.wtype))->name);
+    ModelOptions mo;
+    mo.pack_cpu = !test::packed_reads_acts_256(c.wtype);
+    const test::TinyFile tf = test::make_tiny(spec(c.arch, c.wtype));
+    const Model m = Model::from_file(tf.to_file(), mo);
+    GpuForwardOptions o;
+    o.n_gpu_layers = c.gpu_layers;
+    o.mode = c.mode;
+    o.capacity = 64;
+    o.max_batch = 4;
+    const int gpu_layers = c.gpu_layers < 0 ? 3 : c.gpu_layers;
+    KvCache cache(kv_cache_config(m, c.mode, 64));
+    Forward f(m, 4);
+    const std::span<const float> r = f.run(cache, pool, prompt, 0);
+    const std::vector<float> ref(r.begin(), r.end());
+    const int32_t next = 4;
+    const std::span<const float> r1 = f.run(cache, pool, std::span<const int32_t>(&next, 1), cache.n_tokens());
+    const std::vector<float> ref1(r1.begin(), r1.end());
+
+    const uint64_t plain_scratch = plan_gpu_memory(m, *gpu, gpu_layers, c.mode, 64, 4).scratch_bytes;
+    const unsigned before = products();
+    {
+      ScopedEnv env("ALAP_HOST_GPU_BLAS", "1");
+      EXPECT_GE(plan_gpu_memory(m, *gpu, gpu_layers, c.mode, 64, 4).scratch_bytes, plain_scratch + 256);
+      GpuForward g(m, gpu, o);
+      EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode)) << "prefill";
+      EXPECT_EQ(products() - before, 3u * 7u * static_cast<unsigned>(gpu_layers));
+      EXPECT_LT(rel_diff(g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens()), ref1), tol(c.mode)) << "decode";
+      EXPECT_EQ(products() - before, 3u * 7u * static_cast<unsigned>(gpu_layers));  // none for the decode step
+    }
+    GpuForward g(m, gpu, o);  // the library without BLAS
+    EXPECT_EQ(g.plan().scratch_bytes, plain_scratch);
+    const unsigned without = products();
+    EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode));
+    EXPECT_EQ(products(), without);
+  }
+  dlclose(lib);
+}
+
 // Decode steps can send back only the m best logits: each step's entries are the row's best m in
 // the sampler's order (the row from a forward without them), through graphs and plain launches;
 // m changing between steps re-captures; whole rows come back after set_logits_top(0); refused

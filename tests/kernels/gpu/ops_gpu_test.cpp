@@ -240,6 +240,98 @@ std::pair<int, int> quant_bytes_of_min_type(DType t) {
 // first-order |error| ≤ (3·n_blk + 5)·2^-24·M' (2.5e-5 at 4352 columns, 1.1e-6 at 96).
 double quant_bound(int n_cols) { return (3.0 * (n_cols / 32) + 5.0) * std::ldexp(1.0, -24); }
 
+int g_blas_cases = 0;  // products checked through the vendor BLAS
+double g_blas_err = 0.0, g_blas_err_f32 = 0.0;
+
+// fp16 of v as matmul_blas.hip rounds it (finite values beyond ±65504 held there), back in fp32.
+float blas_half(float v) {
+  if (std::isfinite(v)) v = std::clamp(v, -65504.0f, 65504.0f);
+  return k::fp16_to_f32(k::f32_to_fp16(v));
+}
+
+// gpu_matmul_blas (ALAP_GPU_PREFILL=blas: every product of more than one token) against the fp16
+// oracle Σ half(W)·half(x) in double: the products of fp16 values are exact in fp32 and only the
+// fp32 sums round, |error| ≤ 2·n_cols·2^-24·Σ|terms| (twice the round-to-nearest chain: the tensor
+// cores' fp32 adds may truncate). Whole scratch and a scratch of 48 rows a slice (several GEMMs,
+// a partial last one), beta 0 and 1; against the f32 product only fp16 rounding of W and x, ≤ 2e-3.
+// F32 weights and single tokens are gpu_matmul's, byte for byte. Where the library has no BLAS
+// (gpu_blas_scratch_bytes 0: HIP, no cuBLAS) gpu_matmul_blas must be gpu_matmul too.
+void check_blas(DType t, const mm_case& c, const std::vector<float>& wf,
+                const std::vector<float>& x, const dbuf& dw, const dbuf& dx, const dbuf& dq,
+                const std::vector<float>& y_plain, const std::string& what) {
+  const uint32_t id = static_cast<uint32_t>(t);
+  const bool plain = is_plain(t);
+  const char* prev = std::getenv("ALAP_GPU_PREFILL");
+  const std::string keep = prev != nullptr ? prev : "";
+  setenv("ALAP_GPU_PREFILL", "blas", 1);
+  const size_t full = g::gpu_blas_scratch_bytes(c.n_tok, c.n_cols);
+  const bool blas = full != 0 && c.n_tok > 1 && t != DType::f32 && c.n_cols % 32 == 0;
+  std::vector<double> ref(y_plain.size()), mag(y_plain.size());
+  if (blas) {
+    std::vector<float> xh(x.size()), wh(wf.size());
+    for (size_t i = 0; i < x.size(); ++i) xh[i] = blas_half(x[i]);
+    for (size_t i = 0; i < wf.size(); ++i) wh[i] = blas_half(wf[i]);
+    for (int tk = 0; tk < c.n_tok; ++tk)
+      for (int r = 0; r < c.n_rows; ++r) {
+        double acc = 0.0, m = 0.0;
+        for (int cc = 0; cc < c.n_cols; ++cc) {
+          const double term = double(wh[size_t(r) * c.n_cols + cc]) * xh[size_t(tk) * c.n_cols + cc];
+          acc += term;
+          m += std::fabs(term);
+        }
+        ref[size_t(tk) * c.n_rows + r] = acc;
+        mag[size_t(tk) * c.n_rows + r] = m + 1e-30;
+      }
+  }
+  const double bound = 2.0 * c.n_cols * std::ldexp(1.0, -24) + 1e-7;
+  // The scratch sizes tried: the whole, and one holding 48 rows of weights a slice.
+  std::vector<size_t> sizes{std::max<size_t>(full, 256)};
+  if (blas && t != DType::f16) sizes.push_back(full - g::kGpuBlasSliceBytes + size_t(48) * c.n_cols * 2);
+  for (size_t bytes : sizes) {
+    dbuf scratch(bytes), dyb(y_plain.size() * 4);
+    dyb.poison();
+    const std::string how = what + " blas (scratch " + std::to_string(bytes >> 10) + " KiB)";
+    if (g::gpu_matmul_blas(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok,
+                           dyb.as<float>(), 0.0f, scratch.p, bytes, nullptr) != 0) {
+      expect(false, how + ": " + g::gpu_error_message());
+      continue;
+    }
+    const std::vector<float> yb = dyb.get<float>();
+    if (!blas) {
+      expect(std::memcmp(yb.data(), y_plain.data(), yb.size() * 4) == 0, how + ": not gpu_matmul's bits");
+      continue;
+    }
+    must(g::gpu_matmul_blas(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok,
+                            dyb.as<float>(), 1.0f, scratch.p, bytes, nullptr), "matmul_blas beta 1");
+    const std::vector<float> yb2 = dyb.get<float>();
+    double e = 0.0, e2 = 0.0;
+    for (size_t o = 0; o < ref.size(); ++o) {
+      e = std::max(e, std::isfinite(yb[o]) ? std::fabs(yb[o] - ref[o]) / mag[o] : 1e30);
+      e2 = std::max(e2, std::isfinite(yb2[o]) ? std::fabs(yb2[o] - 2.0 * ref[o]) / (2.0 * mag[o]) : 1e30);
+    }
+    g_blas_err = std::max({g_blas_err, e, e2});
+    expect(e <= bound && e2 <= bound, how + ": error " + std::to_string(e) + " / beta1 " + std::to_string(e2) +
+                                          " of Σ|terms| (bound " + std::to_string(bound) + ")");
+    // Against the f32 product: the fp16 rounding of W and x (2^-10 of Σ|terms| at most) and the sums.
+    double ef32 = 0.0;
+    for (int tk = 0; tk < c.n_tok; ++tk)
+      for (int r = 0; r < c.n_rows; ++r) {
+        double accf = 0.0, mf = 0.0;
+        for (int cc = 0; cc < c.n_cols; ++cc) {
+          const double term = double(wf[size_t(r) * c.n_cols + cc]) * x[size_t(tk) * c.n_cols + cc];
+          accf += term;
+          mf += std::fabs(term);
+        }
+        ef32 = std::max(ef32, std::fabs(yb[size_t(tk) * c.n_rows + r] - accf) / (mf + 1e-30));
+      }
+    g_blas_err_f32 = std::max(g_blas_err_f32, ef32);
+    expect(ef32 <= 2e-3, how + ": vs f32 product " + std::to_string(ef32));
+    ++g_blas_cases;
+  }
+  if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
+  else unsetenv("ALAP_GPU_PREFILL");
+}
+
 // One product against the oracle. Quantised types: ref = Σ_b d_b Σ_i W_i q_i (double) with W from
 // dequantize_row and q, d from quantize_activations; error relative to M' (quant_bound); the dot4
 // prefill kernel also to Σ|terms| with its former 1e-5 bound; the mma kernels' MR 128, 64 and 32
@@ -366,6 +458,7 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
     else unsetenv("ALAP_GPU_PREFILL");
     ++g_mm_prefill_cases;
   }
+  check_blas(t, c, wf, x, dw, dx, dq, y, what);
   // beta = 1 on the same output: y + W·x = 2·W·x.
   must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok, dy.as<float>(), 1.0f,
                      nullptr), "matmul beta 1");
@@ -416,6 +509,9 @@ void test_matmul(std::mt19937& rng, bool small) {
               "%.2e (F32/F16/BF16); largest error / bound %.3f; vs f32 product %.2e; %d prefill cases through "
               "dot4 and mma128/64/32\n",
               g_mm_err_q, g_mm_err_mma, g_mm_err_dot4, g_mm_err_plain, g_mm_tol_use, g_mm_err_cpu, g_mm_prefill_cases);
+  std::printf("matmul blas: %d products through BLAS (0: the library has none), max error %.2e of Σ|terms| against "
+              "the fp16 oracle, %.2e against the f32 product\n",
+              g_blas_cases, g_blas_err, g_blas_err_f32);
 }
 
 // ---- elementwise -------------------------------------------------------------------------------
@@ -844,9 +940,9 @@ void bench(bool decode_only) {
 }
 
 // --bench-prefill: the quantised prefill products through each kernel (ALAP_GPU_PREFILL = dot4,
-// mma128, mma64, mma32, then the automatic choice) at the products of the engine's models (random
+// mma128, mma64, mma32, then the automatic choice; then gpu_matmul_blas) at the products of the engine's models (random
 // models of make_random_model: Llama-3-8B and Llama-3.2-1B all Q4_K; Qwen2.5-0.5B Q5_0 where the
-// row is 896 long, else Q4_K) at the engine's chunks of 128 and 512 tokens, then every quantised
+// row is 896 long, else Q4_K) at chunks of 64, 128, 512 (the engine's) and 2048 tokens, then every quantised
 // type at the 8B shapes and 512 tokens. ms a product (mean of 10 after one warm-up; weights rotate
 // over copies of ≥ 200 MB together, at most 64) and TFLOP/s-equivalent (2·rows·cols·tokens / time).
 void bench_prefill() {
@@ -865,7 +961,7 @@ void bench_prefill() {
   const bool do_engine = which == nullptr || std::strstr(which, "engine") != nullptr;
   const bool do_types = which == nullptr || std::strstr(which, "types") != nullptr;
   if (do_engine)
-    for (int n_tok : {128, 512})
+    for (int n_tok : {64, 128, 512, 2048})
       for (const shape& sh : engine) runs.push_back({sh, n_tok});
   if (do_types)
     for (DType t : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k,
@@ -877,7 +973,8 @@ void bench_prefill() {
   must(g::gpu_stream_create(&stream), "stream");
   const char* variants[] = {"dot4", "mma128", "mma64", "mma32", nullptr};
   std::printf("| model | type | rows × cols | tokens | dot4 ms | mma128 | mma64 | mma32 | auto ms | auto TFLOP/s | "
-              "%% of int8 peak | best MR | auto / best |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "%% of int8 peak | best MR | auto / best | blas ms | blas TFLOP/s | auto / blas |\n"
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& [sh, n_tok] : runs) {
     const size_t rb = row_bytes(sh.t, sh.cols), wbytes = rb * sh.rows;
     const std::vector<uint8_t> blk = make_weights(sh.t, 64, sh.cols, rng);
@@ -910,12 +1007,32 @@ void bench_prefill() {
       must(g::gpu_stream_sync(stream), "sync");
       ms[v] = tp.us() / reps / 1e3;
     }
+    // The vendor BLAS (gpu_matmul_blas, forced; 0 where the library has none): dequantisation and
+    // fp16 GEMM together.
+    double blas_ms = 0.0;
+    setenv("ALAP_GPU_PREFILL", "blas", 1);
+    if (const size_t sb = g::gpu_blas_scratch_bytes(n_tok, sh.cols); sb != 0) {
+      dbuf scratch(sb);
+      auto run = [&](int i) {
+        must(g::gpu_matmul_blas(id, dw[i % copies], sh.rows, sh.cols, dx.as<float>(), dq.p, n_tok, dy.as<float>(),
+                                0.0f, scratch.p, sb, stream), "matmul_blas");
+      };
+      run(1);
+      must(g::gpu_stream_sync(stream), "sync");
+      const int reps = 10;
+      timer tp;
+      for (int i = 0; i < reps; ++i) run(i);
+      must(g::gpu_stream_sync(stream), "sync");
+      blas_ms = tp.us() / reps / 1e3;
+    }
+    unsetenv("ALAP_GPU_PREFILL");
     const double flop = 2.0 * sh.rows * sh.cols * n_tok, tf = flop / (ms[4] * 1e9);
     int best = 1;
     for (int v = 2; v < 4; ++v) best = ms[v] < ms[best] ? v : best;
-    std::printf("| %s | %s | %d × %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.1f%% | %s | %.2f |\n", sh.model,
-                tname(sh.t), sh.rows, sh.cols, n_tok, ms[0], ms[1], ms[2], ms[3], ms[4], tf, 100.0 * tf / kInt8PeakTops,
-                variants[best] + 3, ms[4] / ms[best]);
+    std::printf("| %s | %s | %d × %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.1f%% | %s | %.2f | %.4f | %.1f | %.2f |\n",
+                sh.model, tname(sh.t), sh.rows, sh.cols, n_tok, ms[0], ms[1], ms[2], ms[3], ms[4], tf,
+                100.0 * tf / kInt8PeakTops, variants[best] + 3, ms[4] / ms[best], blas_ms,
+                blas_ms > 0 ? flop / (blas_ms * 1e9) : 0.0, blas_ms > 0 ? ms[4] / blas_ms : 0.0);
     std::fflush(stdout);
     for (void* p : dw) (void)g::gpu_release(p);
   }

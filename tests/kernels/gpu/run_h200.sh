@@ -28,7 +28,7 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 flags="-std=c++20 -O3 -arch=sm_90 -lineinfo -I. -Ikernels/include -Xcompiler=-Wall,-Wextra -Werror=all-warnings"
 start=$(date +%s)
 # Every GPU source the tests link (as run_ops_h200.sh; attn_f16_prefill since session 8).
-gpu_srcs="attn_k8_prefill attn_f16_prefill kv_k8_store ops_device matmul ops_elementwise logits_top"
+gpu_srcs="attn_k8_prefill attn_f16_prefill kv_k8_store ops_device matmul matmul_blas ops_elementwise logits_top"
 for src in attn_k8 $gpu_srcs; do
   $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
 done

@@ -30,7 +30,7 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 start=$(date +%s)
 flags="-std=c++20 -O3 -arch=sm_90 -lineinfo -I. -Ikernels/include -Xcompiler=-Wall,-Wextra -Werror=all-warnings"
-gpu_srcs="attn_k8 attn_k8_prefill kv_k8_store ops_device matmul ops_elementwise attn_f16_prefill logits_top"
+gpu_srcs="attn_k8 attn_k8_prefill kv_k8_store ops_device matmul matmul_blas ops_elementwise attn_f16_prefill logits_top"
 for src in $gpu_srcs; do
   $nvcc $flags -x cu -Xptxas -v -c kernels/gpu/$src.hip -o $b/$src.o > $b/$src.log 2>&1 &
 done
