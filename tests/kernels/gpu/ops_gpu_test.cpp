@@ -256,8 +256,8 @@ float blas_half(float v) {
 // a partial last one), beta 0 and 1; against the f32 product only fp16 rounding of W and x, ≤ 2e-3.
 // F32 weights and single tokens are gpu_matmul's, byte for byte. Where the library has no BLAS
 // (gpu_blas_scratch_bytes 0: HIP, no cuBLAS) gpu_matmul_blas must be gpu_matmul too.
-void check_blas(DType t, const mm_case& c, const std::vector<float>& wf,
-                const std::vector<float>& x, const dbuf& dw, const dbuf& dx, const dbuf& dq,
+void check_blas(DType t, const mm_case& c, const std::vector<float>& wf, const std::vector<float>& x,
+                const std::vector<double>& reff, const std::vector<double>& magf, const dbuf& dw, const dbuf& dx, const dbuf& dq,
                 const std::vector<float>& y_plain, const std::string& what) {
   const uint32_t id = static_cast<uint32_t>(t);
   const bool plain = is_plain(t);
@@ -314,16 +314,7 @@ void check_blas(DType t, const mm_case& c, const std::vector<float>& wf,
                                           " of Σ|terms| (bound " + std::to_string(bound) + ")");
     // Against the f32 product: the fp16 rounding of W and x (2^-10 of Σ|terms| at most) and the sums.
     double ef32 = 0.0;
-    for (int tk = 0; tk < c.n_tok; ++tk)
-      for (int r = 0; r < c.n_rows; ++r) {
-        double accf = 0.0, mf = 0.0;
-        for (int cc = 0; cc < c.n_cols; ++cc) {
-          const double term = double(wf[size_t(r) * c.n_cols + cc]) * x[size_t(tk) * c.n_cols + cc];
-          accf += term;
-          mf += std::fabs(term);
-        }
-        ef32 = std::max(ef32, std::fabs(yb[size_t(tk) * c.n_rows + r] - accf) / (mf + 1e-30));
-      }
+    for (size_t o = 0; o < ref.size(); ++o) ef32 = std::max(ef32, std::fabs(yb[o] - reff[o]) / magf[o]);
     g_blas_err_f32 = std::max(g_blas_err_f32, ef32);
     expect(ef32 <= 2e-3, how + ": vs f32 product " + std::to_string(ef32));
     ++g_blas_cases;
@@ -458,7 +449,7 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
     else unsetenv("ALAP_GPU_PREFILL");
     ++g_mm_prefill_cases;
   }
-  check_blas(t, c, wf, x, dw, dx, dq, y, what);
+  check_blas(t, c, wf, x, reff, magf, dw, dx, dq, y, what);
   // beta = 1 on the same output: y + W·x = 2·W·x.
   must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, dx.as<float>(), plain ? nullptr : dq.p, c.n_tok, dy.as<float>(), 1.0f,
                      nullptr), "matmul beta 1");
@@ -991,21 +982,24 @@ void bench_prefill() {
     dbuf dx(x), dq(g::gpu_act_q8_bytes(n_tok, sh.cols)), dy(size_t(n_tok) * sh.rows * 4);
     must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, n_tok, sh.cols, stream), "quantize");
     const uint32_t id = static_cast<uint32_t>(sh.t);
-    double ms[5] = {};
-    for (int v = 0; v < 5; ++v) {
-      if (variants[v] != nullptr) setenv("ALAP_GPU_PREFILL", variants[v], 1);
-      else unsetenv("ALAP_GPU_PREFILL");
-      auto run = [&](int i) {
-        must(g::gpu_matmul(id, dw[i % copies], sh.rows, sh.cols, nullptr, dq.p, n_tok, dy.as<float>(), 0.0f, stream),
-             "matmul");
-      };
+    // ms a call of run(i) (i picks the weights' copy): one warm-up, then the mean of 10.
+    auto time_ms = [&](auto&& run) {
       run(1);
       must(g::gpu_stream_sync(stream), "sync");
       const int reps = 10;
       timer tp;
       for (int i = 0; i < reps; ++i) run(i);
       must(g::gpu_stream_sync(stream), "sync");
-      ms[v] = tp.us() / reps / 1e3;
+      return tp.us() / reps / 1e3;
+    };
+    double ms[5] = {};
+    for (int v = 0; v < 5; ++v) {
+      if (variants[v] != nullptr) setenv("ALAP_GPU_PREFILL", variants[v], 1);
+      else unsetenv("ALAP_GPU_PREFILL");
+      ms[v] = time_ms([&](int i) {
+        must(g::gpu_matmul(id, dw[i % copies], sh.rows, sh.cols, nullptr, dq.p, n_tok, dy.as<float>(), 0.0f, stream),
+             "matmul");
+      });
     }
     // The vendor BLAS (gpu_matmul_blas, forced; 0 where the library has none): dequantisation and
     // fp16 GEMM together.
@@ -1013,17 +1007,10 @@ void bench_prefill() {
     setenv("ALAP_GPU_PREFILL", "blas", 1);
     if (const size_t sb = g::gpu_blas_scratch_bytes(n_tok, sh.cols); sb != 0) {
       dbuf scratch(sb);
-      auto run = [&](int i) {
+      blas_ms = time_ms([&](int i) {
         must(g::gpu_matmul_blas(id, dw[i % copies], sh.rows, sh.cols, dx.as<float>(), dq.p, n_tok, dy.as<float>(),
                                 0.0f, scratch.p, sb, stream), "matmul_blas");
-      };
-      run(1);
-      must(g::gpu_stream_sync(stream), "sync");
-      const int reps = 10;
-      timer tp;
-      for (int i = 0; i < reps; ++i) run(i);
-      must(g::gpu_stream_sync(stream), "sync");
-      blas_ms = tp.us() / reps / 1e3;
+      });
     }
     unsetenv("ALAP_GPU_PREFILL");
     const double flop = 2.0 * sh.rows * sh.cols * n_tok, tf = flop / (ms[4] * 1e9);
