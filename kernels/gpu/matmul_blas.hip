@@ -39,9 +39,8 @@ namespace {
 // comparisons), any other value ("mma128", "dot4", ...) never takes it.
 enum class BlasChoice { automatic, always, never };
 
-// Whether the token count decides by default. Off until the path has been checked and timed on a
-// device (then BLAS only with ALAP_GPU_PREFILL=blas).
-constexpr bool kBlasByDefault = false;
+// Whether blas_pays decides by default (else BLAS only with ALAP_GPU_PREFILL=blas).
+constexpr bool kBlasByDefault = false;  // pending the end-to-end run of blas_pays
 
 BlasChoice blas_choice() {
   const char* env = std::getenv("ALAP_GPU_PREFILL");
@@ -52,9 +51,19 @@ BlasChoice blas_choice() {
 
 #if defined(ALAP_GPU_BLAS)
 
-// Products of at least this many tokens take BLAS by default (docs/bench/gpu.md, session 42: below
-// it the dequantisation of every weight to fp16 costs more than the GEMM saves).
+// Products of at least this many tokens may take BLAS by default (blas_pays).
 constexpr int kBlasMinTokens = 128;
+
+// Whether BLAS is faster than gpu_matmul for this product, by the H200's measurements (docs/bench/
+// gpu.md, session 42, ops_gpu_test --bench-prefill): the fp16 copy of W costs a write and a read of
+// 2 bytes a weight whatever the token count, so BLAS pays on large matrices from 128 tokens
+// (1.04–2.3× at 128, 1.7–2.4× at 512, 1.7–3.6× at 2048 for ≥ 2M weights) and on mid-size ones
+// only from 1024 (0.8–1M weights: 0.95–1.08× at 512, 1.2× at 2048); never on the small K/V
+// matrices of small models (128 × 896: 0.4–0.6× at every count).
+bool blas_pays(int n_rows, int n_cols, int n_tokens) {
+  const long long weights = (long long)n_rows * n_cols;
+  return (n_tokens >= kBlasMinTokens && weights >= (1LL << 21)) || (n_tokens >= 1024 && weights >= (1LL << 19));
+}
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // cuBLAS's advice for Hopper
 constexpr size_t kSliceBytes = kGpuBlasSliceBytes;  // fp16 weights dequantised per GEMM, at most
 constexpr int kThreads = 256;
@@ -198,7 +207,17 @@ size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols) {
 #if defined(ALAP_GPU_BLAS)
   const BlasChoice c = blas_choice();
   if (c == BlasChoice::never || max_cols <= 0 || max_tokens < (c == BlasChoice::always ? 2 : kBlasMinTokens)) return 0;
-  if (blas() == nullptr) return 0;
+  Blas* b = blas();
+  if (b == nullptr) return 0;
+  {
+    // The handle now, not at the first prompt's first product (cublasCreate takes ~0.1 s). A
+    // handle that cannot be made (no device, no memory) means no BLAS.
+    std::lock_guard<std::mutex> lock(b->mutex);
+    if (b->handle == nullptr && b->create(&b->handle) != CUBLAS_STATUS_SUCCESS) {
+      b->handle = nullptr;
+      return 0;
+    }
+  }
   return round256(size_t(max_tokens) * size_t(max_cols) * 2) + kWorkspaceBytes + kSliceBytes;
 #else
   (void)max_tokens;
@@ -212,7 +231,7 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
 #if defined(ALAP_GPU_BLAS)
   const BlasChoice choice = blas_choice();
   const bool wanted = choice == BlasChoice::always ? n_tokens > 1
-                                                   : choice == BlasChoice::automatic && n_tokens >= kBlasMinTokens;
+                                                   : choice == BlasChoice::automatic && blas_pays(n_rows, n_cols, n_tokens);
   const size_t act_bytes = round256(size_t(n_tokens > 0 ? n_tokens : 0) * size_t(n_cols > 0 ? n_cols : 0) * 2);
   // Rows dequantised per GEMM: what the scratch holds after the activations and the workspace, a
   // multiple of 16 (every slice's output stays 64-byte aligned), all rows when that is fewer.

@@ -23,7 +23,8 @@
 //       line then also gives the sampler's mean µs a token; decode steps then send back only the
 //       best logits the sampler needs, as the engine's do (ALAP_GPU_TOP=0: the whole row);
 //       ALAP_BENCH_PENALTY=1 adds a repetition penalty of 1.1 over the last 64 tokens.
-//       ALAP_GPU_PINNED=0: logits copied into ordinary host memory.
+//       ALAP_GPU_PINNED=0: logits copied into ordinary host memory. ALAP_BENCH_WARM=1: one chunk
+//       run (untimed) before the timed fill.
 //
 // The GPU library is found like the engine finds it (ALAP_GPU_LIBRARY first).
 #include <algorithm>
@@ -74,6 +75,15 @@ Diff diff(std::span<const float> a, std::span<const float> b) {
 // other way; random-weight models amplify one flip to ~1% of the logits. A wrong buffer, position
 // or layout gives differences of order 1.
 constexpr double kLimit = 5e-2;
+// With ALAP_GPU_PREFILL=blas the prefill products round x to fp16 where the CPU quantises it to
+// int8 blocks (~8× the rounding error), so the two passes no longer share the activations'
+// rounding and the CPU's own int8 error shows in the difference: 2.4–5.3e-2 on quantised weights
+// (session 42, 72 cases; 1e-3 on F16 weights, where the CPU reads x in fp32). The limit for that
+// run is 8e-2, still far below a wrong buffer's order 1.
+double limit() {
+  const char* e = std::getenv("ALAP_GPU_PREFILL");
+  return e != nullptr && std::string(e) == "blas" ? 8e-2 : kLimit;
+}
 // Top-1: no fixed count. The CPU against itself is the yardstick: its scalar oracle
 // (kernels::force_scalar_kernels) and its SIMD variant, same model and mode, agree on only 14–17
 // of 17 top-1 tokens (the first turn) with quantised weights (printed per case), because these random-weight
@@ -147,7 +157,7 @@ int check(std::shared_ptr<GpuBackend> gpu) {
           const std::vector<int32_t> turn(prompt.begin(), prompt.begin() + 40);
           step(turn);
           for (int i = 0; i < 8; ++i) step(std::span<const int32_t>(&next, 1));
-          const bool ok = worst.rel <= kLimit && ties == results;
+          const bool ok = worst.rel <= limit() && ties == results;
           failures += ok ? 0 : 1;
           std::printf("check %-5s %-4s %-4s gpu_layers %d/4: prefill rel %.2e, worst rel %.2e, top-1 %d/%d (flips "
                       "all near ties: %s; CPU scalar vs SIMD %d/%d; %llu of %llu graph steps, %llu captures before "
@@ -188,6 +198,11 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   const size_t depth = ctx - 256, V = static_cast<size_t>(m.hparams().n_vocab);
   std::vector<int32_t> fill_ids(depth);
   for (size_t i = 0; i < depth; ++i) fill_ids[i] = static_cast<int32_t>((i * 2654435761u) % V);
+  // ALAP_BENCH_WARM=1: one chunk at position 0 first, untimed (the GEMM kernels a first prompt
+  // loads, lazily, stay out of the timed fill, which overwrites it).
+  if (const char* e = std::getenv("ALAP_BENCH_WARM"); e != nullptr && std::string(e) == "1" && fill) {
+    (void)g.run(pool, std::span<const int32_t>(fill_ids).subspan(0, std::min(chunk, depth)), 0);
+  }
   const auto t0 = Clock::now();
   std::span<const float> logits;
   if (!fill) {  // decode at depth only: the last chunk of the fill computed, the rest taken as filled

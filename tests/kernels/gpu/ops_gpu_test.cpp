@@ -470,6 +470,54 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
   expect(errf <= 2e-2, what + ": vs f32 product " + std::to_string(errf));
 }
 
+// gpu_matmul_blas's own choice (ALAP_GPU_PREFILL unset): BLAS from 128 tokens on matrices of
+// ≥ 2^21 weights and from 1024 tokens on ≥ 2^19 (matmul_blas.hip, blas_pays), else gpu_matmul.
+// Each product's bits against the forced BLAS product and gpu_matmul's; with no BLAS in the
+// library, always gpu_matmul's.
+void test_blas_choice(std::mt19937& rng) {
+  struct shape {
+    int rows, cols, tokens;
+    bool blas;
+  };
+  const char* prev = std::getenv("ALAP_GPU_PREFILL");
+  const std::string keep = prev != nullptr ? prev : "";
+  unsetenv("ALAP_GPU_PREFILL");
+  const bool have = g::gpu_blas_scratch_bytes(1024, 1024) != 0;
+  for (const shape& sh : {shape{2048, 1024, 128, true}, shape{2048, 1024, 127, false}, shape{1024, 1024, 128, false},
+                          shape{1024, 512, 1024, true}, shape{1024, 480, 1024, false}}) {
+    const std::vector<uint8_t> w = make_weights(DType::q8_0, sh.rows, sh.cols, rng);
+    const std::vector<float> x = randn(size_t(sh.tokens) * sh.cols, rng);
+    dbuf dw(w), dx(x), dq(g::gpu_act_q8_bytes(sh.tokens, sh.cols));
+    must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, sh.tokens, sh.cols, nullptr), "quantize");
+    const size_t bytes = std::max<size_t>(g::gpu_blas_scratch_bytes(sh.tokens, sh.cols), 256);
+    dbuf scratch(bytes), dy(size_t(sh.tokens) * sh.rows * 4);
+    auto product = [&](const char* env, bool blas) {
+      if (env != nullptr) setenv("ALAP_GPU_PREFILL", env, 1);
+      else unsetenv("ALAP_GPU_PREFILL");
+      dy.poison();
+      if (blas) {
+        must(g::gpu_matmul_blas(uint32_t(DType::q8_0), dw.p, sh.rows, sh.cols, dx.as<float>(), dq.p, sh.tokens,
+                                dy.as<float>(), 0.0f, scratch.p, bytes, nullptr), "matmul_blas");
+      } else {
+        must(g::gpu_matmul(uint32_t(DType::q8_0), dw.p, sh.rows, sh.cols, dx.as<float>(), dq.p, sh.tokens,
+                           dy.as<float>(), 0.0f, nullptr), "matmul");
+      }
+      return dy.get<float>();
+    };
+    const std::vector<float> chosen = product(nullptr, true), forced = product("blas", true),
+                             plain = product(nullptr, false);
+    const bool expect_blas = have && sh.blas;
+    const std::vector<float>& want = expect_blas ? forced : plain;
+    expect(std::memcmp(chosen.data(), want.data(), chosen.size() * 4) == 0,
+           "blas choice " + std::to_string(sh.rows) + " x " + std::to_string(sh.cols) + ", " +
+               std::to_string(sh.tokens) + " tokens: not " + (expect_blas ? "the BLAS product" : "gpu_matmul's"));
+    if (have) expect(std::memcmp(forced.data(), plain.data(), forced.size() * 4) != 0, "BLAS gave gpu_matmul's bits");
+  }
+  if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
+  else unsetenv("ALAP_GPU_PREFILL");
+  std::printf("blas choice: %s\n", have ? "checked on 5 shapes" : "no BLAS in this library: gpu_matmul throughout");
+}
+
 void test_matmul(std::mt19937& rng, bool small) {
   const DType types[] = {DType::f32,  DType::f16,  DType::bf16, DType::q4_0, DType::q4_1,  DType::q5_0,
                          DType::q5_1, DType::q8_0, DType::q2_k, DType::q3_k, DType::q4_k,  DType::q5_k,
@@ -1528,6 +1576,7 @@ int main(int argc, char** argv) {
   test_errors(n);
   test_quantize_act(rng);
   test_matmul(rng, small);
+  test_blas_choice(rng);
   test_elementwise(rng);
   test_get_rows(rng);
   test_attn_f16(rng, small);
