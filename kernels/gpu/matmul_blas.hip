@@ -35,8 +35,8 @@ namespace alap::gpu {
 namespace {
 
 // How ALAP_GPU_PREFILL (read at every call, like matmul.hip's) steers the choice: unset or "auto"
-// lets the token count decide, "blas" takes BLAS for every product of more than one token (tests,
-// comparisons), any other value ("mma128", "dot4", ...) never takes it.
+// lets blas_pays decide for each product, "blas" takes BLAS for every product of more than one
+// token (tests, comparisons), any other value ("kernels", "mma128", "dot4", ...) never takes it.
 enum class BlasChoice { automatic, always, never };
 
 // Whether blas_pays decides by default (else BLAS only with ALAP_GPU_PREFILL=blas).
@@ -57,13 +57,14 @@ constexpr int kBlasMinTokens = 128;
 // Whether BLAS is faster than gpu_matmul for this product, by the H200's measurements (docs/bench/
 // gpu.md, session 42, ops_gpu_test --bench-prefill): the fp16 copy of W costs a write and a read of
 // 2 bytes a weight whatever the token count, so BLAS pays on large matrices from 128 tokens
-// (1.04–2.3× at 128, 1.7–2.4× at 512, 1.7–3.6× at 2048 for ≥ 2M weights) and on mid-size ones
+// (1.04–2.3× at 128, 1.7–2.4× at 512, 1.6–3.6× at 2048 for ≥ 2M weights) and on mid-size ones
 // only from 1024 (0.8–1M weights: 0.95–1.08× at 512, 1.2× at 2048); never on the small K/V
 // matrices of small models (128 × 896: 0.4–0.6× at every count).
 bool blas_pays(int n_rows, int n_cols, int n_tokens) {
   const long long weights = (long long)n_rows * n_cols;
   return (n_tokens >= kBlasMinTokens && weights >= (1LL << 21)) || (n_tokens >= 1024 && weights >= (1LL << 19));
 }
+
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // cuBLAS's advice for Hopper
 constexpr size_t kSliceBytes = kGpuBlasSliceBytes;  // fp16 weights dequantised per GEMM, at most
 constexpr int kThreads = 256;
