@@ -40,7 +40,7 @@ namespace {
 enum class BlasChoice { automatic, always, never };
 
 // Whether blas_pays decides by default (else BLAS only with ALAP_GPU_PREFILL=blas).
-constexpr bool kBlasByDefault = false;  // pending the end-to-end run of blas_pays
+constexpr bool kBlasByDefault = true;
 
 BlasChoice blas_choice() {
   const char* env = std::getenv("ALAP_GPU_PREFILL");

@@ -110,9 +110,9 @@ size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols);
 // gpu_matmul's contract (d_x must hold x; d_xq is read only when gpu_matmul is taken), with
 // d_scratch (256-byte aligned) of scratch_bytes from gpu_blas_scratch_bytes or less. It takes BLAS
 // when the library has it, the scratch holds the activations and 16 rows of fp16 weights, n_cols
-// is a multiple of 32, the weights are not F32, and ALAP_GPU_PREFILL=blas with n_tokens > 1 (the
-// default choice by token count is off until measured on a device; matmul_blas.hip); otherwise
-// it is gpu_matmul. Enqueued on `stream` like gpu_matmul; calls from several threads are
+// is a multiple of 32, the weights are not F32, and the product is large enough to pay for its
+// fp16 copy of W (matmul_blas.hip: from 128 tokens on ≥ 2^21 weights, from 1024 on ≥ 2^19; any
+// n_tokens > 1 with ALAP_GPU_PREFILL=blas); otherwise it is gpu_matmul. Enqueued on `stream` like gpu_matmul; calls from several threads are
 // serialised (one BLAS handle). ALAP_GPU_PREFILL=kernels keeps every product on gpu_matmul (with
 // its automatic kernel choice), for comparisons.
 int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
