@@ -791,24 +791,8 @@ int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const fl
     if (!plain && reinterpret_cast<uintptr_t>(d_xq) % 16 != 0) throw std::invalid_argument("d_xq is not 16-byte aligned");
     const mm_args a{static_cast<const uint8_t*>(d_w), size_t(n_cols / g.block_elems) * g.block_bytes, n_rows, n_cols,
                     n_tokens, d_x, d_xq, d_y, beta, static_cast<alap_gpu_stream_t>(stream)};
-    switch (dtype) {
-      case kF32: return launch_matmul<kF32>(a);
-      case kF16: return launch_matmul<kF16>(a);
-      case kBF16: return launch_matmul<kBF16>(a);
-      case kQ4_0: return launch_matmul<kQ4_0>(a);
-      case kQ4_1: return launch_matmul<kQ4_1>(a);
-      case kQ5_0: return launch_matmul<kQ5_0>(a);
-      case kQ5_1: return launch_matmul<kQ5_1>(a);
-      case kQ8_0: return launch_matmul<kQ8_0>(a);
-      case kQ2_K: return launch_matmul<kQ2_K>(a);
-      case kQ3_K: return launch_matmul<kQ3_K>(a);
-      case kQ4_K: return launch_matmul<kQ4_K>(a);
-      case kQ5_K: return launch_matmul<kQ5_K>(a);
-      case kQ6_K: return launch_matmul<kQ6_K>(a);
-      case kIQ4_NL: return launch_matmul<kIQ4_NL>(a);
-      case kIQ4_XS: return launch_matmul<kIQ4_XS>(a);
-      default: throw std::invalid_argument("unsupported weight type");
-    }
+    if (!with_wtype(dtype, [&](auto t) { launch_matmul<decltype(t)::value>(a); }))
+      throw std::invalid_argument("unsupported weight type");
   });
 }
 

@@ -85,7 +85,7 @@ struct Blas {
   set_stream_fn set_stream = nullptr;
   set_workspace_fn set_workspace = nullptr;
   gemm_ex_fn gemm_ex = nullptr;
-  cublasHandle_t handle = nullptr;  // made at the first product (it allocates on the device)
+  cublasHandle_t handle = nullptr;  // made by ready() (it allocates on the device)
   std::mutex mutex;                 // one handle, its stream and workspace set per call
 };
 
@@ -110,6 +110,16 @@ Blas* blas() {
     return r;
   }();
   return b;
+}
+
+// b's handle, made now if it does not exist (call with b.mutex held): success, or cublasCreate's
+// status. The plan asks first (gpu_blas_scratch_bytes), so that a first prompt does not pay
+// cublasCreate's ~0.1 s.
+cublasStatus_t ready(Blas& b) {
+  if (b.handle != nullptr) return CUBLAS_STATUS_SUCCESS;
+  const cublasStatus_t st = b.create(&b.handle);
+  if (st != CUBLAS_STATUS_SUCCESS) b.handle = nullptr;
+  return st;
 }
 
 void blas_check(cublasStatus_t s, const char* what) {
@@ -173,22 +183,14 @@ void launch_dequant(const uint8_t* w, size_t row_bytes, int r0, int n_rows, int 
 
 void dequant_rows(uint32_t dtype, const uint8_t* w, size_t row_bytes, int r0, int n_rows, int n_cols, uint16_t* out,
                   alap_gpu_stream_t s) {
-  switch (dtype) {
-    case kBF16: return launch_dequant<kBF16>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ4_0: return launch_dequant<kQ4_0>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ4_1: return launch_dequant<kQ4_1>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ5_0: return launch_dequant<kQ5_0>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ5_1: return launch_dequant<kQ5_1>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ8_0: return launch_dequant<kQ8_0>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ2_K: return launch_dequant<kQ2_K>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ3_K: return launch_dequant<kQ3_K>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ4_K: return launch_dequant<kQ4_K>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ5_K: return launch_dequant<kQ5_K>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kQ6_K: return launch_dequant<kQ6_K>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kIQ4_NL: return launch_dequant<kIQ4_NL>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    case kIQ4_XS: return launch_dequant<kIQ4_XS>(w, row_bytes, r0, n_rows, n_cols, out, s);
-    default: throw std::invalid_argument("weight type " + std::to_string(dtype) + " has no fp16 conversion");
-  }
+  bool converted = false;
+  with_wtype(dtype, [&](auto t) {
+    if constexpr (decltype(t)::value != kF32 && decltype(t)::value != kF16) {
+      launch_dequant<decltype(t)::value>(w, row_bytes, r0, n_rows, n_cols, out, s);
+      converted = true;
+    }
+  });
+  if (!converted) throw std::invalid_argument("weight type " + std::to_string(dtype) + " has no fp16 conversion");
 }
 
 // Whether a product of this type and shape may take BLAS at all: every weight type but F32 (its
@@ -211,13 +213,8 @@ size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols) {
   Blas* b = blas();
   if (b == nullptr) return 0;
   {
-    // The handle now, not at the first prompt's first product (cublasCreate takes ~0.1 s). A
-    // handle that cannot be made (no device, no memory) means no BLAS.
     std::lock_guard<std::mutex> lock(b->mutex);
-    if (b->handle == nullptr && b->create(&b->handle) != CUBLAS_STATUS_SUCCESS) {
-      b->handle = nullptr;
-      return 0;
-    }
+    if (ready(*b) != CUBLAS_STATUS_SUCCESS) return 0;  // no device or no memory for a handle: no BLAS
   }
   return round256(size_t(max_tokens) * size_t(max_cols) * 2) + kWorkspaceBytes + kSliceBytes;
 #else
@@ -258,10 +255,11 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
     const size_t grid = std::min<size_t>((count + kThreads - 1) / kThreads, 65535 * 8);
     alap_launch(act_to_half_kernel, unsigned(grid), kThreads, 0, s, d_x, x16, count);
     ALAP_GPU_CHECK_LAUNCH();
-    const size_t row_bytes = size_t(n_cols / wtype_geometry(dtype).block_elems) * wtype_geometry(dtype).block_bytes;
+    const wtype_geom g = wtype_geometry(dtype);
+    const size_t row_bytes = size_t(n_cols / g.block_elems) * g.block_bytes;
     Blas& b = *blas();
     std::lock_guard<std::mutex> lock(b.mutex);
-    if (b.handle == nullptr) blas_check(b.create(&b.handle), "cublasCreate");
+    blas_check(ready(b), "cublasCreate");
     blas_check(b.set_stream(b.handle, s), "cublasSetStream");  // resets the workspace: set it after
     blas_check(b.set_workspace(b.handle, workspace, kWorkspaceBytes), "cublasSetWorkspace");
     const float one = 1.0f;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gpu/gpu_port.h"
 
@@ -42,6 +43,30 @@ __host__ __device__ constexpr wtype_geom wtype_geometry(uint32_t t) {
     case kIQ4_NL: return {32, 18};
     case kIQ4_XS: return {256, 136};
     default: return {0, 0};
+  }
+}
+
+// Calls f(std::integral_constant<uint32_t, T>{}) for the weight type id `dtype`, one of the 15
+// of wtype_geometry, so that a launcher names its kernel template once; false for any other id.
+template <class F>
+bool with_wtype(uint32_t dtype, F&& f) {
+  switch (dtype) {
+    case kF32: f(std::integral_constant<uint32_t, kF32>{}); return true;
+    case kF16: f(std::integral_constant<uint32_t, kF16>{}); return true;
+    case kBF16: f(std::integral_constant<uint32_t, kBF16>{}); return true;
+    case kQ4_0: f(std::integral_constant<uint32_t, kQ4_0>{}); return true;
+    case kQ4_1: f(std::integral_constant<uint32_t, kQ4_1>{}); return true;
+    case kQ5_0: f(std::integral_constant<uint32_t, kQ5_0>{}); return true;
+    case kQ5_1: f(std::integral_constant<uint32_t, kQ5_1>{}); return true;
+    case kQ8_0: f(std::integral_constant<uint32_t, kQ8_0>{}); return true;
+    case kQ2_K: f(std::integral_constant<uint32_t, kQ2_K>{}); return true;
+    case kQ3_K: f(std::integral_constant<uint32_t, kQ3_K>{}); return true;
+    case kQ4_K: f(std::integral_constant<uint32_t, kQ4_K>{}); return true;
+    case kQ5_K: f(std::integral_constant<uint32_t, kQ5_K>{}); return true;
+    case kQ6_K: f(std::integral_constant<uint32_t, kQ6_K>{}); return true;
+    case kIQ4_NL: f(std::integral_constant<uint32_t, kIQ4_NL>{}); return true;
+    case kIQ4_XS: f(std::integral_constant<uint32_t, kIQ4_XS>{}); return true;
+    default: return false;
   }
 }
 

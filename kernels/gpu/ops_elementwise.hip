@@ -588,24 +588,8 @@ int gpu_get_rows(uint32_t dtype, const void* d_table, int n_rows, int n_cols, co
     if (reinterpret_cast<uintptr_t>(d_table) % 16 != 0) throw std::invalid_argument("d_table is not 16-byte aligned");
     const size_t rb = size_t(n_cols / g.block_elems) * g.block_bytes;
     const auto s = as_stream(stream);
-    switch (dtype) {
-      case kF32: launch_get_rows<kF32>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kF16: launch_get_rows<kF16>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kBF16: launch_get_rows<kBF16>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ4_0: launch_get_rows<kQ4_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ4_1: launch_get_rows<kQ4_1>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ5_0: launch_get_rows<kQ5_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ5_1: launch_get_rows<kQ5_1>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ8_0: launch_get_rows<kQ8_0>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ2_K: launch_get_rows<kQ2_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ3_K: launch_get_rows<kQ3_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ4_K: launch_get_rows<kQ4_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ5_K: launch_get_rows<kQ5_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kQ6_K: launch_get_rows<kQ6_K>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kIQ4_NL: launch_get_rows<kIQ4_NL>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      case kIQ4_XS: launch_get_rows<kIQ4_XS>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); break;
-      default: throw std::invalid_argument("unsupported table type");
-    }
+    if (!with_wtype(dtype, [&](auto t) { launch_get_rows<decltype(t)::value>(d_table, rb, n_rows, n_cols, d_ids, n_ids, d_out, s); }))
+      throw std::invalid_argument("unsupported table type");
     ALAP_GPU_CHECK_LAUNCH();
   });
 }

@@ -35,12 +35,14 @@
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/ops.h"
+#include "tests/support/scoped_env.h"
 
 namespace {
 
 namespace g = alap::gpu;
 namespace k = alap::kernels;
 using k::DType;
+using alap::test::ScopedEnv;
 
 int g_failures = 0;
 int g_checks = 0;
@@ -261,9 +263,7 @@ void check_blas(DType t, const mm_case& c, const std::vector<float>& wf, const s
                 const std::vector<float>& y_plain, const std::string& what) {
   const uint32_t id = static_cast<uint32_t>(t);
   const bool plain = is_plain(t);
-  const char* prev = std::getenv("ALAP_GPU_PREFILL");
-  const std::string keep = prev != nullptr ? prev : "";
-  setenv("ALAP_GPU_PREFILL", "blas", 1);
+  const ScopedEnv forced("ALAP_GPU_PREFILL", "blas");
   const size_t full = g::gpu_blas_scratch_bytes(c.n_tok, c.n_cols);
   const bool blas = full != 0 && c.n_tok > 1 && t != DType::f32 && c.n_cols % 32 == 0;
   std::vector<double> ref(y_plain.size()), mag(y_plain.size());
@@ -319,8 +319,6 @@ void check_blas(DType t, const mm_case& c, const std::vector<float>& wf, const s
     expect(ef32 <= 2e-3, how + ": vs f32 product " + std::to_string(ef32));
     ++g_blas_cases;
   }
-  if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
-  else unsetenv("ALAP_GPU_PREFILL");
 }
 
 // One product against the oracle. Quantised types: ref = Σ_b d_b Σ_i W_i q_i (double) with W from
@@ -422,12 +420,10 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
   if (!plain && c.n_tok > 16) {
     // Prefill through each kernel (ALAP_GPU_PREFILL, matmul.hip; on HIP and pre-sm_80 devices the
     // mma names fall back to dot4).
-    const char* prev = std::getenv("ALAP_GPU_PREFILL");
-    const std::string keep = prev != nullptr ? prev : "";
     auto run_with = [&](const char* v) {
       dbuf dyv(size_t(c.n_tok) * c.n_rows * 4);
       dyv.poison();
-      setenv("ALAP_GPU_PREFILL", v, 1);
+      const ScopedEnv kernel("ALAP_GPU_PREFILL", v);
       must(g::gpu_matmul(id, dw.p, c.n_rows, c.n_cols, nullptr, dq.p, c.n_tok, dyv.as<float>(), 0.0f, nullptr),
            "matmul prefill variant");
       return dyv.get<float>();
@@ -445,8 +441,6 @@ void run_matmul_case(DType t, const mm_case& c, std::mt19937& rng) {
     g_mm_tol_use = std::max(g_mm_tol_use, std::max(e4b, em) / bound);
     expect(e4 <= 1e-5 && e4b <= bound, what + ": dot4 error " + std::to_string(e4) + " / " + std::to_string(e4b));
     expect(em <= bound, what + ": mma error " + std::to_string(em) + " > bound " + std::to_string(bound));
-    if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
-    else unsetenv("ALAP_GPU_PREFILL");
     ++g_mm_prefill_cases;
   }
   check_blas(t, c, wf, x, reff, magf, dw, dx, dq, y, what);
@@ -479,9 +473,8 @@ void test_blas_choice(std::mt19937& rng) {
     int rows, cols, tokens;
     bool blas;
   };
-  const char* prev = std::getenv("ALAP_GPU_PREFILL");
-  const std::string keep = prev != nullptr ? prev : "";
-  unsetenv("ALAP_GPU_PREFILL");
+  // "auto" is the choice with the variable unset (matmul.hip and matmul_blas.hip alike).
+  const ScopedEnv automatic("ALAP_GPU_PREFILL", "auto");
   const bool have = g::gpu_blas_scratch_bytes(1024, 1024) != 0;
   for (const shape& sh : {shape{2048, 1024, 128, true}, shape{2048, 1024, 127, false}, shape{1024, 1024, 128, false},
                           shape{1024, 512, 1024, true}, shape{1024, 480, 1024, false}}) {
@@ -492,8 +485,7 @@ void test_blas_choice(std::mt19937& rng) {
     const size_t bytes = std::max<size_t>(g::gpu_blas_scratch_bytes(sh.tokens, sh.cols), 256);
     dbuf scratch(bytes), dy(size_t(sh.tokens) * sh.rows * 4);
     auto product = [&](const char* env, bool blas) {
-      if (env != nullptr) setenv("ALAP_GPU_PREFILL", env, 1);
-      else unsetenv("ALAP_GPU_PREFILL");
+      const ScopedEnv choice("ALAP_GPU_PREFILL", env);
       dy.poison();
       if (blas) {
         must(g::gpu_matmul_blas(uint32_t(DType::q8_0), dw.p, sh.rows, sh.cols, dx.as<float>(), dq.p, sh.tokens,
@@ -504,8 +496,8 @@ void test_blas_choice(std::mt19937& rng) {
       }
       return dy.get<float>();
     };
-    const std::vector<float> chosen = product(nullptr, true), forced = product("blas", true),
-                             plain = product(nullptr, false);
+    const std::vector<float> chosen = product("auto", true), forced = product("blas", true),
+                             plain = product("auto", false);
     const bool expect_blas = have && sh.blas;
     const std::vector<float>& want = expect_blas ? forced : plain;
     expect(std::memcmp(chosen.data(), want.data(), chosen.size() * 4) == 0,
@@ -513,8 +505,6 @@ void test_blas_choice(std::mt19937& rng) {
                std::to_string(sh.tokens) + " tokens: not " + (expect_blas ? "the BLAS product" : "gpu_matmul's"));
     if (have) expect(std::memcmp(forced.data(), plain.data(), forced.size() * 4) != 0, "BLAS gave gpu_matmul's bits");
   }
-  if (prev != nullptr) setenv("ALAP_GPU_PREFILL", keep.c_str(), 1);
-  else unsetenv("ALAP_GPU_PREFILL");
   std::printf("blas choice: %s\n", have ? "checked on 5 shapes" : "no BLAS in this library: gpu_matmul throughout");
 }
 
@@ -945,7 +935,7 @@ void bench(bool decode_only) {
           char line[200];
           int len = std::snprintf(line, sizeof line, "| %s | %d × %d |", tname(t), n_rows, n_cols);
           for (const char* v : {"dot4", "mma128", "mma64", "mma32"}) {
-            setenv("ALAP_GPU_PREFILL", v, 1);
+            const ScopedEnv kernel("ALAP_GPU_PREFILL", v);
             run(0, max_tok);
             must(g::gpu_stream_sync(stream), "sync");
             timer t4;
@@ -955,7 +945,6 @@ void bench(bool decode_only) {
             if (std::strcmp(v, "dot4") == 0) dot4_ms = ms;
             len += std::snprintf(line + len, sizeof line - size_t(len), " %.3f |", ms);
           }
-          unsetenv("ALAP_GPU_PREFILL");
           char auto_ms[32];
           std::snprintf(auto_ms, sizeof auto_ms, " %.3f |", pre_ms);
           prefill_lines.push_back(line + std::string(auto_ms));
@@ -1010,7 +999,7 @@ void bench_prefill() {
   std::mt19937 rng(11);
   void* stream = nullptr;
   must(g::gpu_stream_create(&stream), "stream");
-  const char* variants[] = {"dot4", "mma128", "mma64", "mma32", nullptr};
+  const char* variants[] = {"dot4", "mma128", "mma64", "mma32", "auto"};
   std::printf("| model | type | rows × cols | tokens | dot4 ms | mma128 | mma64 | mma32 | auto ms | auto TFLOP/s | "
               "%% of int8 peak | best MR | auto / best | blas ms | blas TFLOP/s | auto / blas |\n"
               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -1042,8 +1031,7 @@ void bench_prefill() {
     };
     double ms[5] = {};
     for (int v = 0; v < 5; ++v) {
-      if (variants[v] != nullptr) setenv("ALAP_GPU_PREFILL", variants[v], 1);
-      else unsetenv("ALAP_GPU_PREFILL");
+      const ScopedEnv kernel("ALAP_GPU_PREFILL", variants[v]);
       ms[v] = time_ms([&](int i) {
         must(g::gpu_matmul(id, dw[i % copies], sh.rows, sh.cols, nullptr, dq.p, n_tok, dy.as<float>(), 0.0f, stream),
              "matmul");
@@ -1052,7 +1040,7 @@ void bench_prefill() {
     // The vendor BLAS (gpu_matmul_blas, forced; 0 where the library has none): dequantisation and
     // fp16 GEMM together.
     double blas_ms = 0.0;
-    setenv("ALAP_GPU_PREFILL", "blas", 1);
+    const ScopedEnv forced("ALAP_GPU_PREFILL", "blas");
     if (const size_t sb = g::gpu_blas_scratch_bytes(n_tok, sh.cols); sb != 0) {
       dbuf scratch(sb);
       blas_ms = time_ms([&](int i) {
@@ -1060,7 +1048,6 @@ void bench_prefill() {
                                 0.0f, scratch.p, sb, stream), "matmul_blas");
       });
     }
-    unsetenv("ALAP_GPU_PREFILL");
     const double flop = 2.0 * sh.rows * sh.cols * n_tok, tf = flop / (ms[4] * 1e9);
     int best = 1;
     for (int v = 2; v < 4; ++v) best = ms[v] < ms[best] ? v : best;
@@ -1071,7 +1058,6 @@ void bench_prefill() {
     std::fflush(stdout);
     for (void* p : dw) (void)g::gpu_release(p);
   }
-  unsetenv("ALAP_GPU_PREFILL");
   must(g::gpu_stream_destroy(stream), "stream destroy");
 }
 
