@@ -97,15 +97,16 @@ int gpu_quantize_act_q8(const float* d_x, void* d_xq, int n_tokens, int n_cols, 
 int gpu_matmul(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                int n_tokens, float* d_y, float beta, void* stream);
 
-// Prefill products through the vendor BLAS (matmul_blas.hip): the weights dequantised to fp16 in
-// slices of rows, x rounded to fp16 (finite values beyond ±65504 held there), one fp16 GEMM with
-// fp32 accumulation per slice. Closer to the exact product than gpu_matmul's int8 activations, but
-// not the same bits.
+// Prefill products through the vendor BLAS (matmul_blas.hip: cuBLAS with CUDA, rocBLAS with HIP,
+// each opened at run time and checked once on a product of known result): the weights dequantised
+// to fp16 in slices of rows, x rounded to fp16 (finite values beyond ±65504 held there), one fp16
+// GEMM with fp32 accumulation per slice. Closer to the exact product than gpu_matmul's int8
+// activations, but not the same bits.
 // Device scratch for products of up to max_tokens tokens over up to max_cols columns; 0 when this
-// library has no BLAS (HIP builds, cuBLAS not found), when BLAS would not be taken for max_tokens,
-// or when ALAP_GPU_PREFILL names one of gpu_matmul's kernels. Its last kGpuBlasSliceBytes hold
-// the fp16 weights of one GEMM; a smaller scratch works while it holds 16 rows of them (the
-// weights then go in more, smaller slices).
+// library has no BLAS (none found, or it failed its check), when BLAS would not be taken for
+// max_tokens, or when ALAP_GPU_PREFILL names one of gpu_matmul's kernels. Its last
+// kGpuBlasSliceBytes hold the fp16 weights of one GEMM; a smaller scratch works while it holds 16
+// rows of them (the weights then go in more, smaller slices).
 size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols);
 // gpu_matmul's contract (d_x must hold x; d_xq is read only when gpu_matmul is taken), with
 // d_scratch (256-byte aligned) of scratch_bytes from gpu_blas_scratch_bytes or less. It takes BLAS

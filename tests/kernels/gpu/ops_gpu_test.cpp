@@ -476,6 +476,10 @@ void test_blas_choice(std::mt19937& rng) {
   // "auto" is the choice with the variable unset (matmul.hip and matmul_blas.hip alike).
   const ScopedEnv automatic("ALAP_GPU_PREFILL", "auto");
   const bool have = g::gpu_blas_scratch_bytes(1024, 1024) != 0;
+  // Where the vendor BLAS is known to be installed (run_ops_h200.sh) a library without it has
+  // failed to open it or failed its own check (matmul_blas.hip's self_check).
+  if (const char* e = std::getenv("ALAP_GPU_EXPECT_BLAS"); e != nullptr && std::string(e) == "1")
+    expect(have, "no vendor BLAS although ALAP_GPU_EXPECT_BLAS=1: not opened, or its check failed");
   for (const shape& sh : {shape{2048, 1024, 128, true}, shape{2048, 1024, 127, false}, shape{1024, 1024, 128, false},
                           shape{1024, 512, 1024, true}, shape{1024, 480, 1024, false}}) {
     const std::vector<uint8_t> w = make_weights(DType::q8_0, sh.rows, sh.cols, rng);
@@ -1515,6 +1519,33 @@ void bench_graph_idle() {
   must(g::gpu_stream_destroy(st), "stream");
 }
 
+// Run with ALAP_GPU_BLAS_LIBRARY naming a stand-in BLAS that answers wrongly or fails
+// (fake_blas.c): the library must refuse it in its own check, so no scratch is asked for and a
+// product given a scratch anyway, BLAS forced, is gpu_matmul's byte for byte.
+void test_blas_refused(std::mt19937& rng) {
+  const ScopedEnv forced("ALAP_GPU_PREFILL", "blas");
+  expect(g::gpu_blas_scratch_bytes(256, 1024) == 0, "a wrong BLAS was taken (scratch asked for)");
+  constexpr int rows = 64, cols = 256, tokens = 8;
+  const std::vector<uint8_t> w = make_weights(DType::q8_0, rows, cols, rng);
+  const std::vector<float> x = randn(size_t(tokens) * cols, rng);
+  dbuf dw(w), dx(x), dq(g::gpu_act_q8_bytes(tokens, cols)), dy(size_t(tokens) * rows * 4);
+  must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, tokens, cols, nullptr), "quantize");
+  const size_t bytes = (size_t(48) << 20) + size_t(rows) * cols * 2;  // what a working BLAS would ask for
+  dbuf scratch(bytes);
+  must(g::gpu_matmul(uint32_t(DType::q8_0), dw.p, rows, cols, dx.as<float>(), dq.p, tokens, dy.as<float>(), 0.0f,
+                     nullptr),
+       "matmul");
+  const std::vector<float> plain = dy.get<float>();
+  dy.poison();
+  must(g::gpu_matmul_blas(uint32_t(DType::q8_0), dw.p, rows, cols, dx.as<float>(), dq.p, tokens, dy.as<float>(), 0.0f,
+                          scratch.p, bytes, nullptr),
+       "matmul_blas");
+  const std::vector<float> got = dy.get<float>();
+  expect(std::memcmp(got.data(), plain.data(), got.size() * 4) == 0, "refused BLAS: not gpu_matmul's bits");
+  const char* lib = std::getenv("ALAP_GPU_BLAS_LIBRARY");
+  std::printf("blas refused: %s\n", lib != nullptr ? lib : "(ALAP_GPU_BLAS_LIBRARY unset)");
+}
+
 int main(int argc, char** argv) {
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
   const bool do_bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
@@ -1553,6 +1584,11 @@ int main(int argc, char** argv) {
     return g_failures == 0 ? 0 : 1;
   }
   std::mt19937 rng(1234);
+  if (argc > 1 && std::strcmp(argv[1], "--blas-refused") == 0) {  // with a stand-in BLAS (fake_blas.c)
+    test_blas_refused(rng);
+    std::printf("%s: %d checks, %d failures\n", g_failures == 0 ? "PASS" : "FAIL", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--fused") == 0) {  // only the fused calls and graphs
     test_fused(rng);
     test_graphs();

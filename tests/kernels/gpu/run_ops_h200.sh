@@ -15,7 +15,8 @@
 # -DALAP_MV_XR_ROWS=4); a set "@DIR" builds DIR/kernels/gpu/matmul.hip
 # with DIR's headers first (another version of the kernels, e.g. a copy of the last commit's, carried
 # in an ignored folder); ALAP_CPU_ROOT=DIR builds the CPU oracle from DIR/kernels/cpu (e.g. the last
-# commit's, while the working tree's is mid-edit). The last lines printed: graph-replayed % of copy
+# commit's, while the working tree's is mid-edit); ALAP_GPU_EXPECT_BLAS (default 1: the toolkit
+# has cuBLAS) makes the test fail when the library takes no BLAS. The last lines printed: graph-replayed % of copy
 # per type, shape and build (the bench's second table, prefill ms per kernel, is left out).
 set -u -o pipefail
 out=${OUT:-h200-ops-out}
@@ -75,7 +76,13 @@ grep -A2 -E "Compiling entry function .*(matvec|matmul)" $b/matmul.log | grep -E
   awk '/spill/ {s = $5 + $9} /registers/ {print "regs", $5, "spill bytes", s}' | sort | uniq -c | tee -a "$out/build.log"
 
 echo "== ops_gpu_test (at $(( $(date +%s) - start )) s)"
-$b/ops_gpu_test > "$out/test.log" 2>&1; echo "ops_gpu_test rc=$?"
+ALAP_GPU_EXPECT_BLAS=${ALAP_GPU_EXPECT_BLAS:-1} $b/ops_gpu_test > "$out/test.log" 2>&1; echo "ops_gpu_test rc=$?"
+# A stand-in BLAS (fake_blas.c) that answers wrongly, then one that fails: refused by the library.
+gcc -std=c11 -O2 -shared -fPIC tests/kernels/gpu/fake_blas.c -o $b/fake_blas.so
+for mode in wrong fail; do
+  ALAP_FAKE_BLAS=$mode ALAP_GPU_BLAS_LIBRARY=$b/fake_blas.so $b/ops_gpu_test --blas-refused > "$out/blas_refused_$mode.log" 2>&1
+  echo "ops_gpu_test --blas-refused ($mode) rc=$?: $(tail -1 "$out/blas_refused_$mode.log")"
+done
 grep -E "FAIL|PASS|device|max error|max abs" "$out/test.log" | head -40
 
 if [ -z "${ALAP_SKIP_BENCH:-}" ]; then
