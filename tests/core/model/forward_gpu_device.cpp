@@ -25,6 +25,13 @@
 //       ALAP_BENCH_PENALTY=1 adds a repetition penalty of 1.1 over the last 64 tokens.
 //       ALAP_GPU_PINNED=0: logits copied into ordinary host memory. ALAP_BENCH_WARM=1: one chunk
 //       run (untimed) before the timed fill.
+//   forward_gpu_device ppl MODEL.gguf IDS.txt N_CTX CHUNKS MODE
+//       a real model on real text: the perplexity convention of core/engine/perplexity.cpp
+//       (windows of N_CTX tokens of IDS, `alap-cli tokenize` output whose first id is BOS; each
+//       window's first token BOS, each from an empty cache, positions N_CTX/2 … N_CTX−2 scored;
+//       at most CHUNKS windows) on the CPU forward pass and on the GPU's (every layer, a window
+//       one prefill chunk) in the same run. Prints both perplexities, the mean and largest
+//       KL(CPU ‖ GPU) over the scored positions and their top-1 agreement.
 //
 // The GPU library is found like the engine finds it (ALAP_GPU_LIBRARY first).
 #include <algorithm>
@@ -294,6 +301,81 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   return 0;
 }
 
+// log Σ exp(row) and the argmax of a logits row.
+struct RowStats {
+  double log_z = 0;
+  size_t best = 0;
+};
+RowStats row_stats(const float* row, size_t n) {
+  RowStats r;
+  for (size_t i = 1; i < n; ++i) r.best = row[i] > row[r.best] ? i : r.best;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(row[i]) - row[r.best]);
+  r.log_z = row[r.best] + std::log(sum);
+  return r;
+}
+
+int ppl(std::shared_ptr<GpuBackend> gpu, const std::string& path, const std::string& ids_path, size_t n_ctx,
+        size_t max_chunks, CacheMode mode) {
+  std::vector<int32_t> ids;
+  if (FILE* f = std::fopen(ids_path.c_str(), "r")) {
+    long long v = 0;
+    while (std::fscanf(f, "%lld", &v) == 1) ids.push_back(static_cast<int32_t>(v));
+    std::fclose(f);
+  }
+  if (n_ctx < 4 || ids.size() < n_ctx) throw std::runtime_error("ppl: " + ids_path + " holds fewer than N_CTX ids");
+  const Model m = Model::load(path);
+  const size_t V = static_cast<size_t>(m.hparams().n_vocab), first = n_ctx / 2;
+  const size_t chunks = std::min(ids.size() / n_ctx, max_chunks);
+  GpuForwardOptions o;
+  o.n_gpu_layers = -1;
+  o.mode = mode;
+  o.capacity = n_ctx;
+  o.max_batch = n_ctx;
+  GpuForward g(m, gpu, o);
+  KvCache cache(kv_cache_config(m, mode, n_ctx));
+  Forward f(m, n_ctx);
+  ThreadPool pool(0);
+  double nll_cpu = 0, nll_gpu = 0, kl_sum = 0, kl_max = 0;
+  uint64_t scored = 0, agree = 0;
+  std::vector<float> cpu_rows((n_ctx - 1 - first) * V);
+  for (size_t c = 0; c < chunks; ++c) {
+    std::vector<int32_t> w(ids.begin() + static_cast<std::ptrdiff_t>(c * n_ctx),
+                           ids.begin() + static_cast<std::ptrdiff_t>((c + 1) * n_ctx));
+    w[0] = ids[0];  // BOS in place of the window's first token
+    cache.clear();
+    const std::span<const float> lc = f.run(cache, pool, w, 0, LogitsMode::all);
+    std::copy(lc.begin() + static_cast<std::ptrdiff_t>(first * V), lc.begin() + static_cast<std::ptrdiff_t>((n_ctx - 1) * V),
+              cpu_rows.begin());
+    g.clear();
+    const std::span<const float> lg = g.run(pool, w, 0, LogitsMode::all);
+    for (size_t j = first; j + 1 < n_ctx; ++j) {
+      const float* a = cpu_rows.data() + (j - first) * V;
+      const float* b = lg.data() + j * V;
+      const RowStats sa = row_stats(a, V), sb = row_stats(b, V);
+      const auto next = static_cast<size_t>(w[j + 1]);
+      nll_cpu += sa.log_z - a[next];
+      nll_gpu += sb.log_z - b[next];
+      double kl = 0;
+      for (size_t i = 0; i < V; ++i) {
+        const double la = a[i] - sa.log_z, lb = b[i] - sb.log_z;
+        kl += std::exp(la) * (la - lb);
+      }
+      kl_sum += kl;
+      kl_max = std::max(kl_max, kl);
+      agree += sa.best == sb.best ? 1 : 0;
+      ++scored;
+    }
+  }
+  const char* prefill = std::getenv("ALAP_GPU_PREFILL");
+  std::printf("ppl %s ctx %zu %s, %zu windows, %llu scored, prefill %s: CPU %.4f, GPU %.4f; KL(CPU||GPU) mean %.3e "
+              "max %.3e; top-1 agreement %.4f\n",
+              path.c_str(), n_ctx, cache_mode_name(mode), chunks, static_cast<unsigned long long>(scored),
+              prefill != nullptr ? prefill : "auto", std::exp(nll_cpu / double(scored)),
+              std::exp(nll_gpu / double(scored)), kl_sum / double(scored), kl_max, double(agree) / double(scored));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -307,6 +389,12 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "probe") return 0;
     if (cmd == "check") return check(p.backend);
+    if (cmd == "ppl" && argc >= 7) {
+      const auto mode = parse_cache_mode(argv[6]);
+      if (!mode) throw std::runtime_error(std::string("unknown cache mode ") + argv[6]);
+      return ppl(p.backend, argv[2], argv[3], std::strtoull(argv[4], nullptr, 10), std::strtoull(argv[5], nullptr, 10),
+                 *mode);
+    }
     if (cmd == "bench" && argc >= 5) {
       const auto mode = parse_cache_mode(argv[4]);
       if (!mode) throw std::runtime_error(std::string("unknown cache mode ") + argv[4]);
@@ -318,6 +406,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "forward_gpu_device: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: forward_gpu_device probe | check | bench MODEL.gguf CTX f16|k8|k8v8 [LAYERS [plain|nofill|plain-nofill]]\n");
+  std::fprintf(stderr,
+               "usage: forward_gpu_device probe | check | bench MODEL.gguf CTX f16|k8|k8v8 [LAYERS "
+               "[plain|nofill|plain-nofill]] | ppl MODEL.gguf IDS.txt N_CTX CHUNKS f16|k8|k8v8\n");
   return 2;
 }
