@@ -86,7 +86,7 @@ struct Packer {
 };
 
 Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, CacheMode mode, size_t cap,
-                   size_t max_batch) {
+                   size_t max_batch, bool blas) {
   const ModelHParams& hp = model.hparams();
   const ModelWeights& w = model.weights();
   const size_t B = max_batch, E = hp.n_embd, H = hp.n_head, Hk = hp.n_head_kv, Dk = hp.head_dim_k,
@@ -163,7 +163,7 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
   L.ids = sp.add((B + 1) * 4);  // a decode step's id, then its position (read by a one-graph step)
   L.logits = sp.add(std::max<size_t>(L.logit_rows, 1) * V * 4);
   L.attn = sp.add(gpu.ops().attn_decode_scratch_bytes(static_cast<int>(H), static_cast<int>(Dk)));
-  L.blas_bytes = gpu.ops().gpu_blas_scratch_bytes(static_cast<int>(B), static_cast<int>(max_cols));
+  L.blas_bytes = blas ? gpu.ops().gpu_blas_scratch_bytes(static_cast<int>(B), static_cast<int>(max_cols)) : 0;
   L.blas = sp.add(L.blas_bytes);
   if (all) {
     L.top = sp.add(gpu.ops().gpu_logits_top_scratch_bytes(static_cast<int>(V)));
@@ -176,9 +176,9 @@ Layout make_layout(const Model& model, const GpuBackend& gpu, int32_t n_gpu, Cac
 }  // namespace
 
 GpuMemoryPlan plan_gpu_memory(const Model& model, const GpuBackend& gpu, int32_t n_gpu_layers, CacheMode mode,
-                              size_t capacity, size_t max_batch) {
+                              size_t capacity, size_t max_batch, bool blas) {
   const int32_t n = std::clamp<int32_t>(n_gpu_layers, 0, static_cast<int32_t>(model.hparams().n_layer));
-  const Layout L = make_layout(model, gpu, n, mode, capacity, max_batch);
+  const Layout L = make_layout(model, gpu, n, mode, capacity, max_batch, blas);
   GpuMemoryPlan p;
   p.n_gpu_layers = n;
   p.weights_bytes = L.weights_bytes;
@@ -194,11 +194,19 @@ uint64_t gpu_usable_bytes(const GpuBackend& gpu, double headroom) {
 }
 
 int32_t auto_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity, size_t max_batch,
-                        uint64_t usable) {
+                        uint64_t usable, bool blas) {
   for (int32_t n = static_cast<int32_t>(model.hparams().n_layer); n > 0; --n) {
-    if (plan_gpu_memory(model, gpu, n, mode, capacity, max_batch).total() <= usable) return n;
+    if (plan_gpu_memory(model, gpu, n, mode, capacity, max_batch, blas).total() <= usable) return n;
   }
   return 0;
+}
+
+GpuLayerFit fit_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity, size_t max_batch,
+                           uint64_t usable, bool blas_allowed) {
+  const int32_t without = auto_gpu_layers(model, gpu, mode, capacity, max_batch, usable, false);
+  if (!blas_allowed || without == 0) return {without, false};
+  const int32_t with = auto_gpu_layers(model, gpu, mode, capacity, max_batch, usable, true);
+  return with >= without ? GpuLayerFit{with, true} : GpuLayerFit{without, false};
 }
 
 std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu) {
@@ -776,16 +784,24 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   if (capacity_ == 0) throw ModelError("GPU forward pass: the context is 0 tokens");
   const int32_t n_layer = static_cast<int32_t>(hp.n_layer);
   const uint64_t usable = gpu_usable_bytes(*backend_, options.headroom);
-  n_gpu_ = options.n_gpu_layers < 0
-               ? auto_gpu_layers(model, *backend_, mode_, capacity_, max_batch_, usable)
-               : std::min(options.n_gpu_layers, n_layer);
+  if (options.n_gpu_layers < 0) {
+    const GpuLayerFit fit = fit_gpu_layers(model, *backend_, mode_, capacity_, max_batch_, usable, options.prefill_blas);
+    n_gpu_ = fit.layers;
+    blas_ = fit.blas;
+  } else {
+    n_gpu_ = std::min(options.n_gpu_layers, n_layer);
+    // The BLAS's scratch only where the asked-for layers fit with it (where they do not fit at
+    // all, the error below gives the figures without it).
+    blas_ = options.prefill_blas &&
+            plan_gpu_memory(model, *backend_, n_gpu_, mode_, capacity_, max_batch_, true).total() <= usable;
+  }
   if (n_gpu_ <= 0) {
     throw ModelError("GPU: " + backend_->device_name() + " has " + format_bytes(usable) +
                      " usable (free memory less " + std::to_string(static_cast<int>(options.headroom * 100 + 0.5)) +
                      "% of the total kept free); not one layer fits beside a context of " +
                      std::to_string(capacity_) + " tokens in " + cache_mode_name(mode_));
   }
-  plan_ = plan_gpu_memory(model, *backend_, n_gpu_, mode_, capacity_, max_batch_);
+  plan_ = plan_gpu_memory(model, *backend_, n_gpu_, mode_, capacity_, max_batch_, blas_);
   if (plan_.total() > usable) {
     // The largest context that fits with these layers in each mode, and the layers that fit this one.
     const uint64_t fixed = plan_.weights_bytes + plan_.scratch_bytes;
@@ -798,7 +814,7 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
       const uint64_t tokens = per_token > 0 ? (room / per_token) / 256 * 256 : 0;
       fits += std::string(fits.empty() ? "" : ", ") + cache_mode_name(m) + " " + std::to_string(tokens);
     }
-    const int32_t fit_layers = auto_gpu_layers(model, *backend_, mode_, capacity_, max_batch_, usable);
+    const int32_t fit_layers = auto_gpu_layers(model, *backend_, mode_, capacity_, max_batch_, usable, false);
     throw ModelError("GPU: " + std::to_string(n_gpu_) + " layers with a context of " + std::to_string(capacity_) +
                      " tokens in " + cache_mode_name(mode_) + " need " + format_bytes(plan_.total()) + " of " +
                      backend_->device_name() + "'s memory (weights " + format_bytes(plan_.weights_bytes) + ", cache " +
@@ -812,7 +828,7 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   s.model = &model;
   s.gpu = backend_;
   s.ops = &backend_->ops();
-  s.L = make_layout(model, *backend_, n_gpu_, mode_, capacity_, max_batch_);
+  s.L = make_layout(model, *backend_, n_gpu_, mode_, capacity_, max_batch_, blas_);
   s.ck(s.ops->gpu_stream_create(&s.stream), "creating a stream");
   s.weights = DeviceBuffer(backend_, s.L.weights_bytes, "weights");
   s.kv = DeviceBuffer(backend_, s.L.kv_bytes, "KV cache");

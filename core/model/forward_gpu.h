@@ -47,6 +47,11 @@ struct GpuForwardOptions {
   bool graphs = true;         // replay decode steps from a captured graph (ALAP_GPU_GRAPHS=0 also turns it off)
   bool pinned_logits = true;  // logits (and token ids) in page-locked host memory (ALAP_GPU_PINNED=0 also turns it off)
   bool logits_top = true;     // set_logits_top may take effect (ALAP_GPU_TOP=0 also turns it off)
+  // Prefill products may take the vendor BLAS (gpu_matmul_blas) where the library has one; its
+  // scratch is then part of the plan. Even when true, it is left out where its scratch would cost
+  // a layer on the device (fit_gpu_layers) or make the asked-for layers not fit: a prompt may be
+  // slower, but every decode step keeps its layers on the device.
+  bool prefill_blas = true;
 };
 
 // Host-side cost of the single-token steps (every layer on the GPU), for benchmarks.
@@ -77,15 +82,25 @@ struct GpuMemoryPlan {
   uint64_t scratch_bytes = 0;
   uint64_t total() const { return weights_bytes + kv_bytes + scratch_bytes; }
 };
+// blas: with the scratch of the vendor BLAS for prefill products (0 bytes where the library has none).
 GpuMemoryPlan plan_gpu_memory(const Model& model, const GpuBackend& gpu, int32_t n_gpu_layers, CacheMode mode,
-                              size_t capacity, size_t max_batch);
+                              size_t capacity, size_t max_batch, bool blas = true);
 
 // Device memory the plan may use now: free − headroom·total.
 uint64_t gpu_usable_bytes(const GpuBackend& gpu, double headroom);
 
 // The most layers (0..n_layer) whose plan fits in `usable` bytes with this context.
 int32_t auto_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity,
-                        size_t max_batch, uint64_t usable);
+                        size_t max_batch, uint64_t usable, bool blas = true);
+
+// The most layers that fit, and whether the prefill BLAS comes with them: with it (blas_allowed)
+// unless leaving its scratch out puts more layers on the device.
+struct GpuLayerFit {
+  int32_t layers = 0;
+  bool blas = false;
+};
+GpuLayerFit fit_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity, size_t max_batch,
+                           uint64_t usable, bool blas_allowed = true);
 
 // Why this model cannot run on this backend at all (head_dim not a multiple of 32 or above 256,
 // K and V head sizes differ, more than 16 query heads per KV head, a weight type the library
@@ -135,6 +150,8 @@ class GpuForward {
   void clear();
   CacheMode mode() const { return mode_; }
   int32_t n_gpu_layers() const { return n_gpu_; }
+  // Whether the plan holds the vendor BLAS's scratch (prefill products may take it).
+  bool prefill_blas() const { return blas_; }
   size_t max_batch() const { return max_batch_; }
   const GpuMemoryPlan& plan() const { return plan_; }
   const GpuStepStats& step_stats() const;
@@ -151,6 +168,7 @@ class GpuForward {
   CacheMode mode_;
   size_t capacity_ = 0, max_batch_ = 0, n_tokens_ = 0;
   int32_t n_gpu_ = 0;
+  bool blas_ = false;
   GpuMemoryPlan plan_;
 };
 

@@ -12,7 +12,8 @@
 //
 // Environment: ALAP_HOST_GPU_MEMORY (bytes of "device" memory, default 1 GiB),
 // ALAP_HOST_GPU_DEVICES=0 (report no device), ALAP_HOST_GPU_NO_GRAPHS=1 (capture fails to start, as
-// on a runtime without graphs).
+// on a runtime without graphs), ALAP_HOST_GPU_BLAS=1 (BLAS products emulated; their scratch
+// ALAP_HOST_GPU_BLAS_SCRATCH bytes, default 256).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -335,8 +336,13 @@ static bool emulate_blas() {
   return e != nullptr && std::string(e) == "1";
 }
 
+// Its scratch: 256 bytes, or ALAP_HOST_GPU_BLAS_SCRATCH bytes (rounded up to 256) for the tests
+// of a plan where the real library's ~100 MiB would cost a layer.
 size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols) {
-  return emulate_blas() && max_tokens > 1 && max_cols > 0 ? 256 : 0;
+  if (!emulate_blas() || max_tokens < 2 || max_cols <= 0) return 0;
+  const char* e = std::getenv("ALAP_HOST_GPU_BLAS_SCRATCH");
+  const unsigned long long bytes = e != nullptr ? std::strtoull(e, nullptr, 10) : 0;
+  return bytes > 256 ? static_cast<size_t>((bytes + 255) / 256 * 256) : 256;
 }
 
 int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,

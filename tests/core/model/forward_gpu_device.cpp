@@ -45,8 +45,6 @@
 #include "alap/kernels/quant.h"
 #include "core/model/forward_gpu.h"
 #include "core/sample/sampler.h"
-// GCC 12 at -O3 warns falsely (-Wrestrict) inside tiny_model.h's "t" + std::to_string(i) here.
-#pragma GCC diagnostic ignored "-Wrestrict"
 #include "tests/core/model/tiny_model.h"
 
 using namespace alap;

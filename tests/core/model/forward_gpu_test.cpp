@@ -565,6 +565,74 @@ TEST(GpuForward, HostEmulationGraphsRecordAndReplay) {
   EXPECT_EQ(ops.gpu_stream_destroy(stream), 0);
 }
 
+// The BLAS's scratch never costs a layer: where leaving it out puts more layers on the device, the
+// automatic choice leaves it out (and prefill takes the int8 kernels); asked-for layers that fit
+// only without it run without it; where everything fits, it is taken.
+TEST(GpuForward, PrefillBlasIsLeftOutWhereItWouldCostALayer) {
+  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  const auto products = reinterpret_cast<unsigned (*)()>(dlsym(lib, "host_gpu_blas_products"));
+  ASSERT_NE(products, nullptr);
+  ScopedEnv blas("ALAP_HOST_GPU_BLAS", "1");
+  ScopedEnv blas_scratch("ALAP_HOST_GPU_BLAS_SCRATCH", std::to_string(4u << 20));
+  const GpuMemoryPlan with = plan_gpu_memory(m, *gpu, 3, CacheMode::k8, 256, 8, true);
+  const GpuMemoryPlan without = plan_gpu_memory(m, *gpu, 3, CacheMode::k8, 256, 8, false);
+  ASSERT_EQ(with.scratch_bytes, without.scratch_bytes + (4u << 20));
+  ThreadPool pool(1);
+  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  auto budget_for = [](const GpuMemoryPlan& p) {  // usable = free − 5% of total: p and 4 KiB more
+    return std::to_string(static_cast<uint64_t>(static_cast<double>(p.total()) / 0.95) + 4096);
+  };
+  GpuForwardOptions o;
+  o.mode = CacheMode::k8;
+  o.capacity = 256;
+  o.max_batch = 8;
+  {
+    ScopedEnv memory("ALAP_HOST_GPU_MEMORY", budget_for(without));
+    const uint64_t usable = gpu_usable_bytes(*gpu, 0.05);
+    ASSERT_LT(usable, with.total());
+    EXPECT_LT(auto_gpu_layers(m, *gpu, CacheMode::k8, 256, 8, usable, true), 3);
+    const GpuLayerFit fit = fit_gpu_layers(m, *gpu, CacheMode::k8, 256, 8, usable);
+    EXPECT_EQ(fit.layers, 3);
+    EXPECT_FALSE(fit.blas);
+    for (int32_t layers : {-1, 3}) {
+      o.n_gpu_layers = layers;
+      GpuForward g(m, gpu, o);
+      EXPECT_EQ(g.n_gpu_layers(), 3);
+      EXPECT_FALSE(g.prefill_blas());
+      EXPECT_EQ(g.plan().scratch_bytes, without.scratch_bytes);
+      const unsigned before = products();
+      (void)g.run(pool, prompt, 0);
+      EXPECT_EQ(products(), before) << "layers " << layers;
+    }
+  }
+  {
+    ScopedEnv memory("ALAP_HOST_GPU_MEMORY", budget_for(with));
+    const GpuLayerFit fit = fit_gpu_layers(m, *gpu, CacheMode::k8, 256, 8, gpu_usable_bytes(*gpu, 0.05));
+    EXPECT_EQ(fit.layers, 3);
+    EXPECT_TRUE(fit.blas);
+    EXPECT_FALSE(fit_gpu_layers(m, *gpu, CacheMode::k8, 256, 8, gpu_usable_bytes(*gpu, 0.05), false).blas);
+    o.n_gpu_layers = -1;
+    {
+      GpuForward g(m, gpu, o);
+      EXPECT_EQ(g.n_gpu_layers(), 3);
+      EXPECT_TRUE(g.prefill_blas());
+      EXPECT_EQ(g.plan().scratch_bytes, with.scratch_bytes);
+      const unsigned before = products();
+      (void)g.run(pool, prompt, 0);
+      EXPECT_GT(products(), before);
+    }
+    o.prefill_blas = false;  // the caller's choice
+    GpuForward off(m, gpu, o);
+    EXPECT_FALSE(off.prefill_blas());
+    EXPECT_EQ(off.plan().scratch_bytes, without.scratch_bytes);
+  }
+}
+
 TEST(GpuForward, PlanMatchesAllocationAndAutoLayersFitTheBudget) {
   const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
   const Model m = Model::from_file(tf.to_file());

@@ -134,7 +134,11 @@ inline TinyFile make_tiny(const TinySpec& s) {
     f.set(A + "rope.scaling.factor", gguf::Value::f32(s.linear_factor));
   }
   std::vector<std::string> toks;
-  for (int64_t i = 0; i < s.V; ++i) toks.push_back("t" + std::to_string(i));
+  for (int64_t i = 0; i < s.V; ++i) {
+    std::string t("t");  // appended, not "t" + ...: GCC 12 -O3 warns falsely (-Wrestrict) on that
+    t += std::to_string(i);
+    toks.push_back(std::move(t));
+  }
   f.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(toks));
 
   std::mt19937 rng(s.seed);
