@@ -411,12 +411,21 @@ TEST(GpuForward, DecodeAttentionIsAProgrammaticDependent) {
 // (7 a layer), none of a decode step; the plan holds the BLAS scratch; the logits still match the
 // CPU forward pass, for a quantised, a K-quant with layers left to the CPU, and an f16 model.
 // Without BLAS in the library nothing changes.
+// The host emulation's count of BLAS products (host_gpu_blas_products), or null. The library
+// stays loaded while the test's backend holds it.
+using ProductCount = unsigned (*)();
+ProductCount blas_product_count() {
+  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return nullptr;
+  const auto count = reinterpret_cast<ProductCount>(dlsym(lib, "host_gpu_blas_products"));
+  dlclose(lib);
+  return count;
+}
+
 TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
   auto gpu = host_backend();
   ASSERT_NE(gpu, nullptr);
-  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(lib, nullptr);
-  const auto products = reinterpret_cast<unsigned (*)()>(dlsym(lib, "host_gpu_blas_products"));
+  const ProductCount products = blas_product_count();
   ASSERT_NE(products, nullptr);
   ThreadPool pool(2);
   const std::vector<int32_t> prompt{1, 7, 3, 49, 12, 0, 5, 33, 21, 8, 2};  // chunks of 4, 4 and 3
@@ -458,7 +467,6 @@ TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
     EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode));
     EXPECT_EQ(products(), without);
   }
-  dlclose(lib);
 }
 
 // Decode steps can send back only the m best logits: each step's entries are the row's best m in
@@ -573,9 +581,7 @@ TEST(GpuForward, PrefillBlasIsLeftOutWhereItWouldCostALayer) {
   const Model m = Model::from_file(tf.to_file());
   auto gpu = host_backend();
   ASSERT_NE(gpu, nullptr);
-  void* lib = dlopen(ALAP_GPU_HOST_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(lib, nullptr);
-  const auto products = reinterpret_cast<unsigned (*)()>(dlsym(lib, "host_gpu_blas_products"));
+  const ProductCount products = blas_product_count();
   ASSERT_NE(products, nullptr);
   ScopedEnv blas("ALAP_HOST_GPU_BLAS", "1");
   ScopedEnv blas_scratch("ALAP_HOST_GPU_BLAS_SCRATCH", std::to_string(4u << 20));
