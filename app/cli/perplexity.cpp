@@ -1,6 +1,8 @@
-// alap-cli perplexity -m MODEL -f FILE [--ctx N] [--cache MODE] [--chunks N] [--threads N] [--json]:
-// perplexity by the convention of DESIGN.md "alap-cli" (core/engine/perplexity.h); progress on
-// stderr. Not kv-compare (kv_compare.cpp), which sets two caches against each other.
+// alap-cli perplexity -m MODEL -f FILE [--ctx N] [--cache MODE] [--chunks N] [--threads N]
+// [--gpu-layers N] [--json]: perplexity by the convention of DESIGN.md "alap-cli"
+// (core/engine/perplexity.h), on the GPU when there is one (as generate's, --gpu-layers 0 for the
+// CPU); progress and the backend on stderr. Not kv-compare (kv_compare.cpp), which sets two
+// caches against each other.
 #include <cstdio>
 #include <exception>
 
@@ -27,7 +29,9 @@ int run_perplexity(const std::vector<std::string>& argv) {
 
   bool progress_shown = false;
   try {
-    const PerplexityParams p = perplexity_params(load, chunks, load.params.cache_mode);
+    if (!load.gpu_layers_given) load.params.gpu_layers = default_gpu_layers();
+    PerplexityParams p = perplexity_params(load, chunks, load.params.cache_mode);
+    p.gpu_layers = load.params.gpu_layers;
     const std::string text = read_text_file(*file);
     const Model model = Model::load(load.model);
     const Tokenizer tok(vocab_from_gguf(model.file()));
@@ -36,12 +40,12 @@ int run_perplexity(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "%s: %zu tokens, %zu windows of %zu, cache %s\n", file->c_str(), ids.size(), n_chunks, p.n_ctx,
                  cache_mode_name(p.mode));
     const PerplexityResult r = perplexity(model, tok.vocab(), ids, p, perplexity_progress(progress_shown));
-    std::fprintf(stderr, "\n");
+    std::fprintf(stderr, "\nbackend: %s\n", r.backend.c_str());
     if (json) {
       JsonObject o;
       o.add("ppl", r.ppl).add("tokens", r.n_scored).add("chunks", static_cast<uint64_t>(r.n_chunks));
       o.add("nll", r.nll_mean).add("ctx", static_cast<uint64_t>(p.n_ctx)).add("cache", cache_mode_name(p.mode));
-      o.add("seconds", r.seconds);
+      o.add("seconds", r.seconds).add("backend", r.backend);
       std::printf("%s\n", o.str().c_str());
     } else {
       std::printf("perplexity %.4f (mean NLL %.6f) over %llu tokens: %zu windows of %zu, cache %s, %.1f s\n", r.ppl,

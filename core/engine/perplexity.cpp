@@ -7,8 +7,12 @@
 #include <cmath>
 #include <string>
 
+#include "core/engine/engine.h"
 #include "core/engine/engine_error.h"
+#include "core/engine/prefill_chunk.h"
 #include "core/model/forward.h"
+#include "core/model/forward_gpu.h"
+#include "core/runtime/gpu_backend.h"
 #include "core/runtime/kv_cache.h"
 #include "core/runtime/thread_pool.h"
 
@@ -71,6 +75,66 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// One window's logits (all rows) from an empty cache: on the CPU forward pass, or on the GPU's
+// when params.gpu_layers asks for it and it is there (with the CPU's layers beside it).
+class WindowRunner {
+ public:
+  WindowRunner(const Model& model, const PerplexityParams& params, ThreadPool& pool)
+      : model_(model), pool_(pool), cache_(kv_cache_config(model, params.mode, params.n_ctx)) {
+    info_.n_layer = model.hparams().n_layer;
+    info_.n_threads = pool.n_threads();
+    if (params.gpu_layers != 0) gpu_ = open_gpu(params);
+    if (!gpu_) cpu_ = std::make_unique<Forward>(model, params.n_ctx);
+  }
+  std::span<const float> run(std::span<const int32_t> window) {
+    if (gpu_) {
+      gpu_->clear();
+      return gpu_->run(pool_, window, 0, LogitsMode::all);
+    }
+    cache_.clear();
+    return cpu_->run(cache_, pool_, window, 0, LogitsMode::all);
+  }
+  std::string backend() const { return backend_summary(info_) + (why_cpu_.empty() ? "" : "; " + why_cpu_); }
+
+ private:
+  std::unique_ptr<GpuForward> open_gpu(const PerplexityParams& params) {
+    std::shared_ptr<GpuBackend> gpu = params.gpu;
+    if (!gpu) {
+      GpuBackend::Probe probe = GpuBackend::probe();
+      if (!probe.backend) {
+        why_cpu_ = "no GPU: " + probe.reason;
+        return nullptr;
+      }
+      gpu = probe.backend;
+    }
+    GpuForwardOptions o;
+    o.n_gpu_layers = params.gpu_layers;
+    o.mode = params.mode;
+    o.capacity = params.n_ctx;
+    o.max_batch = std::min(kPrefillChunkGpu, params.n_ctx);
+    o.graphs = false;  // no decode steps
+    try {
+      auto g = std::make_unique<GpuForward>(model_, gpu, o);
+      info_.gpu_layers = g->n_gpu_layers();
+      info_.backend = gpu->device_name();
+      info_.gpu_weights_bytes = g->plan().weights_bytes;
+      return g;
+    } catch (const ModelError& e) {
+      if (params.gpu_layers > 0) throw EngineError(std::string("perplexity on the GPU: ") + e.what());
+      why_cpu_ = std::string("not on the GPU: ") + e.what();
+      return nullptr;
+    }
+  }
+
+  const Model& model_;
+  ThreadPool& pool_;
+  KvCache cache_;
+  std::unique_ptr<Forward> cpu_;
+  std::unique_ptr<GpuForward> gpu_;
+  ModelInfo info_;
+  std::string why_cpu_;
+};
+
 }  // namespace
 
 std::vector<int32_t> perplexity_tokens(const Tokenizer& tokenizer, std::string_view text) {
@@ -95,18 +159,16 @@ PerplexityResult perplexity(const Model& model, const Vocab& vocab, std::span<co
   const size_t n_chunks = perplexity_n_chunks(tokens.size(), params);
   const size_t first = n_ctx / 2;
 
-  KvCache cache(kv_cache_config(model, params.mode, n_ctx));
   ThreadPool pool(params.n_threads);
-  Forward fwd(model, n_ctx);
+  WindowRunner runner(model, params, pool);
 
   double nll_sum = 0.0;
   uint64_t n_scored = 0;
   for (size_t c = 0; c < n_chunks; ++c) {
     check_cancel(params);
     const std::vector<int32_t> w = window_of(vocab, tokens, c, n_ctx);
-    cache.clear();
     // logits [n_ctx][n_vocab]: row j predicts token j + 1
-    const std::span<const float> logits = fwd.run(cache, pool, w, 0, LogitsMode::all);
+    const std::span<const float> logits = runner.run(w);
     for (size_t j = first; j + 1 < n_ctx; ++j) {
       const float* row = logits.data() + j * n_vocab;
       const RowStats s = row_stats(row, n_vocab);
@@ -121,6 +183,7 @@ PerplexityResult perplexity(const Model& model, const Vocab& vocab, std::span<co
   r.nll_mean = nll_sum / static_cast<double>(n_scored);
   r.ppl = std::exp(r.nll_mean);
   r.seconds = seconds_since(t0);
+  r.backend = runner.backend();
   return r;
 }
 

@@ -15,7 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,12 +27,20 @@
 
 namespace alap {
 
+class GpuBackend;  // core/runtime/gpu_backend.h
+
 struct PerplexityParams {
   size_t n_ctx = 512;        // window length in tokens (>= 4)
   CacheMode mode = CacheMode::f16;  // perplexity: the cache to evaluate; kv_compare: the mode set against f16
   size_t max_chunks = 0;     // 0: every whole window of the text
   size_t n_threads = 0;      // 0: one per physical core (physical_core_count())
   const std::atomic<bool>* cancel = nullptr;  // checked between windows; throws EngineError when set
+  // perplexity: layers on the GPU, as the engine's (core/engine/engine.h): 0 the CPU only, -1 as
+  // many as fit (the CPU, with the reason in PerplexityResult::backend, when no GPU is found or
+  // none fits), N the first N (EngineError when they do not fit). The backend is `gpu` when set,
+  // else GpuBackend::probe()'s. A window runs as one prefill batch of up to 512 tokens a pass.
+  int32_t gpu_layers = 0;
+  std::shared_ptr<GpuBackend> gpu;
 };
 
 struct PerplexityResult {
@@ -39,6 +49,9 @@ struct PerplexityResult {
   uint64_t n_scored = 0;   // n_chunks · perplexity_scored_per_chunk(n_ctx)
   size_t n_chunks = 0;
   double seconds = 0.0;
+  // Where it ran: "CPU, 8 threads" or "GPU <device>, 16 of 16 layers (…)" (backend_summary), and
+  // after "; " why not on the GPU when it was asked for.
+  std::string backend;
 };
 
 struct KvCompareResult {

@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "core/engine/engine.h"
+#include "core/engine/engine_error.h"
+#include "core/engine/perplexity.h"
 #include "core/gguf/gguf.h"
+#include "core/text/tokenizer.h"
 
 namespace alap {
 namespace {
@@ -340,6 +343,48 @@ TEST_F(EngineGpu, ContextThatDoesNotFitIsRefusedWithTheLargestThatDoes) {
   e.load(model_, p);
   EXPECT_LT(e.model_info().gpu_layers, 3);
   EXPECT_EQ(greedy(e, "a", 4).tokens.size(), 4u);
+}
+
+// Perplexity (alap-cli perplexity) on the GPU: the host emulation's figure is the CPU's to the
+// GPU pass's rounding, all layers or two of three, and the result says where it ran. "As many as
+// fit" runs on the CPU with the reason when no layer fits or there is no library; layers asked for
+// by number that do not fit are an error.
+TEST_F(EngineGpu, PerplexityRunsOnTheGpuWhenAskedAndSaysWhere) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  const Model m = Model::load(model_);
+  const Vocab vocab = vocab_from_gguf(m.file());
+  const int32_t V = static_cast<int32_t>(m.hparams().n_vocab);
+  std::vector<int32_t> ids(3 * 32);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = 259 + static_cast<int32_t>((i * 7 + 3) % static_cast<size_t>(V - 259));
+  PerplexityParams p;
+  p.n_ctx = 32;
+  p.n_threads = 2;
+  p.mode = CacheMode::k8;
+  const PerplexityResult cpu = perplexity(m, vocab, ids, p);
+  EXPECT_EQ(cpu.backend, "CPU, 2 threads");
+  ASSERT_EQ(cpu.n_chunks, 3u);
+  for (int32_t layers : {-1, 2}) {
+    p.gpu_layers = layers;
+    const PerplexityResult gpu = perplexity(m, vocab, ids, p);
+    const std::string want = layers < 0 ? "GPU Host emulation, 3 of 3 layers" : "GPU Host emulation, 2 of 3 layers";
+    EXPECT_EQ(gpu.backend.rfind(want, 0), 0u) << gpu.backend;
+    EXPECT_EQ(gpu.n_scored, cpu.n_scored);
+    EXPECT_NEAR(gpu.nll_mean, cpu.nll_mean, 1e-3 * std::fabs(cpu.nll_mean)) << "layers " << layers;
+  }
+  {
+    ScopedEnv memory("ALAP_HOST_GPU_MEMORY", "4096");
+    p.gpu_layers = -1;
+    const PerplexityResult none_fit = perplexity(m, vocab, ids, p);
+    EXPECT_EQ(none_fit.backend.rfind("CPU, 2 threads; not on the GPU: ", 0), 0u) << none_fit.backend;
+    EXPECT_EQ(none_fit.nll_mean, cpu.nll_mean);
+    p.gpu_layers = 3;
+    EXPECT_THROW(perplexity(m, vocab, ids, p), EngineError);
+  }
+  ScopedEnv missing("ALAP_GPU_LIBRARY", (dir_ / "no-such-libalap_gpu.so").string());
+  p.gpu_layers = -1;
+  const PerplexityResult no_library = perplexity(m, vocab, ids, p);
+  EXPECT_EQ(no_library.backend.rfind("CPU, 2 threads; no GPU: ", 0), 0u) << no_library.backend;
+  EXPECT_EQ(no_library.nll_mean, cpu.nll_mean);
 }
 
 }  // namespace
