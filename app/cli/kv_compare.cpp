@@ -1,6 +1,6 @@
 // alap-cli kv-compare -m MODEL -f FILE --cache k8|k8v8 [--ctx N] [--chunks N] [--threads N] [--json]:
 // runs the f16 cache and MODE over the same windows; both perplexities, mean and max
-// KL(p_f16 ‖ p_mode), top-1 agreement (core/engine/perplexity.h). Not perplexity alone.
+// KL(p_f16 ‖ p_mode), top-1 agreement (core/engine/perplexity.h), on the CPU. Not perplexity alone.
 #include <cstdio>
 #include <exception>
 
@@ -28,6 +28,11 @@ int run_kv_compare(const std::vector<std::string>& argv) {
   const std::optional<CacheMode> mode = parse_cache_mode(*cache);
   if (!mode || *mode == CacheMode::f16) return args.fail("--cache must be k8 or k8v8, not '" + *cache + "'");
   if (chunks && *chunks < 1) return args.fail("--chunks must be at least 1");
+  // Both caches must run the same layers on the same device for their KL to measure the cache
+  // alone, so kv-compare stays on the CPU (perplexity takes the GPU).
+  if (load.gpu_layers_given && load.params.gpu_layers != 0) {
+    std::fprintf(stderr, "kv-compare runs on the CPU: --gpu-layers is not used\n");
+  }
 
   bool progress_shown = false;
   try {
