@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "core/engine/engine.h"
@@ -80,19 +81,22 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class WindowRunner {
  public:
   WindowRunner(const Model& model, const PerplexityParams& params, ThreadPool& pool)
-      : model_(model), pool_(pool), cache_(kv_cache_config(model, params.mode, params.n_ctx)) {
+      : model_(model), pool_(pool) {
     info_.n_layer = model.hparams().n_layer;
     info_.n_threads = pool.n_threads();
     if (params.gpu_layers != 0) gpu_ = open_gpu(params);
-    if (!gpu_) cpu_ = std::make_unique<Forward>(model, params.n_ctx);
+    if (!gpu_) {  // the host's cache only for the CPU pass (the GPU keeps its own)
+      cache_ = std::make_unique<KvCache>(kv_cache_config(model, params.mode, params.n_ctx));
+      cpu_ = std::make_unique<Forward>(model, params.n_ctx);
+    }
   }
   std::span<const float> run(std::span<const int32_t> window) {
     if (gpu_) {
       gpu_->clear();
       return gpu_->run(pool_, window, 0, LogitsMode::all);
     }
-    cache_.clear();
-    return cpu_->run(cache_, pool_, window, 0, LogitsMode::all);
+    cache_->clear();
+    return cpu_->run(*cache_, pool_, window, 0, LogitsMode::all);
   }
   std::string backend() const { return backend_summary(info_) + (why_cpu_.empty() ? "" : "; " + why_cpu_); }
 
@@ -128,7 +132,7 @@ class WindowRunner {
 
   const Model& model_;
   ThreadPool& pool_;
-  KvCache cache_;
+  std::unique_ptr<KvCache> cache_;
   std::unique_ptr<Forward> cpu_;
   std::unique_ptr<GpuForward> gpu_;
   ModelInfo info_;
