@@ -282,6 +282,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       info.gpu_status = ModelInfo::GpuStatus::used;
       info.gpu_layers = st->gpu->n_gpu_layers();
       info.gpu_weights_bytes = st->gpu->plan().weights_bytes;
+      info.gpu_prefill_blas = st->gpu->prefill_blas();
     } else {
       if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, mode, n_ctx);
       step(0.85f, "preparing the weights for the CPU");

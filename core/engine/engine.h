@@ -97,6 +97,7 @@ struct ModelInfo {
   int32_t gpu_layers = 0;              // layers on the GPU (the rest on the CPU)
   uint64_t gpu_weights_bytes = 0;      // weights held in device memory
   size_t prefill_chunk = 0;            // prompt tokens a prefill batch takes (choose_gpu_prefill_chunk on the GPU)
+  bool gpu_prefill_blas = false;       // long prompts' products on the GPU may take the vendor BLAS (GpuForward::prefill_blas)
 };
 
 // -1 (auto) when a GPU backend is usable on this machine, else 0: the default of LoadParams::gpu_layers

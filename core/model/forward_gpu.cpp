@@ -829,6 +829,7 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   s.gpu = backend_;
   s.ops = &backend_->ops();
   s.L = make_layout(model, *backend_, n_gpu_, mode_, capacity_, max_batch_, blas_);
+  blas_ = blas_ && s.L.blas_bytes != 0;  // the library has a BLAS (that passed its check)
   s.ck(s.ops->gpu_stream_create(&s.stream), "creating a stream");
   s.weights = DeviceBuffer(backend_, s.L.weights_bytes, "weights");
   s.kv = DeviceBuffer(backend_, s.L.kv_bytes, "KV cache");

@@ -150,7 +150,8 @@ class GpuForward {
   void clear();
   CacheMode mode() const { return mode_; }
   int32_t n_gpu_layers() const { return n_gpu_; }
-  // Whether the plan holds the vendor BLAS's scratch (prefill products may take it).
+  // Whether the plan holds the vendor BLAS's scratch (the library has one and it costs no layer):
+  // long prompts' weight products may take it.
   bool prefill_blas() const { return blas_; }
   size_t max_batch() const { return max_batch_; }
   const GpuMemoryPlan& plan() const { return plan_; }

@@ -345,6 +345,24 @@ TEST_F(EngineGpu, ContextThatDoesNotFitIsRefusedWithTheLargestThatDoes) {
   EXPECT_EQ(greedy(e, "a", 4).tokens.size(), 4u);
 }
 
+// ModelInfo says whether long prompts may take the vendor BLAS: not when the library has none,
+// yes when it has one (the host emulation's, ALAP_HOST_GPU_BLAS=1) and every layer fits with it.
+TEST_F(EngineGpu, ModelInfoSaysWhetherPrefillTakesTheBlas) {
+  ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
+  Engine plain;
+  plain.load(model_, params(-1));
+  EXPECT_EQ(plain.model_info().gpu_layers, 3);
+  EXPECT_FALSE(plain.model_info().gpu_prefill_blas);
+  ScopedEnv blas("ALAP_HOST_GPU_BLAS", "1");
+  Engine e;
+  e.load(model_, params(-1));
+  EXPECT_EQ(e.model_info().gpu_layers, 3);
+  EXPECT_TRUE(e.model_info().gpu_prefill_blas);
+  const GenerateResult a = greedy(plain, "a b c d e", 8), b = greedy(e, "a b c d e", 8);
+  EXPECT_EQ(a.tokens.size(), 8u);
+  EXPECT_EQ(b.tokens.size(), 8u);
+}
+
 // Perplexity (alap-cli perplexity) on the GPU: the host emulation's figure is the CPU's to the
 // GPU pass's rounding, all layers or two of three, and the result says where it ran. "As many as
 // fit" runs on the CPU with the reason when no layer fits or there is no library; layers asked for

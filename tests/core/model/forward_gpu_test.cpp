@@ -456,12 +456,14 @@ TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
       ScopedEnv env("ALAP_HOST_GPU_BLAS", "1");
       EXPECT_GE(plan_gpu_memory(m, *gpu, gpu_layers, c.mode, 64, 4).scratch_bytes, plain_scratch + 256);
       GpuForward g(m, gpu, o);
+      EXPECT_TRUE(g.prefill_blas());
       EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode)) << "prefill";
       EXPECT_EQ(products() - before, 3u * 7u * static_cast<unsigned>(gpu_layers));
       EXPECT_LT(rel_diff(g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens()), ref1), tol(c.mode)) << "decode";
       EXPECT_EQ(products() - before, 3u * 7u * static_cast<unsigned>(gpu_layers));  // none for the decode step
     }
     GpuForward g(m, gpu, o);  // the library without BLAS
+    EXPECT_FALSE(g.prefill_blas());
     EXPECT_EQ(g.plan().scratch_bytes, plain_scratch);
     const unsigned without = products();
     EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode));
