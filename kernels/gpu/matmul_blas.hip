@@ -32,6 +32,7 @@
 #elif defined(ALAP_GPU_BACKEND_HIP)
 #define ALAP_GPU_BLAS 1
 #define ALAP_GPU_BLAS_ROCBLAS 1
+#include "kernels/gpu/blas_tensile.h"
 #endif
 #if defined(ALAP_GPU_BLAS)
 #include <dlfcn.h>
@@ -119,6 +120,20 @@ constexpr const char* kBlasSymbols[4] = {"rocblas_create_handle", "rocblas_set_s
 std::vector<std::string> blas_library_names() { return {"librocblas.so.5", "librocblas.so.4", "librocblas.so"}; }
 #endif
 
+#if defined(ALAP_GPU_BLAS_ROCBLAS)
+// Whether the rocBLAS opened as `lib` has Tensile kernels for the current device (blas_tensile.h:
+// without them rocBLAS aborts the process instead of returning an error).
+bool rocblas_has_kernels(void* any_symbol) {
+  int device = 0;
+  hipDeviceProp_t prop{};
+  if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) return false;
+  Dl_info info{};
+  if (dladdr(any_symbol, &info) == 0 || info.dli_fname == nullptr) return false;
+  return tensile_dir_has_arch(tensile_dir(std::getenv("ROCBLAS_TENSILE_LIBPATH"), info.dli_fname),
+                              gpu_arch_base(prop.gcnArchName));
+}
+#endif
+
 using create_fn = blas_status_t (*)(blas_handle_t*);
 using set_stream_fn = blas_status_t (*)(blas_handle_t, alap_gpu_stream_t);
 using set_workspace_fn = blas_status_t (*)(blas_handle_t, void*, size_t);
@@ -170,7 +185,11 @@ Blas* blas() {
     r->set_stream = reinterpret_cast<set_stream_fn>(dlsym(lib, kBlasSymbols[1]));
     r->set_workspace = reinterpret_cast<set_workspace_fn>(dlsym(lib, kBlasSymbols[2]));
     r->gemm_ex = reinterpret_cast<gemm_fn>(dlsym(lib, kBlasSymbols[3]));
-    if (r->create == nullptr || r->set_stream == nullptr || r->set_workspace == nullptr || r->gemm_ex == nullptr) {
+    bool usable = r->create != nullptr && r->set_stream != nullptr && r->set_workspace != nullptr && r->gemm_ex != nullptr;
+#if defined(ALAP_GPU_BLAS_ROCBLAS)
+    usable = usable && rocblas_has_kernels(reinterpret_cast<void*>(r->gemm_ex));
+#endif
+    if (!usable) {
       delete r;
       dlclose(lib);
       return nullptr;
