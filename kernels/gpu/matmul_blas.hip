@@ -446,10 +446,6 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
     const size_t fit = std::min((scratch_bytes - act_bytes - kWorkspaceBytes), kSliceBytes) / per_row / 16 * 16;
     slice_rows = dtype == kF16 ? n_rows : int(std::min<size_t>(fit, size_t(n_rows)));
   }
-  if (slice_rows > 0) {
-    std::lock_guard<std::mutex> lock(b->mutex);
-    if (!usable(*b)) slice_rows = 0;
-  }
   if (slice_rows <= 0 || reinterpret_cast<uintptr_t>(d_scratch) % 256 != 0 ||
       reinterpret_cast<uintptr_t>(d_w) % 16 != 0 || n_rows <= 0) {
     return gpu_matmul(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, stream);
@@ -458,10 +454,11 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
   const int rc = gpu_api_call("gpu_matmul_blas", [&] {
     if (d_y == nullptr) throw std::invalid_argument("d_y is null");
     std::lock_guard<std::mutex> lock(b->mutex);
-    refused = !blas_product(*b, dtype, d_w, n_rows, n_cols, d_x, n_tokens, d_y, beta, static_cast<uint8_t*>(d_scratch),
-                            act_bytes, slice_rows, static_cast<alap_gpu_stream_t>(stream));
-    // A BLAS that passed its check but refuses a product (a shape it has no kernel or workspace
-    // for) is not asked again: this and every later product go to gpu_matmul.
+    // A BLAS that failed its check, or passed it but refuses a product (a shape it has no kernel
+    // or workspace for), is not asked again: this and every later product go to gpu_matmul.
+    refused = !usable(*b) || !blas_product(*b, dtype, d_w, n_rows, n_cols, d_x, n_tokens, d_y, beta,
+                                           static_cast<uint8_t*>(d_scratch), act_bytes, slice_rows,
+                                           static_cast<alap_gpu_stream_t>(stream));
     if (refused) b->state = BlasState::unusable;
   });
   if (rc == 0 && refused) return gpu_matmul(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, stream);
