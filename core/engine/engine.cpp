@@ -237,19 +237,19 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
         const int32_t n = std::min(params.gpu_layers, n_layer);
         return {n, plan_gpu_memory(m, *gpu, n, mode, n_ctx, batch, true).total() <= usable};
       };
-      n_gpu = fit_for(max_batch).layers;
-      if (n_gpu < n_layer && max_batch > kPrefillChunkCpu) {  // layers left to the CPU: its batch size
+      GpuLayerFit base = fit_for(max_batch);
+      if (base.layers < n_layer && max_batch > kPrefillChunkCpu) {  // layers left to the CPU: its batch size
         max_batch = std::min(kPrefillChunkCpu, n_ctx);
-        n_gpu = fit_for(max_batch).layers;
+        base = fit_for(max_batch);
       }
+      n_gpu = base.layers;
       if (n_gpu == n_layer) {  // every layer on the device: a larger chunk where its memory allows
         const uint64_t usable = gpu_usable_bytes(*gpu, GpuForwardOptions{}.headroom);
-        const bool base_blas = fit_for(max_batch).blas;
         max_batch = choose_gpu_prefill_chunk(n_ctx, n_layer, m.weights_bytes(), usable, [&](size_t chunk) {
           const GpuLayerFit f = fit_for(chunk);
           // A larger chunk that would leave the BLAS out is not taken: BLAS at the base chunk
           // prefills faster than the int8 kernels at 2048 (docs/bench/gpu.md, session 42).
-          const int32_t layers = base_blas && !f.blas ? 0 : f.layers;
+          const int32_t layers = base.blas && !f.blas ? 0 : f.layers;
           return PrefillChunkPlan{layers, plan_gpu_memory(m, *gpu, f.layers, mode, n_ctx, chunk, f.blas).total()};
         });
       }
