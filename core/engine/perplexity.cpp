@@ -16,38 +16,11 @@
 #include "core/runtime/gpu_backend.h"
 #include "core/runtime/kv_cache.h"
 #include "core/runtime/thread_pool.h"
+#include "core/sample/logit_stats.h"
 
 namespace alap {
 
 namespace {
-
-// log Σ exp(row) and the index of the largest entry (lowest on ties), in double.
-struct RowStats {
-  double log_z = 0.0;
-  size_t argmax = 0;
-};
-
-RowStats row_stats(const float* row, size_t n) {
-  size_t best = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (row[i] > row[best]) best = i;
-  }
-  const double m = row[best];
-  double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(row[i]) - m);
-  return RowStats{m + std::log(sum), best};
-}
-
-// KL(p ‖ q) with p = softmax(a), q = softmax(b), both rows [n].
-double kl_divergence(const float* a, const RowStats& sa, const float* b, const RowStats& sb, size_t n) {
-  double kl = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double lp = static_cast<double>(a[i]) - sa.log_z;
-    const double lq = static_cast<double>(b[i]) - sb.log_z;
-    kl += std::exp(lp) * (lp - lq);
-  }
-  return std::max(kl, 0.0);  // rounding can leave -1e-17 on identical rows
-}
 
 void check_params(std::span<const int32_t> tokens, const PerplexityParams& params) {
   if (params.n_ctx < 4) throw EngineError("perplexity: --ctx must be at least 4, got " + std::to_string(params.n_ctx));

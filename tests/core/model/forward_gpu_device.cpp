@@ -44,6 +44,7 @@
 
 #include "alap/kernels/quant.h"
 #include "core/model/forward_gpu.h"
+#include "core/sample/logit_stats.h"
 #include "core/sample/sampler.h"
 #include "tests/core/model/tiny_model.h"
 
@@ -299,20 +300,6 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
   return 0;
 }
 
-// log Σ exp(row) and the argmax of a logits row.
-struct RowStats {
-  double log_z = 0;
-  size_t best = 0;
-};
-RowStats row_stats(const float* row, size_t n) {
-  RowStats r;
-  for (size_t i = 1; i < n; ++i) r.best = row[i] > row[r.best] ? i : r.best;
-  double sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(row[i]) - row[r.best]);
-  r.log_z = row[r.best] + std::log(sum);
-  return r;
-}
-
 int ppl(std::shared_ptr<GpuBackend> gpu, const std::string& path, const std::string& ids_path, size_t n_ctx,
         size_t max_chunks, CacheMode mode) {
   std::vector<int32_t> ids;
@@ -354,14 +341,10 @@ int ppl(std::shared_ptr<GpuBackend> gpu, const std::string& path, const std::str
       const auto next = static_cast<size_t>(w[j + 1]);
       nll_cpu += sa.log_z - a[next];
       nll_gpu += sb.log_z - b[next];
-      double kl = 0;
-      for (size_t i = 0; i < V; ++i) {
-        const double la = a[i] - sa.log_z, lb = b[i] - sb.log_z;
-        kl += std::exp(la) * (la - lb);
-      }
+      const double kl = kl_divergence(a, sa, b, sb, V);
       kl_sum += kl;
       kl_max = std::max(kl_max, kl);
-      agree += sa.best == sb.best ? 1 : 0;
+      agree += sa.argmax == sb.argmax ? 1 : 0;
       ++scored;
     }
   }
