@@ -486,7 +486,12 @@ void test_blas_choice(std::mt19937& rng) {
     const std::vector<float> x = randn(size_t(sh.tokens) * sh.cols, rng);
     dbuf dw(w), dx(x), dq(g::gpu_act_q8_bytes(sh.tokens, sh.cols));
     must(g::gpu_quantize_act_q8(dx.as<float>(), dq.p, sh.tokens, sh.cols, nullptr), "quantize");
-    const size_t bytes = std::max<size_t>(g::gpu_blas_scratch_bytes(sh.tokens, sh.cols), 256);
+    // The scratch that forced BLAS asks for: under "auto" a product of fewer than 128 tokens gets
+    // none, and gpu_matmul_blas would then fall back to gpu_matmul even when forced.
+    const size_t bytes = [&] {
+      const ScopedEnv forced("ALAP_GPU_PREFILL", "blas");
+      return std::max<size_t>(g::gpu_blas_scratch_bytes(sh.tokens, sh.cols), 256);
+    }();
     dbuf scratch(bytes), dy(size_t(sh.tokens) * sh.rows * 4);
     auto product = [&](const char* env, bool blas) {
       const ScopedEnv choice("ALAP_GPU_PREFILL", env);

@@ -38,7 +38,7 @@ for spec in "qwen2.5-0.5b-q4_k 4096 512" "llama3.2-1b-q4_k 4096 512" "llama3-8b-
   set -- $spec
   for v in "kernels 1" "auto 1" "auto 0"; do
     set -- $spec $v
-    [ $(( $(date +%s) - start )) -gt 230 ] && { echo "e2e cut at $spec $v $(at)"; break 2; }
+    [ $(( $(date +%s) - start )) -gt 330 ] && { echo "e2e cut at $spec $v $(at)"; break 2; }
     echo "== $1 ctx $2 chunk $3 prefill $4 warm $5" >> $w/e2e.txt
     ALAP_BENCH_WARM=$5 ALAP_GPU_PREFILL=$4 ALAP_BENCH_CHUNK=$3 ALAP_BENCH_SAMPLE=1 timeout 40 $d/forward_gpu_device bench $m/$1.gguf $2 k8 -1 2>&1 | grep -v '^device:' | grep bench >> $w/e2e.txt
   done
