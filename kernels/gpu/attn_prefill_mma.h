@@ -19,6 +19,12 @@
 #include <cstdlib>
 #include <cstring>
 
+// ALAP_PREFILL_P_LO=0 (measurement builds only): P enters the P·V mma as its fp16 hi half alone,
+// half the P·V mma, at fp16's rounding of p (2^-12 relative, as every fp16 P·V of the field).
+#ifndef ALAP_PREFILL_P_LO
+#define ALAP_PREFILL_P_LO 1
+#endif
+
 namespace alap::gpu::prefill_mma {
 
 struct args {
@@ -343,8 +349,10 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
             ldsm4_t(smem_u32(sb + L::v_off + (16 * ks + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::v_row + (2 * np + (lane >> 4)) * 16), bv);
             mma_f16(o[2 * np], ah, bv[0], bv[1]);
             mma_f16(o[2 * np + 1], ah, bv[2], bv[3]);
-            mma_f16(o[2 * np], al, bv[0], bv[1]);
-            mma_f16(o[2 * np + 1], al, bv[2], bv[3]);
+            if constexpr (ALAP_PREFILL_P_LO != 0) {
+              mma_f16(o[2 * np], al, bv[0], bv[1]);
+              mma_f16(o[2 * np + 1], al, bv[2], bv[3]);
+            }
           }
         }
       }
