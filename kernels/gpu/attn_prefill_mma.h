@@ -1,7 +1,7 @@
 // Prefill attention on the matrix units (CUDA sm_80+, head_dim 64 and 128): scores on mma (k8: int8
 // m16n8k32 per 32-dim block, f16: m16n8k16 with q split into fp16 hi + lo), causal mask and online
-// softmax in fp32 on the fragments, P·V on m16n8k16 (P split into fp16 hi + lo, V fp16 from shared
-// memory; k8v8: int8 V staged as exact fp16, its block scale on P). Included by attn_k8_prefill.hip and
+// softmax in fp32 on the fragments, P·V on m16n8k16 (P rounded to fp16, V fp16 from shared memory;
+// k8v8: int8 V staged as exact fp16, its block scale on P). Included by attn_k8_prefill.hip and
 // attn_f16_prefill.hip; not the scalar kernels (HIP, other head_dims) and not decode (attn_k8_kernel.h).
 //
 // Rows of a KV head are its (token, query head) pairs in token-major order, r = t·G + gh (G query
@@ -19,10 +19,13 @@
 #include <cstdlib>
 #include <cstring>
 
-// ALAP_PREFILL_P_LO=0 (measurement builds only): P enters the P·V mma as its fp16 hi half alone,
-// half the P·V mma, at fp16's rounding of p (2^-12 relative, as every fp16 P·V of the field).
+// P enters the P·V mma rounded to fp16, as in the field's flash attention: an output element's error
+// is then at most 2^-11 · Σ p_j·|v_j| / Σ p_j (fp16's unit roundoff of each weight), which the tests
+// bound element by element. ALAP_PREFILL_P_LO=1 builds the variant that also multiplies P's fp16
+// remainder (p = hi + lo to ~2^-22; errors ~4e-6 against a double reference): twice the P·V mma,
+// 8–16% slower prompts at 32k (docs/bench/gpu.md "Session 44"). For measurements only.
 #ifndef ALAP_PREFILL_P_LO
-#define ALAP_PREFILL_P_LO 1
+#define ALAP_PREFILL_P_LO 0
 #endif
 
 namespace alap::gpu::prefill_mma {
@@ -110,10 +113,10 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
   using L = layout<KI8, VI8, HD, WM, S>;
   constexpr int NB = HD / 32, NT = kKT / 8, NO = HD / 8, R = L::rows, GT = 32 * WM;
   static_assert(R * HD * 4 <= L::ring, "the merge's o tile lives in the ring");
-  // P (≤ 1) goes into the P·V mma as fp16 hi + lo, times this power of two: the lo halves of p (or,
-  // k8v8, of p·d_v with d_v ≈ max|v|/127) would otherwise fall among fp16's subnormals (< 6.1e-5) and
-  // keep ~2^-24 absolute, which cost k8v8 2-5e-5 of output error (H200, first call); p·256 ≤ 256,
-  // p·d_v·128 ≈ p·max|v|. Divided out with the row sum at the end.
+  // P (≤ 1) goes into the P·V mma in fp16 times this power of two, so that small weights (or, k8v8,
+  // p·d_v with d_v ≈ max|v|/127), and with ALAP_PREFILL_P_LO the remainders, stay out of fp16's
+  // subnormals (< 6.1e-5), which keep only ~2^-24 absolute (unscaled, the remainders cost k8v8 2-5e-5
+  // of output error; H200); p·256 ≤ 256, p·d_v·128 ≈ p·max|v|. Divided out with the row sum at the end.
   constexpr float kPScale = VI8 ? 128.0f : 256.0f;
   extern __shared__ __align__(128) unsigned char sm[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -319,15 +322,16 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
         o[n][2] *= a1;
         o[n][3] *= a1;
       }
-      // O += P·V: A = P (16 rows × 16 cache rows, from s as it lies), split into fp16 hi + lo; B = V
-      // by ldmatrix.trans. k8v8: P scaled by the V rows' block scale, one A per 32-dim block.
+      // O += P·V: A = P (16 rows × 16 cache rows, from s as it lies) in fp16 (hi; + lo with
+      // ALAP_PREFILL_P_LO); B = V by ldmatrix.trans. k8v8: P scaled by the V rows' block scale, one A
+      // per 32-dim block.
 #pragma unroll
       for (int ks = 0; ks < kKT / 16; ++ks) {
         const float* x0 = s[2 * ks];
         const float* x1 = s[2 * ks + 1];
 #pragma unroll
         for (int vb = 0; vb < (VI8 ? NB : 1); ++vb) {
-          // kPScale on A keeps the lo halves out of fp16's subnormals (undone at the end).
+          // kPScale on A keeps small weights out of fp16's subnormals (undone at the end).
           float f0 = kPScale, f1 = kPScale, f8 = kPScale, f9 = kPScale;  // cache rows 16ks + 2tq, +1, +8, +9
           if constexpr (VI8) {
             const uint16_t* vd = reinterpret_cast<const uint16_t*>(sb + L::vd_off);

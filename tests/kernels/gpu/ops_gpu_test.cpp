@@ -35,6 +35,7 @@
 #include "kernels/gpu/attn_k8.h"
 #include "kernels/gpu/gpu_port.h"
 #include "kernels/gpu/ops.h"
+#include "tests/kernels/gpu/prefill_bound.h"
 #include "tests/support/scoped_env.h"
 
 namespace {
@@ -769,7 +770,7 @@ void test_attn_f16(std::mt19937& rng, bool small) {
                             {96, 2, 3, 20, 9},       {128, 8, 4, 1, 100},      {128, 2, 4, 128, 300},
                             {64, 2, 7, 128, 200},    {128, 2, 4, 128, 300, true}, {64, 2, 7, 128, 200, true}};
   if (small) cases = {{64, 2, 2, 17, 5}, {96, 1, 1, 3, 9}, {128, 1, 2, 20, 100}};
-  double worst = 0.0;
+  double worst = 0.0, worst_over = 0.0;
   for (const cfg& c : cases) {
     const int n_head = c.n_kv * c.group, cap = c.pos0 + c.n_q + 3, hd = c.hd;
     std::vector<uint16_t> kc(size_t(c.n_kv) * cap * hd), vc(kc.size());
@@ -797,7 +798,8 @@ void test_attn_f16(std::mt19937& rng, bool small) {
     must(g::attn_f16_prefill_run(&p, nullptr), "attn_f16_prefill_run");
     unsetenv("ALAP_GPU_PREFILL_ATTN");
     const std::vector<float> out = dout.get<float>();
-    double err = 0.0;
+    const bool fp16_p = alap::test::prefill_on_matrix_units(hd);
+    double err = 0.0, over = 0.0;  // largest error; largest error over its element's bound
     for (int i = 0; i < c.n_q; ++i)
       for (int h = 0; h < n_head; ++h) {
         const int kv = h / c.group, n_ctx = c.pos0 + i + 1;
@@ -813,22 +815,30 @@ void test_attn_f16(std::mt19937& rng, bool small) {
         double l = 0.0;
         for (double& v : s) l += (v = std::exp(v - mx));
         for (int d = 0; d < hd; ++d) {
-          double o = 0.0;
-          for (int j = 0; j < n_ctx; ++j) o += s[j] / l * k::fp16_to_f32(vc[(size_t(kv) * cap + j) * hd + d]);
+          double o = 0.0, abs_v = 0.0;
+          for (int j = 0; j < n_ctx; ++j) {
+            const double v = k::fp16_to_f32(vc[(size_t(kv) * cap + j) * hd + d]);
+            o += s[j] / l * v;
+            abs_v += s[j] / l * std::fabs(v);
+          }
           const float got = out[(size_t(i) * n_head + h) * hd + d];
-          err = std::max(err, std::isfinite(got) ? std::fabs(got - o) : 1e30);
+          const double e = std::isfinite(got) ? std::fabs(got - o) : 1e30;
+          err = std::max(err, e);
+          over = std::max(over, e / alap::test::prefill_bound(fp16_p, abs_v));
         }
       }
     worst = std::max(worst, err);
-    // fp32 scores (|s| ≲ 10, ~1e-6 rounding) and fp32 weighted sums of |v| ≲ 4: 1e-4 absolute.
-    expect(err < 1e-4, "attn_f16_prefill hd " + std::to_string(hd) + " n_q " + std::to_string(c.n_q) + " pos0 " +
+    worst_over = std::max(worst_over, over);
+    // prefill_bound.h: 1e-4 absolute for fp32 arithmetic, plus fp16's rounding of each weight where
+    // the matrix-unit kernel takes P in fp16.
+    expect(over < 1.0, "attn_f16_prefill hd " + std::to_string(hd) + " n_q " + std::to_string(c.n_q) + " pos0 " +
                            std::to_string(c.pos0) + (c.one_group ? " (one group)" : "") + " error " + std::to_string(err));
   }
   {
     g::attn_f16_prefill_params bad{};
     expect(g::attn_f16_prefill_run(&bad, nullptr) != 0, "attn_f16_prefill refuses empty params");
   }
-  std::printf("attn_f16_prefill: max abs error %.2e\n", worst);
+  std::printf("attn_f16_prefill: max abs error %.2e, largest error / bound %.2f\n", worst, worst_over);
 }
 
 // ---- bench -----------------------------------------------------------------------------------

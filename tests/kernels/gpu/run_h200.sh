@@ -67,6 +67,7 @@ max_err() {
   awk 'function mx(a, b) { return (b + 0 > a + 0) ? b + 0 : a + 0 }
     /\(vs exact/ { for (i = 1; i <= NF; i++) { if ($i == "k8" && $(i + 2) == "(vs") a = mx(a, $(i + 1));
       if ($i == "f16") b = mx(b, $(i + 1)); if ($i == "k8v8") c = mx(c, $(i + 1)) } next }
+    /\(of its bound/ { for (i = 2; i <= NF; i++) if ($i == "(of") e = mx(e, $(i - 1)); next }
     NF >= 2 && $NF ~ /e-/ { e = mx(e, $NF) }
     END { printf "max error vs reference: decode k8 %.2e, f16 %.2e, k8v8 %.2e; prefill %.2e\n", a, b, c, e }' "$1"
 }
