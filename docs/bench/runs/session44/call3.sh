@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 44, device call 3. (1) ops_gpu_test with the mended BLAS-choice check, the refused stand-in
 # BLAS. (2) Prefill attention with P as its fp16 hi half alone (-DALAP_PREFILL_P_LO=0: half the P·V
-# mma) against the shipped hi + lo: attn_gpu_test's errors, attn_gpu_bench --prefill-only, end to end
+# mma) against the shipped hi + lo (at 8e344be, where the default was 1; since 294a1b8 the default is 0,
+# so the "base" build here must set -DALAP_PREFILL_P_LO=1 to repeat the comparison): attn_gpu_test's errors, attn_gpu_bench --prefill-only, end to end
 # at 32k (random Llama-3-8B / Llama-3.2-1B Q4_K), the eval model's perplexity CPU against GPU, the
 # forward check. (3) The first prompt (cold) with the BLAS default against the int8 kernels.
 # (4) compute-sanitizer on ops_gpu_test --small (the first run with a BLAS in the library), if time.

@@ -28,7 +28,7 @@ echo "built $(at)"; head -5 $w/link.log
 grep -E "rc=|FAIL|PASS|attn_f16_prefill" $w/ops_run.log | head -12
 $w/attn_gpu_test > $w/attn_test.log 2>&1; echo "attn_gpu_test rc=$? $(tail -1 $w/attn_test.log)"
 grep FAIL $w/attn_test.log | head -5
-grep "of its bound" $w/attn_test.log | awk '{e = $(NF-3) + 0; r = $NF + 0; if (e > me) me = e; if (r > mr) mr = r} END {printf "prefill: max error %.2e, largest error / bound %.2f\n", me, mr}'
+grep "of its bound" $w/attn_test.log | awk '{e = $(NF-4) + 0; r = $NF + 0; if (e > me) me = e; if (r > mr) mr = r} END {printf "prefill: max error %.2e, largest error / bound %.2f\n", me, mr}'
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64 ALAP_GPU_LIBRARY=$w/lib/libalap_gpu.so
 timeout 150 $d/forward_gpu_device check > $w/check.txt 2>&1; echo "check $(at): $(tail -1 $w/check.txt)"; grep FAIL $w/check.txt | head -3
 for tool in memcheck racecheck; do
