@@ -27,10 +27,6 @@
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
-// ALAP_PREFILL_LAZY_RESCALE=0 (measurements): rescale O every tile.
-#ifndef ALAP_PREFILL_LAZY_RESCALE
-#define ALAP_PREFILL_LAZY_RESCALE 1
-#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -319,16 +315,12 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
       }
       l0 = l0 * a0 + sum0;
       l1 = l1 * a1 + sum1;
-      // Rescale O only where a row's max moved in this tile (a = exp2(0) = 1 exactly otherwise, so
-      // skipping is the same bits); after the first tiles it rarely moves. One vote a warp.
-      if (!ALAP_PREFILL_LAZY_RESCALE || __any_sync(0xffffffffu, a0 != 1.0f || a1 != 1.0f)) {
 #pragma unroll
-        for (int n = 0; n < NO; ++n) {
-          o[n][0] *= a0;
-          o[n][1] *= a0;
-          o[n][2] *= a1;
-          o[n][3] *= a1;
-        }
+      for (int n = 0; n < NO; ++n) {
+        o[n][0] *= a0;
+        o[n][1] *= a0;
+        o[n][2] *= a1;
+        o[n][3] *= a1;
       }
       // O += P·V: A = P (16 rows × 16 cache rows, from s as it lies) in fp16 (hi; + lo with
       // ALAP_PREFILL_P_LO); B = V by ldmatrix.trans. k8v8: P scaled by the V rows' block scale, one A
