@@ -23,7 +23,7 @@
 // is then at most 2^-11 · Σ p_j·|v_j| / Σ p_j (fp16's unit roundoff of each weight), which the tests
 // bound element by element. ALAP_PREFILL_P_LO=1 builds the variant that also multiplies P's fp16
 // remainder (p = hi + lo to ~2^-22; errors ~4e-6 against a double reference): twice the P·V mma,
-// 8–16% slower prompts at 32k (docs/bench/gpu.md "Session 44"). For measurements only.
+// prompts at 32k take 1.06–1.16× as long (docs/bench/gpu.md "Session 44"). For measurements only.
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
