@@ -27,6 +27,19 @@
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
+// Measurement switches (session 45), each the same output bits: ALAP_PREFILL_LAZY_RESCALE=0 rescales
+// O every tile; ALAP_PREFILL_EX2_FTZ=0 takes exp2f (ex2 with its subnormal fix-up) instead of the bare
+// ex2.approx.ftz; ALAP_PREFILL_MASK_DIAG=0 applies the causal mask on every tile, not only on those that
+// cross the warp's first row.
+#ifndef ALAP_PREFILL_LAZY_RESCALE
+#define ALAP_PREFILL_LAZY_RESCALE 1
+#endif
+#ifndef ALAP_PREFILL_EX2_FTZ
+#define ALAP_PREFILL_EX2_FTZ 1
+#endif
+#ifndef ALAP_PREFILL_MASK_DIAG
+#define ALAP_PREFILL_MASK_DIAG 1
+#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -100,6 +113,18 @@ __device__ __forceinline__ void split_h2(float x0, float x1, unsigned& hi, unsig
   float h0, h1;
   asm("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;\n}" : "=f"(h0), "=f"(h1) : "r"(hi));
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(lo) : "f"(x1 - h1), "f"(x0 - h0));
+}
+// 2^x on the special-function unit alone (2 ulp; 2^-inf = +0). Results below 2^-126 flush to zero,
+// where exp2f would return a subnormal: such a weight is a term < 2^-126 beside a row sum ≥ 1 and a
+// zero in fp16 either way (p·256 or p·d_v·128 < 2^-100), so the output is the same.
+__device__ __forceinline__ float ex2(float x) {
+#if ALAP_PREFILL_EX2_FTZ
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
 }
 __device__ __forceinline__ float h2f(uint16_t b) {
   float f;
@@ -196,6 +221,7 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
   const int rw0 = min(r0 + wr * 16 + g, r_last), rw1 = min(r0 + wr * 16 + g + 8, r_last);
   const int qp0 = p.pos0 + rw0 / G, qp1 = p.pos0 + rw1 / G;
   const int warp_lim = p.pos0 + min(r0 + wr * 16 + 15, r_last) / G;  // last cache row any row of the warp sees
+  const int warp_first = p.pos0 + min(r0 + wr * 16, r_last) / G;    // last cache row every row of it sees
   unsigned qa[KI8 ? NB : 1][4];
   float dq0[KI8 ? NB : 1], dq1[KI8 ? NB : 1];
   if constexpr (KI8) {
@@ -280,17 +306,28 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
           }
         }
       }
-      // Causal mask (also masks rows past kv_end), online softmax in fp32.
+      // Causal mask (also masks rows past kv_end), online softmax in fp32. A tile wholly at or before
+      // the warp's first row's position needs no mask (its rows are all < kv_end too).
       float mx0 = -INFINITY, mx1 = -INFINITY;
+      if (ALAP_PREFILL_MASK_DIAG && kt0 + kKT - 1 <= warp_first) {
 #pragma unroll
-      for (int n = 0; n < NT; ++n) {
-        const int c = kt0 + 8 * n + 2 * tq;
-        s[n][0] = c <= qp0 ? s[n][0] * sl : -INFINITY;
-        s[n][1] = c + 1 <= qp0 ? s[n][1] * sl : -INFINITY;
-        s[n][2] = c <= qp1 ? s[n][2] * sl : -INFINITY;
-        s[n][3] = c + 1 <= qp1 ? s[n][3] * sl : -INFINITY;
-        mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
-        mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+        for (int n = 0; n < NT; ++n) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) s[n][i] *= sl;
+          mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+          mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+        }
+      } else {
+#pragma unroll
+        for (int n = 0; n < NT; ++n) {
+          const int c = kt0 + 8 * n + 2 * tq;
+          s[n][0] = c <= qp0 ? s[n][0] * sl : -INFINITY;
+          s[n][1] = c + 1 <= qp0 ? s[n][1] * sl : -INFINITY;
+          s[n][2] = c <= qp1 ? s[n][2] * sl : -INFINITY;
+          s[n][3] = c + 1 <= qp1 ? s[n][3] * sl : -INFINITY;
+          mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+          mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+        }
       }
 #pragma unroll
       for (int off = 1; off <= 2; off <<= 1) {
@@ -299,28 +336,32 @@ __global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
       }
       const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
       // -inf while these rows have seen nothing (a tile of this group past their position).
-      const float a0 = mn0 == -INFINITY ? 1.0f : exp2f(m0 - mn0), a1 = mn1 == -INFINITY ? 1.0f : exp2f(m1 - mn1);
+      const float a0 = mn0 == -INFINITY ? 1.0f : ex2(m0 - mn0), a1 = mn1 == -INFINITY ? 1.0f : ex2(m1 - mn1);
       const float b0 = mn0 == -INFINITY ? 0.0f : mn0, b1 = mn1 == -INFINITY ? 0.0f : mn1;
       m0 = mn0;
       m1 = mn1;
       float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
       for (int n = 0; n < NT; ++n) {
-        s[n][0] = exp2f(s[n][0] - b0);
-        s[n][1] = exp2f(s[n][1] - b0);
-        s[n][2] = exp2f(s[n][2] - b1);
-        s[n][3] = exp2f(s[n][3] - b1);
+        s[n][0] = ex2(s[n][0] - b0);
+        s[n][1] = ex2(s[n][1] - b0);
+        s[n][2] = ex2(s[n][2] - b1);
+        s[n][3] = ex2(s[n][3] - b1);
         sum0 += s[n][0] + s[n][1];
         sum1 += s[n][2] + s[n][3];
       }
       l0 = l0 * a0 + sum0;
       l1 = l1 * a1 + sum1;
+      // Rescale O only where a row's max moved in this tile (a = exp2(0) = 1 exactly otherwise, so
+      // skipping is the same bits); after the first tiles it rarely moves. One vote a warp.
+      if (!ALAP_PREFILL_LAZY_RESCALE || __any_sync(0xffffffffu, a0 != 1.0f || a1 != 1.0f)) {
 #pragma unroll
-      for (int n = 0; n < NO; ++n) {
-        o[n][0] *= a0;
-        o[n][1] *= a0;
-        o[n][2] *= a1;
-        o[n][3] *= a1;
+        for (int n = 0; n < NO; ++n) {
+          o[n][0] *= a0;
+          o[n][1] *= a0;
+          o[n][2] *= a1;
+          o[n][3] *= a1;
+        }
       }
       // O += P·V: A = P (16 rows × 16 cache rows, from s as it lies) in fp16 (hi; + lo with
       // ALAP_PREFILL_P_LO); B = V by ldmatrix.trans. k8v8: P scaled by the V rows' block scale, one A
