@@ -40,6 +40,11 @@
 #ifndef ALAP_PREFILL_MASK_DIAG
 #define ALAP_PREFILL_MASK_DIAG 1
 #endif
+// ALAP_PREFILL_MIN_BLOCKS=2 (measurement): head_dim-128 blocks of ≤ 8 warps capped at 128 registers a
+// thread, so that two blocks share a multiprocessor (one fits at ~175-200 registers).
+#ifndef ALAP_PREFILL_MIN_BLOCKS
+#define ALAP_PREFILL_MIN_BLOCKS 1
+#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -134,7 +139,8 @@ __device__ __forceinline__ float h2f(uint16_t b) {
 
 // grid (⌈n_q·G / (16·WM)⌉, n_kv_head), 32·WM·S threads, layout<>::bytes of dynamic shared memory.
 template <bool KI8, bool VI8, int HD, int WM, int S>
-__global__ void __launch_bounds__(32 * WM * S) attn_prefill_mma_kernel(args p) {
+__global__ void __launch_bounds__(32 * WM * S, (HD == 128 && WM * S <= 8) ? ALAP_PREFILL_MIN_BLOCKS : 1)
+attn_prefill_mma_kernel(args p) {
   using L = layout<KI8, VI8, HD, WM, S>;
   constexpr int NB = HD / 32, NT = kKT / 8, NO = HD / 8, R = L::rows, GT = 32 * WM;
   static_assert(R * HD * 4 <= L::ring, "the merge's o tile lives in the ring");
