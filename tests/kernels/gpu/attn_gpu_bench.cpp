@@ -645,13 +645,15 @@ int main(int argc, char** argv) {
           }
     }
     if (prefill) {
-      // Llama-3-8B from position 0; the engine's 128-token chunk at the end of a 4k and a 32k prefill
-      // in Llama-3.2-1B (32 / 8 heads) and Qwen2.5-0.5B (14 / 2) geometry, head_dim 64.
+      // Llama-3-8B from position 0 and the last 2048-token chunk of a 32k prompt (the engine's chunk on
+      // a large GPU); a 128-token chunk at the end of a 4k and a 32k prefill in Llama-3.2-1B (32 / 8
+      // heads) and Qwen2.5-0.5B (14 / 2) geometry, head_dim 64.
       const prefill_geometry l8{"llama3-8b", kHeads, kKvHeads, kHeadDim}, l1{"llama3.2-1b", 32, 8, 64},
           q05{"qwen2.5-0.5b", 14, 2, 64};
       for (int mode : {1, 2, 0}) {
         bench_prefill(l8, 512, 0, mode, 10, stream);
         bench_prefill(l8, 4096, 0, mode, 5, stream);
+        bench_prefill(l8, 2048, 32768 - 2048, mode, 3, stream);
         for (const prefill_geometry& geo : {l1, q05})
           for (int end : {4096, 32768}) bench_prefill(geo, 128, end - 128, mode, 20, stream);
       }
