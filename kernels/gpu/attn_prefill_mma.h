@@ -27,24 +27,6 @@
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
-// Measurement switches (session 45), each the same output bits: ALAP_PREFILL_LAZY_RESCALE=0 rescales
-// O every tile; ALAP_PREFILL_EX2_FTZ=0 takes exp2f (ex2 with its subnormal fix-up) instead of the bare
-// ex2.approx.ftz; ALAP_PREFILL_MASK_DIAG=0 applies the causal mask on every tile, not only on those that
-// cross the warp's first row.
-#ifndef ALAP_PREFILL_LAZY_RESCALE
-#define ALAP_PREFILL_LAZY_RESCALE 1
-#endif
-#ifndef ALAP_PREFILL_EX2_FTZ
-#define ALAP_PREFILL_EX2_FTZ 1
-#endif
-#ifndef ALAP_PREFILL_MASK_DIAG
-#define ALAP_PREFILL_MASK_DIAG 1
-#endif
-// ALAP_PREFILL_MIN_BLOCKS=2 (measurement): head_dim-128 blocks of ≤ 8 warps capped at 128 registers a
-// thread, so that two blocks share a multiprocessor (one fits at ~175-200 registers).
-#ifndef ALAP_PREFILL_MIN_BLOCKS
-#define ALAP_PREFILL_MIN_BLOCKS 1
-#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -123,13 +105,9 @@ __device__ __forceinline__ void split_h2(float x0, float x1, unsigned& hi, unsig
 // where exp2f would return a subnormal: such a weight is a term < 2^-126 beside a row sum ≥ 1 and a
 // zero in fp16 either way (p·256 or p·d_v·128 < 2^-100), so the output is the same.
 __device__ __forceinline__ float ex2(float x) {
-#if ALAP_PREFILL_EX2_FTZ
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
-#else
-  return exp2f(x);
-#endif
 }
 __device__ __forceinline__ float h2f(uint16_t b) {
   float f;
@@ -138,8 +116,12 @@ __device__ __forceinline__ float h2f(uint16_t b) {
 }
 
 // grid (⌈n_q·G / (16·WM)⌉, n_kv_head), 32·WM·S threads, layout<>::bytes of dynamic shared memory.
+// Head_dim-128 blocks of ≤ 8 warps are held to 128 registers a thread (~200 unbounded, a few hundred
+// bytes of spills), so that two blocks share a multiprocessor: one block of 8 warps left the schedulers
+// idle 55% of the time (ncu); two make Llama-3-8B's prompts at 4096 tokens 1.15-1.30x faster in the
+// kernel (docs/bench/gpu.md "Session 45").
 template <bool KI8, bool VI8, int HD, int WM, int S>
-__global__ void __launch_bounds__(32 * WM * S, (HD == 128 && WM * S <= 8) ? ALAP_PREFILL_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(32 * WM * S, (HD == 128 && WM * S <= 8) ? 2 : 1)
 attn_prefill_mma_kernel(args p) {
   using L = layout<KI8, VI8, HD, WM, S>;
   constexpr int NB = HD / 32, NT = kKT / 8, NO = HD / 8, R = L::rows, GT = 32 * WM;
@@ -315,7 +297,7 @@ attn_prefill_mma_kernel(args p) {
       // Causal mask (also masks rows past kv_end), online softmax in fp32. A tile wholly at or before
       // the warp's first row's position needs no mask (its rows are all < kv_end too).
       float mx0 = -INFINITY, mx1 = -INFINITY;
-      if (ALAP_PREFILL_MASK_DIAG && kt0 + kKT - 1 <= warp_first) {
+      if (kt0 + kKT - 1 <= warp_first) {
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
 #pragma unroll
@@ -360,7 +342,7 @@ attn_prefill_mma_kernel(args p) {
       l1 = l1 * a1 + sum1;
       // Rescale O only where a row's max moved in this tile (a = exp2(0) = 1 exactly otherwise, so
       // skipping is the same bits); after the first tiles it rarely moves. One vote a warp.
-      if (!ALAP_PREFILL_LAZY_RESCALE || __any_sync(0xffffffffu, a0 != 1.0f || a1 != 1.0f)) {
+      if (__any_sync(0xffffffffu, a0 != 1.0f || a1 != 1.0f)) {
 #pragma unroll
         for (int n = 0; n < NO; ++n) {
           o[n][0] *= a0;
