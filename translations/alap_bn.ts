@@ -626,6 +626,25 @@
         <source>The GPU has too little free memory for this model and context: running on the CPU.</source>
         <translation>এই মডেল আর কনটেক্সটের জন্য GPU-তে যথেষ্ট খালি মেমরি নেই: CPU-তে চলছে।</translation>
     </message>
+    <message>
+        <source>%1 was not found: long prompts run on Alap&apos;s own GPU kernels, more slowly. Installing %1 (with the CUDA toolkit or ROCm) makes them faster.</source>
+        <extracomment>%1 = cuBLAS or rocBLAS</extracomment>
+        <translation>%1 পাওয়া যায়নি: লম্বা প্রম্পট আলাপের নিজস্ব GPU কার্নেলে, ধীরে চলছে। %1 ইনস্টল করলে (CUDA টুলকিট বা ROCm-এর সাথে) এগুলো দ্রুত হবে।</translation>
+    </message>
+    <message>
+        <source>%1 failed Alap&apos;s check on this GPU: long prompts run on Alap&apos;s own GPU kernels, more slowly.</source>
+        <extracomment>%1 = cuBLAS or rocBLAS</extracomment>
+        <translation>এই GPU-তে %1 আলাপের যাচাইয়ে উতরায়নি: লম্বা প্রম্পট আলাপের নিজস্ব GPU কার্নেলে, ধীরে চলছে।</translation>
+    </message>
+    <message>
+        <source>No GPU memory is left for %1&apos;s workspace beside this model: long prompts run on Alap&apos;s own GPU kernels, more slowly.</source>
+        <extracomment>%1 = cuBLAS or rocBLAS</extracomment>
+        <translation>এই মডেলের পাশে %1-এর কাজের জায়গার জন্য GPU মেমরি বাকি নেই: লম্বা প্রম্পট আলাপের নিজস্ব GPU কার্নেলে, ধীরে চলছে।</translation>
+    </message>
+    <message>
+        <source>This GPU library has no vendor BLAS: long prompts run on Alap&apos;s own GPU kernels, more slowly.</source>
+        <translation>এই GPU লাইব্রেরিতে নির্মাতার BLAS নেই: লম্বা প্রম্পট আলাপের নিজস্ব GPU কার্নেলে, ধীরে চলছে।</translation>
+    </message>
 </context>
 <context>
     <name>MemoryPanel</name>

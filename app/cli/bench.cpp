@@ -100,7 +100,7 @@ int run_bench(const std::vector<std::string>& argv) {
       o.add("depth", static_cast<int64_t>(depth)).add("cache", cache_mode_name(info.cache_mode));
       o.add("threads", static_cast<uint64_t>(info.n_threads)).add("prefill_tps", prefill_tps).add("decode_tps", decode_tps);
       o.add("prefill_ms", prefill_s * 1000.0).add("decode_ms", decode_s * 1000.0);
-      o.add("prefill_chunk", static_cast<uint64_t>(info.prefill_chunk)).add("prefill_blas", info.gpu_prefill_blas);
+      o.add("prefill_chunk", static_cast<uint64_t>(info.prefill_chunk)).add("prefill_blas", gpu_blas_use_name(info.gpu_blas));
       o.add("kv_bytes", mem.kv_bytes).add("kv_fp16_bytes", mem.kv_fp16_bytes).add("backend", on_gpu ? "gpu" : "cpu");
       o.add("device", on_gpu ? info.backend : std::string("CPU")).add("gpu_layers", static_cast<int64_t>(info.gpu_layers));
       o.add("n_layer", info.n_layer).add("weights_bytes", mem.weights_bytes).add("kv_capacity_bytes", mem.kv_capacity_bytes);
@@ -112,7 +112,7 @@ int run_bench(const std::vector<std::string>& argv) {
       std::printf("%s | cache %s | %zu threads | depth %lld\n", info.name.c_str(), cache_mode_name(info.cache_mode),
                   info.n_threads, depth);
       std::printf("prefill %lld tokens: %.2f tok/s (%.1f ms; batches of up to %zu%s)\n", n_prompt, prefill_tps,
-                  prefill_s * 1000.0, info.prefill_chunk, info.gpu_prefill_blas ? "; vendor BLAS for large products" : "");
+                  prefill_s * 1000.0, info.prefill_chunk, info.gpu_blas == GpuBlasUse::used ? "; vendor BLAS for large products" : "");
       std::printf("decode  %lld tokens: %.2f tok/s (%.1f ms)\n", n_gen, decode_tps, decode_s * 1000.0);
       if (on_gpu) {
         std::printf("device %s: %d of %lld layers; weights %.1f MiB, kv cache %.1f MiB allocated, scratch %.1f MiB; "

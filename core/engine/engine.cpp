@@ -103,6 +103,17 @@ std::string backend_summary(const ModelInfo& info) {
   std::string s = "GPU " + info.backend + ", " + std::to_string(info.gpu_layers) + " of " +
                   std::to_string(info.n_layer) + " layers (" + format_bytes(info.gpu_weights_bytes) + " of weights)";
   if (info.gpu_layers < info.n_layer) s += ", the rest on the CPU (" + std::to_string(info.n_threads) + " threads)";
+  const std::string blas = info.gpu_blas_name.empty() ? "vendor BLAS" : info.gpu_blas_name;
+  switch (info.gpu_blas) {
+    case GpuBlasUse::used: s += "; long prompts through " + blas; break;
+    case GpuBlasUse::not_built: s += "; long prompts on Alap's kernels (this GPU library has no BLAS)"; break;
+    case GpuBlasUse::not_found: s += "; long prompts on Alap's kernels (" + blas + " not found)"; break;
+    case GpuBlasUse::unusable: s += "; long prompts on Alap's kernels (" + blas + " failed its check on this GPU)"; break;
+    case GpuBlasUse::no_memory: s += "; long prompts on Alap's kernels (no room for " + blas + "'s workspace)"; break;
+    case GpuBlasUse::off: s += "; long prompts on Alap's kernels (" + blas + " turned off)"; break;
+    case GpuBlasUse::short_batches:  // partial offload: short batches; the layer count already says so
+    case GpuBlasUse::none: break;
+  }
   return s;
 }
 
@@ -282,7 +293,8 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       info.gpu_status = ModelInfo::GpuStatus::used;
       info.gpu_layers = st->gpu->n_gpu_layers();
       info.gpu_weights_bytes = st->gpu->plan().weights_bytes;
-      info.gpu_prefill_blas = st->gpu->prefill_blas();
+      info.gpu_blas = st->gpu->prefill_blas_use();
+      info.gpu_blas_name = st->gpu->blas_name();
     } else {
       if (mem) check_context_fits(where, *mem, m.weights_bytes(), shape, mode, n_ctx);
       step(0.85f, "preparing the weights for the CPU");

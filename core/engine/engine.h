@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/engine/engine_error.h"
+#include "core/runtime/gpu_blas_use.h"
 #include "core/runtime/memory_plan.h"
 #include "core/runtime/memory_report.h"
 #include "core/sample/sampler.h"
@@ -97,13 +98,17 @@ struct ModelInfo {
   int32_t gpu_layers = 0;              // layers on the GPU (the rest on the CPU)
   uint64_t gpu_weights_bytes = 0;      // weights held in device memory
   size_t prefill_chunk = 0;            // prompt tokens a prefill batch takes (choose_gpu_prefill_chunk on the GPU)
-  bool gpu_prefill_blas = false;       // long prompts' products on the GPU may take the vendor BLAS (GpuForward::prefill_blas)
+  // Whether long prompts' products on the GPU take the vendor BLAS, or why not (none: no GPU layer),
+  // and its name ("cuBLAS", "rocBLAS"; "" when the GPU library has none).
+  GpuBlasUse gpu_blas = GpuBlasUse::none;
+  std::string gpu_blas_name;
 };
 
 // -1 (auto) when a GPU backend is usable on this machine, else 0: the default of LoadParams::gpu_layers
 // for the app and alap-cli. Loads the GPU library to find out (once per call; cheap after the first).
 int32_t default_gpu_layers();
-// One line for people: "GPU NVIDIA H200, 24 of 24 layers (403.2 MiB of weights)" or "CPU, 8 threads".
+// One line for people: "GPU NVIDIA H200, 24 of 24 layers (403.2 MiB of weights); long prompts through
+// cuBLAS" or "CPU, 8 threads".
 std::string backend_summary(const ModelInfo& info);
 
 struct GenerateRequest {

@@ -209,6 +209,27 @@ GpuLayerFit fit_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode 
   return with >= without ? GpuLayerFit{with, true} : GpuLayerFit{without, false};
 }
 
+GpuBlasUse prefill_blas_use(const GpuBackend& gpu, bool in_plan, bool allowed, size_t max_batch, int64_t n_cols,
+                            std::string* name) {
+  const GpuBackend::BlasStatus st = gpu.blas_status();
+  if (name != nullptr) *name = st.name;
+  if (in_plan) return GpuBlasUse::used;
+  if (!allowed) return GpuBlasUse::off;
+  switch (st.state) {
+    case gpu::gpu_blas_not_built: return GpuBlasUse::not_built;
+    case gpu::gpu_blas_off: return GpuBlasUse::off;
+    case gpu::gpu_blas_not_found: return GpuBlasUse::not_found;
+    case gpu::gpu_blas_ready:
+    case gpu::gpu_blas_unchecked:
+      // The library asks for no workspace at this batch (it does not take products this short), or
+      // the plan left its workspace out for the layers' sake.
+      return gpu.ops().gpu_blas_scratch_bytes(static_cast<int>(max_batch), static_cast<int>(n_cols)) == 0
+                 ? GpuBlasUse::short_batches
+                 : GpuBlasUse::no_memory;
+    default: return GpuBlasUse::unusable;  // incomplete, failed its check, refused a product
+  }
+}
+
 std::string gpu_unsupported_reason(const Model& model, const GpuBackend& gpu) {
   const ModelHParams& hp = model.hparams();
   if (hp.head_dim_k != hp.head_dim_v) {
@@ -830,6 +851,7 @@ GpuForward::GpuForward(const Model& model, std::shared_ptr<GpuBackend> backend, 
   s.ops = &backend_->ops();
   s.L = make_layout(model, *backend_, n_gpu_, mode_, capacity_, max_batch_, blas_);
   blas_ = blas_ && s.L.blas_bytes != 0;  // the library has a BLAS (that passed its check)
+  blas_use_ = alap::prefill_blas_use(*backend_, blas_, options.prefill_blas, max_batch_, hp.n_embd, &blas_name_);
   s.ck(s.ops->gpu_stream_create(&s.stream), "creating a stream");
   s.weights = DeviceBuffer(backend_, s.L.weights_bytes, "weights");
   s.kv = DeviceBuffer(backend_, s.L.kv_bytes, "KV cache");

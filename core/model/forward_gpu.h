@@ -33,6 +33,7 @@
 #include "core/model/forward.h"
 #include "core/model/model.h"
 #include "core/runtime/gpu_backend.h"
+#include "core/runtime/gpu_blas_use.h"
 #include "core/runtime/memory_report.h"
 #include "core/sample/logits_top.h"
 
@@ -102,6 +103,13 @@ struct GpuLayerFit {
 GpuLayerFit fit_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode mode, size_t capacity, size_t max_batch,
                            uint64_t usable, bool blas_allowed = true);
 
+// Why long prompts' products do (in_plan: its workspace is in the device plan) or do not take the
+// vendor BLAS: allowed is GpuForwardOptions::prefill_blas, max_batch the prefill batch, n_cols any
+// product's columns. name (may be null) gets the BLAS's name ("cuBLAS", "rocBLAS"; "" when the
+// library has none). Asks the library (gpu_blas_status); never makes the BLAS's handle.
+GpuBlasUse prefill_blas_use(const GpuBackend& gpu, bool in_plan, bool allowed, size_t max_batch, int64_t n_cols,
+                            std::string* name);
+
 // Why this model cannot run on this backend at all (head_dim not a multiple of 32 or above 256,
 // K and V head sizes differ, more than 16 query heads per KV head, a weight type the library
 // cannot multiply); empty when it can.
@@ -153,6 +161,9 @@ class GpuForward {
   // Whether the plan holds the vendor BLAS's scratch (the library has one and it costs no layer):
   // long prompts' weight products may take it.
   bool prefill_blas() const { return blas_; }
+  // Why it does or does not (the free function prefill_blas_use), and the BLAS's name ("cuBLAS").
+  GpuBlasUse prefill_blas_use() const { return blas_use_; }
+  const std::string& blas_name() const { return blas_name_; }
   size_t max_batch() const { return max_batch_; }
   const GpuMemoryPlan& plan() const { return plan_; }
   const GpuStepStats& step_stats() const;
@@ -170,6 +181,8 @@ class GpuForward {
   size_t capacity_ = 0, max_batch_ = 0, n_tokens_ = 0;
   int32_t n_gpu_ = 0;
   bool blas_ = false;
+  GpuBlasUse blas_use_ = GpuBlasUse::none;
+  std::string blas_name_;
   GpuMemoryPlan plan_;
 };
 

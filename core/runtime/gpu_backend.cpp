@@ -159,6 +159,15 @@ void GpuBackend::check(int rc, const char* what) const {
   throw GpuError(std::string("GPU: ") + what + ": " + (m != nullptr && *m != '\0' ? m : "failed"));
 }
 
+GpuBackend::BlasStatus GpuBackend::blas_status() const {
+  char name[64] = {}, file[512] = {};
+  BlasStatus st;
+  st.state = ops_.gpu_blas_status(name, sizeof name, file, sizeof file);
+  st.name = name;
+  st.file = file;
+  return st;
+}
+
 DeviceBuffer::DeviceBuffer(std::shared_ptr<GpuBackend> backend, size_t bytes, const char* what)
     : backend_(std::move(backend)), bytes_(bytes) {
   void* p = nullptr;

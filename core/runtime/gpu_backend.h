@@ -49,7 +49,7 @@ class GpuError : public std::runtime_error {
   X(attn_decode_ctx_limit) X(attn_prefill_check) X(attn_k8_prefill_run) X(kv_k8_store_run)        \
   X(gpu_rms_norm_q8) X(gpu_swiglu_q8) X(gpu_bias_rope_1) X(gpu_rope_store_1)                      \
   X(gpu_graph_capture_begin) X(gpu_graph_capture_end) X(gpu_graph_launch) X(gpu_graph_destroy)    \
-  X(gpu_blas_scratch_bytes) X(gpu_matmul_blas)                                                    \
+  X(gpu_blas_scratch_bytes) X(gpu_matmul_blas) X(gpu_blas_status)                                 \
   X(gpu_error_message)
 
 // The resolved entry points, named as in the headers: ops().gpu_alloc(&p, n).
@@ -102,6 +102,13 @@ class GpuBackend {
 
   // Throws GpuError("<what>: <gpu_error_message()>") when rc != 0.
   void check(int rc, const char* what) const;
+
+  // The library's vendor BLAS (gpu_blas_status): its state, name ("cuBLAS") and the file opened.
+  struct BlasStatus {
+    int state = gpu::gpu_blas_not_built;  // a gpu::gpu_blas_state
+    std::string name, file;
+  };
+  BlasStatus blas_status() const;
 
  private:
   GpuBackend() = default;

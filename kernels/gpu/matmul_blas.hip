@@ -14,6 +14,7 @@
 // Not the decode products (matmul.hip) and not attention.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -148,6 +149,7 @@ struct Blas {
   gemm_fn gemm_ex = nullptr;
   blas_handle_t handle = nullptr;  // made by usable() (it allocates on the device)
   BlasState state = BlasState::unchecked;
+  bool refused_product = false;  // unusable because it refused a product after passing its check
   std::mutex mutex;  // one handle, its stream and workspace set per call
 };
 
@@ -170,34 +172,48 @@ std::vector<std::string> blas_candidates() {
   return out;
 }
 
-// The library and its four entry points, or null when it cannot be opened (then the forward pass
-// never asks for a BLAS product: gpu_blas_scratch_bytes is 0).
-Blas* blas() {
-  static Blas* const b = []() -> Blas* {
+// The library opened (or why none is): its four entry points, the file it came from.
+struct BlasOpen {
+  Blas* blas = nullptr;  // null when none could be used (then the forward pass never asks for a
+                         // BLAS product: gpu_blas_scratch_bytes is 0)
+  gpu_blas_state failure = gpu_blas_not_found;  // why blas is null
+  std::string file;                             // the candidate that opened, "" when none did
+};
+
+const BlasOpen& blas_open() {
+  static const BlasOpen o = [] {
+    BlasOpen r;
     void* lib = nullptr;
     for (const std::string& name : blas_candidates()) {
       lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib != nullptr) break;
+      if (lib != nullptr) {
+        r.file = name;
+        break;
+      }
     }
-    if (lib == nullptr) return nullptr;
-    auto* r = new Blas;  // lives as long as the process, like the library it points into
-    r->create = reinterpret_cast<create_fn>(dlsym(lib, kBlasSymbols[0]));
-    r->set_stream = reinterpret_cast<set_stream_fn>(dlsym(lib, kBlasSymbols[1]));
-    r->set_workspace = reinterpret_cast<set_workspace_fn>(dlsym(lib, kBlasSymbols[2]));
-    r->gemm_ex = reinterpret_cast<gemm_fn>(dlsym(lib, kBlasSymbols[3]));
-    bool usable = r->create != nullptr && r->set_stream != nullptr && r->set_workspace != nullptr && r->gemm_ex != nullptr;
+    if (lib == nullptr) return r;
+    auto* b = new Blas;  // lives as long as the process, like the library it points into
+    b->create = reinterpret_cast<create_fn>(dlsym(lib, kBlasSymbols[0]));
+    b->set_stream = reinterpret_cast<set_stream_fn>(dlsym(lib, kBlasSymbols[1]));
+    b->set_workspace = reinterpret_cast<set_workspace_fn>(dlsym(lib, kBlasSymbols[2]));
+    b->gemm_ex = reinterpret_cast<gemm_fn>(dlsym(lib, kBlasSymbols[3]));
+    bool usable = b->create != nullptr && b->set_stream != nullptr && b->set_workspace != nullptr && b->gemm_ex != nullptr;
 #if defined(ALAP_GPU_BLAS_ROCBLAS)
-    usable = usable && rocblas_has_kernels(reinterpret_cast<void*>(r->gemm_ex));
+    usable = usable && rocblas_has_kernels(reinterpret_cast<void*>(b->gemm_ex));
 #endif
     if (!usable) {
-      delete r;
+      delete b;
       dlclose(lib);
-      return nullptr;
+      r.failure = gpu_blas_incomplete;
+      return r;
     }
+    r.blas = b;
     return r;
   }();
-  return b;
+  return o;
 }
+
+Blas* blas() { return blas_open().blas; }
 
 void blas_check(blas_status_t s, const char* what) {
   if (s != kBlasSuccess)
@@ -456,9 +472,13 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
     std::lock_guard<std::mutex> lock(b->mutex);
     // A BLAS that failed its check, or passed it but refuses a product (a shape it has no kernel
     // or workspace for), is not asked again: this and every later product go to gpu_matmul.
-    refused = !usable(*b) || !blas_product(*b, dtype, d_w, n_rows, n_cols, d_x, n_tokens, d_y, beta,
-                                           static_cast<uint8_t*>(d_scratch), act_bytes, slice_rows,
-                                           static_cast<alap_gpu_stream_t>(stream));
+    if (!usable(*b)) {
+      refused = true;
+    } else if (!blas_product(*b, dtype, d_w, n_rows, n_cols, d_x, n_tokens, d_y, beta, static_cast<uint8_t*>(d_scratch),
+                             act_bytes, slice_rows, static_cast<alap_gpu_stream_t>(stream))) {
+      refused = true;
+      b->refused_product = true;
+    }
     if (refused) b->state = BlasState::unusable;
   });
   if (rc == 0 && refused) return gpu_matmul(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, stream);
@@ -468,6 +488,39 @@ int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, con
   (void)d_scratch;
   (void)scratch_bytes;
   return gpu_matmul(dtype, d_w, n_rows, n_cols, d_x, d_xq, n_tokens, d_y, beta, stream);
+#endif
+}
+
+int gpu_blas_status(char* name, size_t name_len, char* file, size_t file_len) {
+  const auto put = [](char* dst, size_t len, const std::string& v) {
+    if (dst == nullptr || len == 0) return;
+    const size_t n = std::min(len - 1, v.size());
+    std::memcpy(dst, v.data(), n);
+    dst[n] = '\0';
+  };
+#if defined(ALAP_GPU_BLAS)
+  put(name, name_len, kBlasName);
+  if (blas_choice() == BlasChoice::never) {
+    put(file, file_len, "");
+    return gpu_blas_off;
+  }
+  const BlasOpen& o = blas_open();
+  put(file, file_len, o.file);
+  if (o.blas == nullptr) return o.failure;
+  std::lock_guard<std::mutex> lock(o.blas->mutex);
+  switch (o.blas->state) {
+    case BlasState::unchecked:
+      return gpu_blas_unchecked;
+    case BlasState::usable:
+      return gpu_blas_ready;
+    case BlasState::unusable:
+      break;
+  }
+  return o.blas->refused_product ? gpu_blas_refused : gpu_blas_failed_check;
+#else
+  put(name, name_len, "");
+  put(file, file_len, "");
+  return gpu_blas_not_built;
 #endif
 }
 

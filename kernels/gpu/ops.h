@@ -25,7 +25,8 @@ namespace alap::gpu {
 // 2: attn_decode_params::pos_dev and attn_decode_ctx_limit; gpu_rope_store_params q_norm, k_norm,
 //    norm_eps and pos_dev.
 // 3: gpu_blas_scratch_bytes and gpu_matmul_blas.
-inline constexpr int kGpuAbiVersion = 3;
+// 4: gpu_blas_status.
+inline constexpr int kGpuAbiVersion = 4;
 
 // The part of gpu_blas_scratch_bytes that holds one slice of fp16 weights.
 inline constexpr size_t kGpuBlasSliceBytes = size_t(64) << 20;
@@ -118,6 +119,23 @@ size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols);
 // its automatic kernel choice), for comparisons.
 int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                     int n_tokens, float* d_y, float beta, void* d_scratch, size_t scratch_bytes, void* stream);
+
+// What gpu_blas_status says about the vendor BLAS of this library.
+enum gpu_blas_state : int {
+  gpu_blas_ready = 0,         // opened, and its check passed: products may take it
+  gpu_blas_unchecked = 1,     // opened, not yet checked (no gpu_blas_scratch_bytes call has asked for it)
+  gpu_blas_not_built = 2,     // this library was built without a BLAS
+  gpu_blas_off = 3,           // ALAP_GPU_PREFILL names one of gpu_matmul's kernels
+  gpu_blas_not_found = 4,     // no candidate library could be opened
+  gpu_blas_incomplete = 5,    // a library opened but lacks an entry point, or (rocBLAS) kernels for this GPU
+  gpu_blas_failed_check = 6,  // its handle could not be made, or its check product came out wrong
+  gpu_blas_refused = 7,       // it passed its check, then refused a product: no longer asked
+};
+// The vendor BLAS's state (a gpu_blas_state), its name ("cuBLAS", "rocBLAS"; "" when not built) into
+// name and the library file it opened ("" when none) into file, each cut to its buffer and
+// NUL-terminated (a null buffer or a length of 0 is skipped). Opens the library when no call has yet
+// (not when it is turned off), but never makes its handle or runs its check (gpu_blas_scratch_bytes does).
+int gpu_blas_status(char* name, size_t name_len, char* file, size_t file_len);
 
 // ---- elementwise and small kernels ---------------------------------------------------------
 

@@ -231,6 +231,33 @@ class ViewModelsTest : public QObject {
     QCOMPARE(meter.backendNote(), QString());
     QCOMPARE(meter.freeLabel(), QStringLiteral("Free GPU memory"));
 
+    // On the GPU: why long prompts do not take the vendor BLAS, where people can act on it.
+    info.gpu_blas_name = "cuBLAS";
+    const struct {
+      alap::GpuBlasUse use;
+      const char* says;  // nullptr: no note
+    } blas[] = {{alap::GpuBlasUse::used, nullptr},
+                {alap::GpuBlasUse::not_found, "cuBLAS was not found"},
+                {alap::GpuBlasUse::unusable, "cuBLAS failed Alap's check"},
+                {alap::GpuBlasUse::no_memory, "cuBLAS's workspace"},
+                {alap::GpuBlasUse::not_built, "no vendor BLAS"},
+                {alap::GpuBlasUse::off, nullptr},
+                {alap::GpuBlasUse::short_batches, nullptr}};
+    for (const auto& c : blas) {
+      info.gpu_blas = c.use;
+      meter.setModel(info);
+      if (c.says == nullptr) {
+        QCOMPARE(meter.backendNote(), QString());
+      } else {
+        QVERIFY2(meter.backendNote().contains(QString::fromUtf8(c.says)), qPrintable(meter.backendNote()));
+      }
+    }
+    info.gpu_blas_name.clear();  // a library that names none
+    info.gpu_blas = alap::GpuBlasUse::not_found;
+    meter.setModel(info);
+    QVERIFY2(meter.backendNote().startsWith(QStringLiteral("BLAS was not found")), qPrintable(meter.backendNote()));
+    info.gpu_blas = alap::GpuBlasUse::used;
+
     MemoryMeter bn{QLocale(QStringLiteral("bn_BD"))};
     bn.setModel(info);
     QVERIFY2(bn.backendText().contains(QStringLiteral("১৬")), qPrintable(bn.backendText()));

@@ -345,6 +345,22 @@ size_t gpu_blas_scratch_bytes(int max_tokens, int max_cols) {
   return bytes > 256 ? static_cast<size_t>((bytes + 255) / 256 * 256) : 256;
 }
 
+// "hostBLAS": ready under ALAP_HOST_GPU_BLAS=1, else not found; ALAP_HOST_GPU_BLAS_STATE=<a
+// gpu_blas_state number> says that state instead (the tests of how each reason reaches people).
+int gpu_blas_status(char* name, size_t name_len, char* file, size_t file_len) {
+  const auto put = [](char* dst, size_t len, const char* v) {
+    if (dst == nullptr || len == 0) return;
+    std::snprintf(dst, len, "%s", v);
+  };
+  put(name, name_len, "hostBLAS");
+  const char* forced = std::getenv("ALAP_HOST_GPU_BLAS_STATE");
+  const int state = forced != nullptr && *forced != '\0' ? std::atoi(forced)
+                    : emulate_blas()                      ? alap::gpu::gpu_blas_ready
+                                                          : alap::gpu::gpu_blas_not_found;
+  put(file, file_len, state == alap::gpu::gpu_blas_not_found ? "" : "libhostblas.so");
+  return state;
+}
+
 int gpu_matmul_blas(uint32_t dtype, const void* d_w, int n_rows, int n_cols, const float* d_x, const void* d_xq,
                     int n_tokens, float* d_y, float beta, void* d_scratch, size_t scratch_bytes, void* st) {
   const auto* info = alap::kernels::dtype_info(dtype);

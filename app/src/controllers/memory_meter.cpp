@@ -128,8 +128,45 @@ QString MemoryMeter::backendNote() const {
     case S::no_memory:
       return QCoreApplication::translate(
           "MemoryMeter", "The GPU has too little free memory for this model and context: running on the CPU.");
-    case S::not_requested:
     case S::used:
+      return blasNote();
+    case S::not_requested:
+      break;
+  }
+  return {};
+}
+
+QString MemoryMeter::blasNote() const {
+  // The library names its BLAS whenever it has one; "BLAS" only for one that would not.
+  const QString blas =
+      m_info.gpu_blas_name.empty() ? QStringLiteral("BLAS") : QString::fromStdString(m_info.gpu_blas_name);
+  switch (m_info.gpu_blas) {
+    case alap::GpuBlasUse::not_found:
+      //: %1 = cuBLAS or rocBLAS
+      return QCoreApplication::translate("MemoryMeter",
+                                         "%1 was not found: long prompts run on Alap's own GPU kernels, more slowly. "
+                                         "Installing %1 (with the CUDA toolkit or ROCm) makes them faster.")
+          .arg(blas);
+    case alap::GpuBlasUse::unusable:
+      //: %1 = cuBLAS or rocBLAS
+      return QCoreApplication::translate("MemoryMeter",
+                                         "%1 failed Alap's check on this GPU: long prompts run on Alap's own GPU "
+                                         "kernels, more slowly.")
+          .arg(blas);
+    case alap::GpuBlasUse::no_memory:
+      //: %1 = cuBLAS or rocBLAS
+      return QCoreApplication::translate("MemoryMeter",
+                                         "No GPU memory is left for %1's workspace beside this model: long prompts "
+                                         "run on Alap's own GPU kernels, more slowly.")
+          .arg(blas);
+    case alap::GpuBlasUse::not_built:
+      return QCoreApplication::translate("MemoryMeter",
+                                         "This GPU library has no vendor BLAS: long prompts run on Alap's own GPU "
+                                         "kernels, more slowly.");
+    case alap::GpuBlasUse::off:  // a developer's setting (ALAP_GPU_PREFILL)
+    case alap::GpuBlasUse::short_batches:  // layers left to the CPU: the layer count says it already
+    case alap::GpuBlasUse::used:
+    case alap::GpuBlasUse::none:
       break;
   }
   return {};

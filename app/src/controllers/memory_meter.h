@@ -34,7 +34,9 @@ class MemoryMeter : public QObject {
   Q_PROPERTY(QString freeText READ freeText NOTIFY changed)
   Q_PROPERTY(QString freeLabel READ freeLabel NOTIFY changed)
   // Where the model runs ("GPU NVIDIA H200 · 24 of 24 layers" / "CPU · 8 threads") and, when a GPU
-  // was wanted but is not used, why (in the interface's language); empty otherwise.
+  // was wanted but is not used, why (in the interface's language); on the GPU, why long prompts do
+  // not take the vendor BLAS where people can act on it (not found, failed its check, no room);
+  // empty otherwise.
   Q_PROPERTY(QString backendText READ backendText NOTIFY changed)
   Q_PROPERTY(QString backendNote READ backendNote NOTIFY changed)
   Q_PROPERTY(QVariantList modeCapacity READ modeCapacity NOTIFY changed)
@@ -100,6 +102,9 @@ class MemoryMeter : public QObject {
   void plotChanged();
 
  private:
+  // Why long prompts on the GPU do not take the vendor BLAS, where people can act on it; "" else.
+  QString blasNote() const;
+
   QLocale m_locale;
   bool m_hasModel = false;
   alap::ModelInfo m_info;

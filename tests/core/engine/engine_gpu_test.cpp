@@ -345,19 +345,30 @@ TEST_F(EngineGpu, ContextThatDoesNotFitIsRefusedWithTheLargestThatDoes) {
   EXPECT_EQ(greedy(e, "a", 4).tokens.size(), 4u);
 }
 
-// ModelInfo says whether long prompts may take the vendor BLAS: not when the library has none,
-// yes when it has one (the host emulation's, ALAP_HOST_GPU_BLAS=1) and every layer fits with it.
+// ModelInfo says whether long prompts take the vendor BLAS, and why not: not when the library has
+// none (not found here), yes when it has one (the host emulation's, ALAP_HOST_GPU_BLAS=1) and every
+// layer fits with it; the CPU has none. backend_summary says it in words.
 TEST_F(EngineGpu, ModelInfoSaysWhetherPrefillTakesTheBlas) {
   ScopedEnv env("ALAP_GPU_LIBRARY", ALAP_GPU_HOST_LIBRARY);
   Engine plain;
   plain.load(model_, params(-1));
   EXPECT_EQ(plain.model_info().gpu_layers, 3);
-  EXPECT_FALSE(plain.model_info().gpu_prefill_blas);
+  EXPECT_EQ(plain.model_info().gpu_blas, GpuBlasUse::not_found);
+  EXPECT_EQ(plain.model_info().gpu_blas_name, "hostBLAS");
+  EXPECT_NE(backend_summary(plain.model_info()).find("; long prompts on Alap's kernels (hostBLAS not found)"),
+            std::string::npos)
+      << backend_summary(plain.model_info());
+  Engine cpu;
+  cpu.load(model_, params(0));
+  EXPECT_EQ(cpu.model_info().gpu_blas, GpuBlasUse::none);
+  EXPECT_EQ(backend_summary(cpu.model_info()).find("long prompts"), std::string::npos);
   ScopedEnv blas("ALAP_HOST_GPU_BLAS", "1");
   Engine e;
   e.load(model_, params(-1));
   EXPECT_EQ(e.model_info().gpu_layers, 3);
-  EXPECT_TRUE(e.model_info().gpu_prefill_blas);
+  EXPECT_EQ(e.model_info().gpu_blas, GpuBlasUse::used);
+  EXPECT_NE(backend_summary(e.model_info()).find("; long prompts through hostBLAS"), std::string::npos)
+      << backend_summary(e.model_info());
   const GenerateResult a = greedy(plain, "a b c d e", 8), b = greedy(e, "a b c d e", 8);
   EXPECT_EQ(a.tokens.size(), 8u);
   EXPECT_EQ(b.tokens.size(), 8u);

@@ -272,6 +272,8 @@ int bench(std::shared_ptr<GpuBackend> gpu, const std::string& path, size_t ctx, 
               fill ? static_cast<double>(depth) / prefill_s : 0.0, depth, chunk, prefill_s, n_dec / decode_s, depth, r.weights_bytes / mib,
               r.kv_capacity_bytes / mib, r.scratch_bytes / mib, r.device_free_bytes / (mib * 1024),
               r.device_total_bytes / (mib * 1024), load_s);
+  std::printf("  prefill blas: %s (%s)\n", gpu_blas_use_name(g.prefill_blas_use()),
+              g.blas_name().empty() ? "none in the library" : g.blas_name().c_str());
   const GpuStepStats& st = g.step_stats();
   const double plain = static_cast<double>(std::max<uint64_t>(st.decode_steps - st.graph_steps, 1));
   const double caps = static_cast<double>(std::max<uint64_t>(st.graph_captures, 1));

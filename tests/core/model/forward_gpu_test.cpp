@@ -457,6 +457,8 @@ TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
       EXPECT_GE(plan_gpu_memory(m, *gpu, gpu_layers, c.mode, 64, 4).scratch_bytes, plain_scratch + 256);
       GpuForward g(m, gpu, o);
       EXPECT_TRUE(g.prefill_blas());
+      EXPECT_EQ(g.prefill_blas_use(), GpuBlasUse::used);
+      EXPECT_EQ(g.blas_name(), "hostBLAS");
       EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode)) << "prefill";
       EXPECT_EQ(products() - before, 3u * 7u * static_cast<unsigned>(gpu_layers));
       EXPECT_LT(rel_diff(g.run(pool, std::span<const int32_t>(&next, 1), g.n_tokens()), ref1), tol(c.mode)) << "decode";
@@ -464,6 +466,7 @@ TEST(GpuForward, PrefillProductsTakeTheBlasWhenTheLibraryHasIt) {
     }
     GpuForward g(m, gpu, o);  // the library without BLAS
     EXPECT_FALSE(g.prefill_blas());
+    EXPECT_EQ(g.prefill_blas_use(), GpuBlasUse::not_found);
     EXPECT_EQ(g.plan().scratch_bytes, plain_scratch);
     const unsigned without = products();
     EXPECT_LT(rel_diff(g.run(pool, prompt, 0), ref), tol(c.mode));
@@ -612,6 +615,7 @@ TEST(GpuForward, PrefillBlasIsLeftOutWhereItWouldCostALayer) {
       GpuForward g(m, gpu, o);
       EXPECT_EQ(g.n_gpu_layers(), 3);
       EXPECT_FALSE(g.prefill_blas());
+      EXPECT_EQ(g.prefill_blas_use(), GpuBlasUse::no_memory);
       EXPECT_EQ(g.plan().scratch_bytes, without.scratch_bytes);
       const unsigned before = products();
       (void)g.run(pool, prompt, 0);
@@ -637,8 +641,50 @@ TEST(GpuForward, PrefillBlasIsLeftOutWhereItWouldCostALayer) {
     o.prefill_blas = false;  // the caller's choice
     GpuForward off(m, gpu, o);
     EXPECT_FALSE(off.prefill_blas());
+    EXPECT_EQ(off.prefill_blas_use(), GpuBlasUse::off);
     EXPECT_EQ(off.plan().scratch_bytes, without.scratch_bytes);
   }
+}
+
+// Why a forward pass runs its prompts without the vendor BLAS, from what the library says of it
+// (gpu_blas_status; the host emulation says what ALAP_HOST_GPU_BLAS_STATE asks) and from the plan.
+TEST(GpuForward, SaysWhyPromptsRunWithoutTheBlas) {
+  const test::TinyFile tf = test::make_tiny(spec("qwen2", DType::q8_0));
+  const Model m = Model::from_file(tf.to_file());
+  auto gpu = host_backend();
+  ASSERT_NE(gpu, nullptr);
+  GpuForwardOptions o;
+  o.capacity = 64;
+  o.max_batch = 4;
+  const struct {
+    gpu::gpu_blas_state state;
+    GpuBlasUse use;
+  } cases[] = {{gpu::gpu_blas_not_built, GpuBlasUse::not_built},
+               {gpu::gpu_blas_off, GpuBlasUse::off},
+               {gpu::gpu_blas_not_found, GpuBlasUse::not_found},
+               {gpu::gpu_blas_incomplete, GpuBlasUse::unusable},
+               {gpu::gpu_blas_failed_check, GpuBlasUse::unusable},
+               {gpu::gpu_blas_refused, GpuBlasUse::unusable}};
+  for (const auto& c : cases) {
+    ScopedEnv state("ALAP_HOST_GPU_BLAS_STATE", std::to_string(static_cast<int>(c.state)));
+    EXPECT_EQ(gpu->blas_status().state, c.state);
+    GpuForward g(m, gpu, o);
+    EXPECT_FALSE(g.prefill_blas());
+    EXPECT_EQ(g.prefill_blas_use(), c.use) << "state " << c.state << ": " << gpu_blas_use_name(g.prefill_blas_use());
+    EXPECT_EQ(g.blas_name(), "hostBLAS");
+  }
+  // A BLAS that is ready, but the library asks for no workspace at a one-token batch (the host
+  // emulation takes products from 2 tokens, the real library from 128).
+  ScopedEnv blas("ALAP_HOST_GPU_BLAS", "1");
+  EXPECT_EQ(gpu->blas_status().state, gpu::gpu_blas_ready);
+  EXPECT_EQ(gpu->blas_status().file, "libhostblas.so");
+  o.max_batch = 1;
+  GpuForward one(m, gpu, o);
+  EXPECT_FALSE(one.prefill_blas());
+  EXPECT_EQ(one.prefill_blas_use(), GpuBlasUse::short_batches);
+  o.max_batch = 4;
+  GpuForward four(m, gpu, o);
+  EXPECT_EQ(four.prefill_blas_use(), GpuBlasUse::used);
 }
 
 TEST(GpuForward, PlanMatchesAllocationAndAutoLayersFitTheBudget) {

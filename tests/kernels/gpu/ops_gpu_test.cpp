@@ -481,6 +481,21 @@ void test_blas_choice(std::mt19937& rng) {
   // failed to open it or failed its own check (matmul_blas.hip's self_check).
   if (const char* e = std::getenv("ALAP_GPU_EXPECT_BLAS"); e != nullptr && std::string(e) == "1")
     expect(have, "no vendor BLAS although ALAP_GPU_EXPECT_BLAS=1: not opened, or its check failed");
+  // What gpu_blas_status says agrees: ready after the check above passed, else a reason.
+  {
+    char name[32] = {}, file[256] = {};
+    const int st = g::gpu_blas_status(name, sizeof name, file, sizeof file);
+    expect(have == (st == g::gpu_blas_ready), "gpu_blas_status " + std::to_string(st) + " beside a scratch of " +
+                                                  std::to_string(g::gpu_blas_scratch_bytes(1024, 1024)) + " bytes");
+    expect(std::string(name) == "cuBLAS" || std::string(name) == "rocBLAS" || (st == g::gpu_blas_not_built && !*name),
+           std::string("gpu_blas_status named ") + name);
+    expect((st == g::gpu_blas_not_found || st == g::gpu_blas_not_built) == (*file == '\0'),
+           std::string("gpu_blas_status: file '") + file + "' with state " + std::to_string(st));
+    std::printf("blas status %d: %s %s\n", st, name, file);
+    const ScopedEnv off("ALAP_GPU_PREFILL", "kernels");
+    expect(g::gpu_blas_status(nullptr, 0, nullptr, 0) == (st == g::gpu_blas_not_built ? st : g::gpu_blas_off),
+           "gpu_blas_status with ALAP_GPU_PREFILL=kernels");
+  }
   for (const shape& sh : {shape{2048, 1024, 128, true}, shape{2048, 1024, 127, false}, shape{1024, 1024, 128, false},
                           shape{1024, 512, 1024, true}, shape{1024, 480, 1024, false}}) {
     const std::vector<uint8_t> w = make_weights(DType::q8_0, sh.rows, sh.cols, rng);
@@ -1540,6 +1555,9 @@ void bench_graph_idle() {
 void test_blas_refused(std::mt19937& rng) {
   const ScopedEnv forced("ALAP_GPU_PREFILL", "blas");
   expect(g::gpu_blas_scratch_bytes(256, 1024) == 0, "a wrong BLAS was taken (scratch asked for)");
+  const int st = g::gpu_blas_status(nullptr, 0, nullptr, 0);
+  expect(st == g::gpu_blas_failed_check || st == g::gpu_blas_incomplete,
+         "gpu_blas_status " + std::to_string(st) + " for a refused BLAS");
   constexpr int rows = 64, cols = 256, tokens = 8;
   const std::vector<uint8_t> w = make_weights(DType::q8_0, rows, cols, rng);
   const std::vector<float> x = randn(size_t(tokens) * cols, rng);
