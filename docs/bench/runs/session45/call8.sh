@@ -39,6 +39,7 @@ for pre in auto kernels; do
 done
 echo "bench no BLAS found: $(ALAP_GPU_BLAS_LIBRARY=/nonexistent/no-blas.so ALAP_BENCH_CHUNK=2048 timeout 60 $d/forward_gpu_device bench $m/llama3-8b-q4_k.gguf 4096 k8 -1 2>&1 | grep -E '^bench|prefill blas' | sed -E 's/, decode.*//' | tr '\n' ' ')"
 for tool in memcheck racecheck; do
+  [ $(( $(date +%s) - start )) -gt 230 ] && { echo "sanitizers cut before $tool $(at)"; break; }
   timeout 100 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 $w/attn_gpu_test --small > $w/san_$tool.log 2>&1
   echo "attn_gpu_test --small $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL' $w/san_$tool.log | head -3 | tr '\n' ' ') $(at)"
 done
