@@ -219,6 +219,7 @@ GpuBlasUse prefill_blas_use(const GpuBackend& gpu, bool in_plan, bool allowed, s
     case gpu::gpu_blas_not_built: return GpuBlasUse::not_built;
     case gpu::gpu_blas_off: return GpuBlasUse::off;
     case gpu::gpu_blas_not_found: return GpuBlasUse::not_found;
+    case gpu::gpu_blas_not_looked_for: return GpuBlasUse::short_batches;  // no plan asked: batches too short
     case gpu::gpu_blas_ready:
     case gpu::gpu_blas_unchecked:
       // The library asks for no workspace at this batch (it does not take products this short), or

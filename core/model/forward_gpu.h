@@ -106,8 +106,9 @@ GpuLayerFit fit_gpu_layers(const Model& model, const GpuBackend& gpu, CacheMode 
 // Why long prompts' products do (in_plan: its workspace is in the device plan) or do not take the
 // vendor BLAS: allowed is GpuForwardOptions::prefill_blas, max_batch the prefill batch, n_cols any
 // product's columns. name (may be null) gets the BLAS's name ("cuBLAS", "rocBLAS"; "" when the
-// library has none). Asks the library: gpu_blas_status, and where its BLAS is ready or unchecked but
-// not in the plan, gpu_blas_scratch_bytes at max_batch (0: batches too short for it; else no memory).
+// library has none). Asks the library: gpu_blas_status (which opens nothing), and where its BLAS is
+// ready or unchecked but not in the plan, gpu_blas_scratch_bytes at max_batch (0: batches too short
+// for it; else no memory), which then neither opens nor checks anything new.
 GpuBlasUse prefill_blas_use(const GpuBackend& gpu, bool in_plan, bool allowed, size_t max_batch, int64_t n_cols,
                             std::string* name);
 

@@ -38,6 +38,7 @@
 #if defined(ALAP_GPU_BLAS)
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 #endif
@@ -180,6 +181,8 @@ struct BlasOpen {
   std::string file;                             // the candidate that opened, "" when none did
 };
 
+std::atomic<bool> g_blas_looked_for{false};  // blas_open() has run (gpu_blas_status does not open it)
+
 const BlasOpen& blas_open() {
   static const BlasOpen o = [] {
     BlasOpen r;
@@ -210,6 +213,7 @@ const BlasOpen& blas_open() {
     r.blas = b;
     return r;
   }();
+  g_blas_looked_for.store(true, std::memory_order_release);
   return o;
 }
 
@@ -504,7 +508,11 @@ int gpu_blas_status(char* name, size_t name_len, char* file, size_t file_len) {
     put(file, file_len, "");
     return gpu_blas_off;
   }
-  const BlasOpen& o = blas_open();
+  if (!g_blas_looked_for.load(std::memory_order_acquire)) {
+    put(file, file_len, "");
+    return gpu_blas_not_looked_for;
+  }
+  const BlasOpen& o = blas_open();  // opened already: no work
   put(file, file_len, o.file);
   if (o.blas == nullptr) return o.failure;
   std::lock_guard<std::mutex> lock(o.blas->mutex);

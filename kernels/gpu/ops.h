@@ -130,11 +130,13 @@ enum gpu_blas_state : int {
   gpu_blas_incomplete = 5,    // a library opened but lacks an entry point, or (rocBLAS) kernels for this GPU
   gpu_blas_failed_check = 6,  // its handle could not be made, or its check product came out wrong
   gpu_blas_refused = 7,       // it passed its check, then refused a product: no longer asked
+  gpu_blas_not_looked_for = 8,  // not yet opened: no gpu_blas_scratch_bytes call has asked for one
 };
 // The vendor BLAS's state (a gpu_blas_state), its name ("cuBLAS", "rocBLAS"; "" when not built) into
 // name and the library file it opened ("" when none) into file, each cut to its buffer and
-// NUL-terminated (a null buffer or a length of 0 is skipped). Opens the library when no call has yet
-// (not when it is turned off), but never makes its handle or runs its check (gpu_blas_scratch_bytes does).
+// NUL-terminated (a null buffer or a length of 0 is skipped). Never opens the library, makes its
+// handle or runs its check (gpu_blas_scratch_bytes does, for products that may take it): a model
+// whose batches are too short for the BLAS loads none.
 int gpu_blas_status(char* name, size_t name_len, char* file, size_t file_len);
 
 // ---- elementwise and small kernels ---------------------------------------------------------

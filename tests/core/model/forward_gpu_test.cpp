@@ -664,7 +664,8 @@ TEST(GpuForward, SaysWhyPromptsRunWithoutTheBlas) {
                {gpu::gpu_blas_not_found, GpuBlasUse::not_found},
                {gpu::gpu_blas_incomplete, GpuBlasUse::unusable},
                {gpu::gpu_blas_failed_check, GpuBlasUse::unusable},
-               {gpu::gpu_blas_refused, GpuBlasUse::unusable}};
+               {gpu::gpu_blas_refused, GpuBlasUse::unusable},
+               {gpu::gpu_blas_not_looked_for, GpuBlasUse::short_batches}};
   for (const auto& c : cases) {
     ScopedEnv state("ALAP_HOST_GPU_BLAS_STATE", std::to_string(static_cast<int>(c.state)));
     EXPECT_EQ(gpu->blas_status().state, c.state);

@@ -489,6 +489,7 @@ void test_blas_choice(std::mt19937& rng) {
                                                   std::to_string(g::gpu_blas_scratch_bytes(1024, 1024)) + " bytes");
     expect(std::string(name) == "cuBLAS" || std::string(name) == "rocBLAS" || (st == g::gpu_blas_not_built && !*name),
            std::string("gpu_blas_status named ") + name);
+    expect(st != g::gpu_blas_not_looked_for, "gpu_blas_status: not looked for after gpu_blas_scratch_bytes");
     expect((st == g::gpu_blas_not_found || st == g::gpu_blas_not_built) == (*file == '\0'),
            std::string("gpu_blas_status: file '") + file + "' with state " + std::to_string(st));
     std::printf("blas status %d: %s %s\n", st, name, file);
