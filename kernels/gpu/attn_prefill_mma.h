@@ -27,6 +27,14 @@
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
+// ALAP_PREFILL_K8_FMA=1 (try/k8-prefill-fma, unmeasured): k8 scores as two FFMA an element, the
+// accumulator's bias folded into the first (not the same bits; docs/kernels/gpu.md "Session 45").
+// 2: the same, with each warp's K scales of a tile converted to fp32 once (4 a lane) into its own
+// shared area, transposed, so a lane reads a pair of rows' scales with one 8-byte load, and the
+// scale to log2 units folded into q's scales (no multiply a score).
+#ifndef ALAP_PREFILL_K8_FMA
+#define ALAP_PREFILL_K8_FMA 0
+#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -64,7 +72,8 @@ struct layout {
   static constexpr int q_off = ring;
   static constexpr int dq_off = q_off + rows * q_row * (KI8 ? 1 : 2);
   static constexpr int ml_off = dq_off + (KI8 ? rows * nb * 4 : 0);
-  static constexpr int bytes = ml_off + 2 * S * rows * 4;
+  static constexpr int kdf_off = ml_off + 2 * S * rows * 4;  // ALAP_PREFILL_K8_FMA 2: [warp][nb][kKT] fp32
+  static constexpr int bytes = kdf_off + (KI8 && ALAP_PREFILL_K8_FMA == 2 ? WM * S * nb * kKT * 4 : 0);
 };
 
 __device__ __forceinline__ unsigned smem_u32(const void* ptr) { return static_cast<unsigned>(__cvta_generic_to_shared(ptr)); }
@@ -210,6 +219,10 @@ attn_prefill_mma_kernel(args p) {
   const int qp0 = p.pos0 + rw0 / G, qp1 = p.pos0 + rw1 / G;
   const int warp_lim = p.pos0 + min(r0 + wr * 16 + 15, r_last) / G;  // last cache row any row of the warp sees
   const int warp_first = p.pos0 + min(r0 + wr * 16, r_last) / G;    // last cache row every row of it sees
+  const float sl = p.scale * 1.4426950408889634f;  // scores in log2 units: exp2
+  // ALAP_PREFILL_K8_FMA 2: sl folded into q's scales, so the scores come out in log2 units.
+  constexpr bool kSlInDq = KI8 && ALAP_PREFILL_K8_FMA == 2;
+  const float sls = kSlInDq ? 1.0f : sl;
   unsigned qa[KI8 ? NB : 1][4];
   float dq0[KI8 ? NB : 1], dq1[KI8 ? NB : 1];
   if constexpr (KI8) {
@@ -218,9 +231,9 @@ attn_prefill_mma_kernel(args p) {
       ldsm4(smem_u32(sm + L::q_off + (wr * 16 + (lane & 15)) * L::q_row + b * 32 + (lane >> 4) * 16), qa[b]);
       dq0[b] = reinterpret_cast<const float*>(sm + L::dq_off)[(wr * 16 + g) * NB + b];
       dq1[b] = reinterpret_cast<const float*>(sm + L::dq_off)[(wr * 16 + g + 8) * NB + b];
+      if constexpr (kSlInDq) dq0[b] *= sl, dq1[b] *= sl;
     }
   }
-  const float sl = p.scale * 1.4426950408889634f;  // scores in log2 units: exp2
   float o[NO][4];
 #pragma unroll
   for (int n = 0; n < NO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
@@ -256,8 +269,17 @@ attn_prefill_mma_kernel(args p) {
       if constexpr (KI8) {
         constexpr int kMagicI = 0x4B400000;  // 1.5·2^23 as float bits: int sums |x| < 2^22 land exact
         const uint16_t* kd = reinterpret_cast<const uint16_t*>(sb + L::kd_off);
+#if ALAP_PREFILL_K8_FMA == 2
+        float* kdf = reinterpret_cast<float*>(sm + L::kdf_off) + warp * NB * kKT;
+#pragma unroll
+        for (int b = 0; b < NB; ++b) kdf[b * kKT + lane] = h2f(kd[lane * NB + b]);
+        __syncwarp();
+#endif
 #pragma unroll
         for (int b = 0; b < NB; ++b) {
+#if ALAP_PREFILL_K8_FMA
+          const float nm0 = -12582912.0f * dq0[b], nm1 = -12582912.0f * dq1[b];
+#endif
 #pragma unroll
           for (int jp = 0; jp < NT / 2; ++jp) {
             unsigned bf[4];
@@ -267,11 +289,24 @@ attn_prefill_mma_kernel(args p) {
               const int n = 2 * jp + u;
               int d[4];
               mma_s8(d, qa[b], bf[2 * u], bf[2 * u + 1], kMagicI);
+#if ALAP_PREFILL_K8_FMA == 2
+              const float2 dkp = *reinterpret_cast<const float2*>(kdf + b * kKT + 8 * n + 2 * tq);
+              const float dk0 = dkp.x, dk1 = dkp.y;
+#else
               const float dk0 = h2f(kd[(8 * n + 2 * tq) * NB + b]), dk1 = h2f(kd[(8 * n + 2 * tq + 1) * NB + b]);
+#endif
+#if ALAP_PREFILL_K8_FMA
+              // (M + i)·d_q − M·d_q in one FFMA (M·d_q rounded: ≤ ¾ of a unit of i), then ·d_k.
+              s[n][0] = fmaf(fmaf(__int_as_float(d[0]), dq0[b], nm0), dk0, s[n][0]);
+              s[n][1] = fmaf(fmaf(__int_as_float(d[1]), dq0[b], nm0), dk1, s[n][1]);
+              s[n][2] = fmaf(fmaf(__int_as_float(d[2]), dq1[b], nm1), dk0, s[n][2]);
+              s[n][3] = fmaf(fmaf(__int_as_float(d[3]), dq1[b], nm1), dk1, s[n][3]);
+#else
               s[n][0] = fmaf(__int_as_float(d[0]) - 12582912.0f, dq0[b] * dk0, s[n][0]);
               s[n][1] = fmaf(__int_as_float(d[1]) - 12582912.0f, dq0[b] * dk1, s[n][1]);
               s[n][2] = fmaf(__int_as_float(d[2]) - 12582912.0f, dq1[b] * dk0, s[n][2]);
               s[n][3] = fmaf(__int_as_float(d[3]) - 12582912.0f, dq1[b] * dk1, s[n][3]);
+#endif
             }
           }
         }
@@ -301,7 +336,7 @@ attn_prefill_mma_kernel(args p) {
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) s[n][i] *= sl;
+          for (int i = 0; i < 4; ++i) s[n][i] *= sls;
           mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
           mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
         }
@@ -309,10 +344,10 @@ attn_prefill_mma_kernel(args p) {
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
           const int c = kt0 + 8 * n + 2 * tq;
-          s[n][0] = c <= qp0 ? s[n][0] * sl : -INFINITY;
-          s[n][1] = c + 1 <= qp0 ? s[n][1] * sl : -INFINITY;
-          s[n][2] = c <= qp1 ? s[n][2] * sl : -INFINITY;
-          s[n][3] = c + 1 <= qp1 ? s[n][3] * sl : -INFINITY;
+          s[n][0] = c <= qp0 ? s[n][0] * sls : -INFINITY;
+          s[n][1] = c + 1 <= qp0 ? s[n][1] * sls : -INFINITY;
+          s[n][2] = c <= qp1 ? s[n][2] * sls : -INFINITY;
+          s[n][3] = c + 1 <= qp1 ? s[n][3] * sls : -INFINITY;
           mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
           mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
         }
