@@ -35,6 +35,12 @@
 #ifndef ALAP_PREFILL_K8_FMA
 #define ALAP_PREFILL_K8_FMA 0
 #endif
+// ALAP_PREFILL_V8_SCALED=1 (unmeasured): k8v8 stages its V tile as fp16(q·d_v), the block scale
+// applied once a tile in the conversion pass (rounded to fp16 like P), so its P·V is f16's: one A
+// fragment a 16-row step instead of one per 32-dim block.
+#ifndef ALAP_PREFILL_V8_SCALED
+#define ALAP_PREFILL_V8_SCALED 0
+#endif
 
 namespace alap::gpu::prefill_mma {
 
@@ -139,7 +145,9 @@ attn_prefill_mma_kernel(args p) {
   // p·d_v with d_v ≈ max|v|/127), and with ALAP_PREFILL_P_LO the remainders, stay out of fp16's
   // subnormals (< 6.1e-5), which keep only ~2^-24 absolute (unscaled, the remainders cost k8v8 2-5e-5
   // of output error; H200); p·256 ≤ 256, p·d_v·128 ≈ p·max|v|. Divided out with the row sum at the end.
-  constexpr float kPScale = VI8 ? 128.0f : 256.0f;
+  constexpr bool kVs = VI8 && ALAP_PREFILL_V8_SCALED != 0;  // V staged as fp16(q·d_v)
+  constexpr bool kPv = VI8 && !kVs;                          // the V block scale goes on P
+  constexpr float kPScale = kPv ? 128.0f : 256.0f;
   extern __shared__ __align__(128) unsigned char sm[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = warp / WM, wr = warp % WM, gt = threadIdx.x % GT;
@@ -255,6 +263,12 @@ attn_prefill_mma_kernel(args p) {
         h.y = __byte_perm(x, 0x64646464u, 0x7362);
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(0x64806480u));
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(0x64806480u));
+        if constexpr (kVs) {  // q·d_v rounded to fp16 (d_v of row j, block c / (32/4))
+          const unsigned d = reinterpret_cast<const uint16_t*>(sb + L::vd_off)[j * NB + c / 8];
+          const unsigned dd = d | (d << 16);
+          asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(dd));
+          asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(dd));
+        }
         *reinterpret_cast<uint2*>(sb + L::v_off + j * L::v_row + c * 8) = h;
       }
       group_sync();
@@ -394,10 +408,10 @@ attn_prefill_mma_kernel(args p) {
         const float* x0 = s[2 * ks];
         const float* x1 = s[2 * ks + 1];
 #pragma unroll
-        for (int vb = 0; vb < (VI8 ? NB : 1); ++vb) {
+        for (int vb = 0; vb < (kPv ? NB : 1); ++vb) {
           // kPScale on A keeps small weights out of fp16's subnormals (undone at the end).
           float f0 = kPScale, f1 = kPScale, f8 = kPScale, f9 = kPScale;  // cache rows 16ks + 2tq, +1, +8, +9
-          if constexpr (VI8) {
+          if constexpr (kPv) {
             const uint16_t* vd = reinterpret_cast<const uint16_t*>(sb + L::vd_off);
             f0 *= h2f(vd[(16 * ks + 2 * tq) * NB + vb]);
             f1 *= h2f(vd[(16 * ks + 2 * tq + 1) * NB + vb]);
@@ -409,10 +423,10 @@ attn_prefill_mma_kernel(args p) {
           split_h2(x0[2] * f0, x0[3] * f1, ah[1], al[1]);
           split_h2(x1[0] * f8, x1[1] * f9, ah[2], al[2]);
           split_h2(x1[2] * f8, x1[3] * f9, ah[3], al[3]);
-          constexpr int np_n = VI8 ? 2 : HD / 16;  // 16-dim pairs of n-tiles for this A
+          constexpr int np_n = kPv ? 2 : HD / 16;  // 16-dim pairs of n-tiles for this A
 #pragma unroll
           for (int q = 0; q < np_n; ++q) {
-            const int np = VI8 ? vb * 2 + q : q;
+            const int np = kPv ? vb * 2 + q : q;
             unsigned bv[4];
             ldsm4_t(smem_u32(sb + L::v_off + (16 * ks + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::v_row + (2 * np + (lane >> 4)) * 16), bv);
             mma_f16(o[2 * np], ah, bv[0], bv[1]);

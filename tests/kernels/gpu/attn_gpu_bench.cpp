@@ -14,6 +14,7 @@
 //   --sweep: forced split counts 8..32 at each --ctx (graph times)
 //   --prefill-only: no decode timings; the prefill attention (k8, k8v8, f16) in three model geometries
 //                   only, scalar kernels against the default (matrix-unit) dispatch
+//   --no-scalar: the prefill timings of the default dispatch alone (to compare builds of it)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -475,6 +476,9 @@ struct prefill_geometry {
   int heads, kv_heads, head_dim;
 };
 
+// --no-scalar: time only the default dispatch (its two runs), for comparing builds of it.
+bool g_prefill_scalar = true;
+
 void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, int mode, int reps, alap_gpu_stream_t stream) {
   const int capacity = pos0 + n_q;
   const bool packed_v = mode == 2;
@@ -519,6 +523,7 @@ void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, int mode, int
   std::printf("prefill %-4s %-12s n_q=%5d pos0=%6d:", mode == 0 ? "f16" : packed_v ? "k8v8" : "k8", geo.name, n_q, pos0);
   for (int run = 0; run < 4; ++run) {
     const int k = run % 2;  // 0 scalar, 1 default
+    if (k == 0 && !g_prefill_scalar) continue;
     if (k == 0) setenv("ALAP_GPU_PREFILL_MMA", "0", 1);
     else if (chosen.empty()) unsetenv("ALAP_GPU_PREFILL_MMA");
     else setenv("ALAP_GPU_PREFILL_MMA", chosen.c_str(), 1);
@@ -532,8 +537,13 @@ void bench_prefill(const prefill_geometry& geo, int n_q, int pos0, int mode, int
     best[k] = std::min(best[k], ms);
     std::printf(" %s %.1f", k == 0 ? "scalar" : "new", ms * 1e3);
   }
-  std::printf(" us | best scalar %.1f new %.1f us (%.2fx), new %.1f TFLOP/s effective (causal)\n", best[0] * 1e3,
-              best[1] * 1e3, best[0] / best[1], flops / (best[1] * 1e9));
+  if (g_prefill_scalar) {
+    std::printf(" us | best scalar %.1f new %.1f us (%.2fx), new %.1f TFLOP/s effective (causal)\n", best[0] * 1e3,
+                best[1] * 1e3, best[0] / best[1], flops / (best[1] * 1e9));
+  } else {
+    std::printf(" us | best scalar - new %.1f us, new %.1f TFLOP/s effective (causal)\n", best[1] * 1e3,
+                flops / (best[1] * 1e9));
+  }
   std::fflush(stdout);
   if (chosen.empty()) unsetenv("ALAP_GPU_PREFILL_MMA");
   else setenv("ALAP_GPU_PREFILL_MMA", chosen.c_str(), 1);
@@ -565,6 +575,8 @@ int main(int argc, char** argv) {
       sweep = true;
     } else if (a == "--no-prefill") {
       prefill = false;
+    } else if (a == "--no-scalar") {
+      g_prefill_scalar = false;
     } else if (a == "--prefill-only") {
       ctxs.clear();
     } else if (a == "--no-step") {
@@ -583,7 +595,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: attn_gpu_bench [--ctx N,N,...] [--reps N] [--mode f16|k8|k8v8] [--sweep] [--no-prefill] "
-                   "[--prefill-only] [--no-step] [--no-copy] [--stamps] [--stamp-dump N] [--gpc-map]\n");
+                   "[--prefill-only] [--no-scalar] [--no-step] [--no-copy] [--stamps] [--stamp-dump N] [--gpc-map]\n");
       return 2;
     }
   }

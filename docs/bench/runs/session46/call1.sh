@@ -11,8 +11,8 @@ o=${OUT:-/tmp/out}; w=/tmp/s46c1; mkdir -p $o $w/all $w/fma $w/fmas
 start=$(date +%s); at() { echo "(at $(( $(date +%s) - start )) s)"; }
 nvcc=/usr/local/cuda/bin/nvcc
 flags="-std=c++20 -O3 -arch=sm_90 -I. -Ikernels/include -Xcompiler=-fPIC"
-declare -A vf=([all]="" [fma]="-DALAP_PREFILL_K8_FMA=1" [fmas]="-DALAP_PREFILL_K8_FMA=2")
-vs="all fma fmas"
+declare -A vf=([all]="" [fma]="-DALAP_PREFILL_K8_FMA=1" [fmas]="-DALAP_PREFILL_K8_FMA=2" [v8s]="-DALAP_PREFILL_V8_SCALED=1" [both]="-DALAP_PREFILL_K8_FMA=2 -DALAP_PREFILL_V8_SCALED=1")
+vs="all fma fmas v8s both"
 d=.dev/s43/carry
 m=/tmp/rm; mkdir -p $m
 for spec in "qwen2.5-0.5b q4_k" "llama3.2-1b q4_k" "llama3-8b q4_k"; do
@@ -58,8 +58,8 @@ for v in $vs; do
   done
 done
 echo "checks $(at)"
-for r in 1 2 3; do for v in fmas fma all; do
-  echo "== $v round $r" >> $w/attn_bench.txt; $w/$v/attn_gpu_bench --prefill-only >> $w/attn_bench.txt 2>&1
+for r in 1 2 3; do for v in both v8s fmas fma all; do
+  echo "== $v round $r" >> $w/attn_bench.txt; $w/$v/attn_gpu_bench --prefill-only --no-scalar >> $w/attn_bench.txt 2>&1
 done; done
 echo "attn bench $(at)"
 python3 - $w/attn_bench.txt <<'PY' | tee $w/attn_table.md
@@ -68,17 +68,18 @@ cur = None; d = collections.defaultdict(lambda: collections.defaultdict(list))
 for l in open(sys.argv[1]):
     m = re.match(r'== (\w+) round', l)
     if m: cur = m.group(1); continue
-    m = re.match(r'prefill (\S+)\s+(\S+)\s+n_q=\s*(\d+) pos0=\s*(\d+):.*best scalar [\d.]+ new ([\d.]+) us', l)
+    m = re.match(r'prefill (\S+)\s+(\S+)\s+n_q=\s*(\d+) pos0=\s*(\d+):.*best scalar \S+ new ([\d.]+) us', l)
     if m: d[m.group(1, 2, 3, 4)][cur].append(float(m.group(5)))
-print("| mode | model | n_q | pos0 | all µs | fma µs | fmas µs | all/fma | all/fmas |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+vs = ['all', 'fma', 'fmas', 'v8s', 'both']
+print("| mode | model | n_q | pos0 | " + " | ".join(f"{x} µs" for x in vs) + " | " + " | ".join(f"all/{x}" for x in vs[1:]) + " |")
+print("|---|---|---:|---:|" + "---:|" * (2 * len(vs) - 1))
 for k, v in d.items():
-    a, b, c = min(v['all']), min(v['fma']), min(v['fmas'])
-    print(f"| {' | '.join(k)} | {a:.1f} | {b:.1f} | {c:.1f} | {a / b:.3f} | {a / c:.3f} |")
+    b = [min(v[x]) for x in vs]
+    print(f"| {' | '.join(k)} | " + " | ".join(f"{x:.1f}" for x in b) + " | " + " | ".join(f"{b[0] / x:.3f}" for x in b[1:]) + " |")
 PY
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
-for r in 1 2; do for v in fmas fma all; do
-  for spec in "llama3-8b-q4_k 32768 k8" "llama3-8b-q4_k 32768 f16" "llama3-8b-q4_k 32768 k8v8" "llama3.2-1b-q4_k 32768 k8"; do
+for r in 1 2; do for v in both fmas v8s all; do
+  for spec in "llama3-8b-q4_k 32768 k8" "llama3-8b-q4_k 32768 k8v8" "llama3-8b-q4_k 32768 f16"; do
     [ $(( $(date +%s) - start )) -gt 300 ] && { echo "e2e cut at round $r $v $spec $(at)"; break 3; }
     set -- $spec
     echo "== $v round $r $1 $2 $3" >> $w/e2e.txt
