@@ -9,6 +9,8 @@
 set -u -o pipefail
 o=${OUT:-/tmp/out}; w=/tmp/s46c1; mkdir -p $o $w/all $w/fma $w/fmas
 start=$(date +%s); at() { echo "(at $(( $(date +%s) - start )) s)"; }
+# Logs into $OUT as they come (a call cut short still returns them).
+save() { (cd $w && find . -type f \( -name '*.log' -o -name '*.txt' -o -name '*.md' \) -size -2M -exec cp --parents {} $o/ \;); }
 nvcc=/usr/local/cuda/bin/nvcc
 flags="-std=c++20 -O3 -arch=sm_90 -I. -Ikernels/include -Xcompiler=-fPIC"
 declare -A vf=([all]="" [fma]="-DALAP_PREFILL_K8_FMA=1" [fmas]="-DALAP_PREFILL_K8_FMA=2" [v8s]="-DALAP_PREFILL_V8_SCALED=1" [both]="-DALAP_PREFILL_K8_FMA=2 -DALAP_PREFILL_V8_SCALED=1")
@@ -63,11 +65,11 @@ for v in $vs; do
     done
   done
 done
-echo "checks $(at)"
+echo "checks $(at)"; save
 for r in 1 2 3; do for v in both v8s fmas fma all; do
   echo "== $v round $r" >> $w/attn_bench.txt; $w/$v/attn_gpu_bench --prefill-only --no-scalar >> $w/attn_bench.txt 2>&1
 done; done
-echo "attn bench $(at)"
+echo "attn bench $(at)"; save
 python3 - $w/attn_bench.txt <<'PY' | tee $w/attn_table.md
 import re, sys, collections
 cur = None; d = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -86,18 +88,18 @@ PY
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 for r in 1 2; do for v in both fmas v8s all; do
   for spec in "llama3-8b-q4_k 32768 k8" "llama3-8b-q4_k 32768 k8v8" "llama3-8b-q4_k 32768 f16"; do
-    [ $(( $(date +%s) - start )) -gt 330 ] && { echo "e2e cut at round $r $v $spec $(at)"; break 3; }
+    [ $(( $(date +%s) - start )) -gt 290 ] && { echo "e2e cut at round $r $v $spec $(at)"; break 3; }
     set -- $spec
     echo "== $v round $r $1 $2 $3" >> $w/e2e.txt
     ALAP_GPU_LIBRARY=$w/$v/libalap_gpu.so ALAP_BENCH_CHUNK=2048 ALAP_BENCH_SAMPLE=1 timeout 60 $d/forward_gpu_device bench $m/$1.gguf $2 $3 -1 2>&1 | grep "^bench" >> $w/e2e.txt
   done
 done; done
-echo "e2e $(at)"
+echo "e2e $(at)"; save
 paste -d' ' - - < $w/e2e.txt | sed -E 's/bench \/tmp\/rm\/[^ ]+ ctx [0-9]+ [a-z0-9]+ layers [0-9/]+: //; s/, decode.*//'
-if [ $(( $(date +%s) - start )) -lt 380 ]; then
+if [ $(( $(date +%s) - start )) -lt 340 ]; then
   ( OUT=$w/ops ALAP_SKIP_BENCH=1 ALAP_SKIP_SAN=1 timeout 150 bash tests/kernels/gpu/run_ops_h200.sh > $w/ops_run.log 2>&1; echo "ops script rc=$?" >> $w/ops_run.log )
   grep -E "rc=|FAIL|PASS" $w/ops_run.log | head -8
   grep -h "blas status\|not looked\|FAIL" $w/ops/*.log 2>/dev/null | head -8
 fi
-tar czf $o/call1.tgz -C $w --exclude='*.o' --exclude='*.so' --exclude=attn_gpu_bench --exclude=attn_gpu_test .
+save
 echo "done $(at)"
