@@ -28,10 +28,11 @@
 #define ALAP_PREFILL_P_LO 0
 #endif
 // ALAP_PREFILL_K8_FMA=1 (try/k8-prefill-fma, unmeasured): k8 scores as two FFMA an element, the
-// accumulator's bias folded into the first (not the same bits; docs/kernels/gpu.md "Session 45").
+// accumulator's bias folded into the first (not the same bits; docs/kernels/gpu.md "Session 45";
+// M·d_q is exact, so the first gives i·d_q rounded once).
 // 2: the same, with each warp's K scales of a tile converted to fp32 once (4 a lane) into its own
 // shared area, transposed, so a lane reads a pair of rows' scales with one 8-byte load, and the
-// scale to log2 units folded into q's scales (no multiply a score).
+// scale to log2 units folded into those (no multiply a score).
 #ifndef ALAP_PREFILL_K8_FMA
 #define ALAP_PREFILL_K8_FMA 0
 #endif
@@ -228,9 +229,10 @@ attn_prefill_mma_kernel(args p) {
   const int warp_lim = p.pos0 + min(r0 + wr * 16 + 15, r_last) / G;  // last cache row any row of the warp sees
   const int warp_first = p.pos0 + min(r0 + wr * 16, r_last) / G;    // last cache row every row of it sees
   const float sl = p.scale * 1.4426950408889634f;  // scores in log2 units: exp2
-  // ALAP_PREFILL_K8_FMA 2: sl folded into q's scales, so the scores come out in log2 units.
-  constexpr bool kSlInDq = KI8 && ALAP_PREFILL_K8_FMA == 2;
-  const float sls = kSlInDq ? 1.0f : sl;
+  // ALAP_PREFILL_K8_FMA 2: sl folded into the K scales as they are converted, so the scores come out
+  // in log2 units (not into q's: d_q stays an fp16 value, which keeps M·d_q exact below).
+  constexpr bool kSlInDk = KI8 && ALAP_PREFILL_K8_FMA == 2;
+  const float sls = kSlInDk ? 1.0f : sl;
   unsigned qa[KI8 ? NB : 1][4];
   float dq0[KI8 ? NB : 1], dq1[KI8 ? NB : 1];
   if constexpr (KI8) {
@@ -239,7 +241,6 @@ attn_prefill_mma_kernel(args p) {
       ldsm4(smem_u32(sm + L::q_off + (wr * 16 + (lane & 15)) * L::q_row + b * 32 + (lane >> 4) * 16), qa[b]);
       dq0[b] = reinterpret_cast<const float*>(sm + L::dq_off)[(wr * 16 + g) * NB + b];
       dq1[b] = reinterpret_cast<const float*>(sm + L::dq_off)[(wr * 16 + g + 8) * NB + b];
-      if constexpr (kSlInDq) dq0[b] *= sl, dq1[b] *= sl;
     }
   }
   float o[NO][4];
@@ -286,7 +287,7 @@ attn_prefill_mma_kernel(args p) {
 #if ALAP_PREFILL_K8_FMA == 2
         float* kdf = reinterpret_cast<float*>(sm + L::kdf_off) + warp * NB * kKT;
 #pragma unroll
-        for (int b = 0; b < NB; ++b) kdf[b * kKT + lane] = h2f(kd[lane * NB + b]);
+        for (int b = 0; b < NB; ++b) kdf[b * kKT + lane] = h2f(kd[lane * NB + b]) * sl;
         __syncwarp();
 #endif
 #pragma unroll
@@ -310,7 +311,9 @@ attn_prefill_mma_kernel(args p) {
               const float dk0 = h2f(kd[(8 * n + 2 * tq) * NB + b]), dk1 = h2f(kd[(8 * n + 2 * tq + 1) * NB + b]);
 #endif
 #if ALAP_PREFILL_K8_FMA
-              // (M + i)·d_q − M·d_q in one FFMA (M·d_q rounded: ≤ ¾ of a unit of i), then ·d_k.
+              // (M + i)·d_q − M·d_q in one FFMA, then ·d_k. d_q is an fp16 value (11 significant
+              // bits), so M·d_q = 1.5·d_q·2^23 is exact in fp32 and the first FFMA gives i·d_q with
+              // one rounding; the shipped form rounds i (exact), d_q·d_k and the product.
               s[n][0] = fmaf(fmaf(__int_as_float(d[0]), dq0[b], nm0), dk0, s[n][0]);
               s[n][1] = fmaf(fmaf(__int_as_float(d[1]), dq0[b], nm0), dk1, s[n][1]);
               s[n][2] = fmaf(fmaf(__int_as_float(d[2]), dq1[b], nm1), dk0, s[n][2]);
