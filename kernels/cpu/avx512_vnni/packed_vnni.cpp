@@ -257,28 +257,50 @@ struct Q45_01 {
   static constexpr size_t kMins = packed::q45_mins(kMin), kExtra = packed::q45_extra(kFive, kMin);
   static constexpr size_t kUnit = packed::pair_bytes(kExtra, 256);  // a pair of blocks (packed_layout.h)
   static constexpr int kPairLines = static_cast<int>(kUnit / 64);  // 9, 10, 11, 12
+  // decode_k runs one token over two groups at a time (one_token<2>).
+  static constexpr int kStreams = 2;
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
-    size_t b0 = 0;
     if constexpr (T == 1) {
-      // One token: whole pairs of blocks at constant offsets in their unit (packed_layout.h:
-      // scales, extra bytes, nibble vectors, each two blocks'), so that no block's addresses are
-      // computed at run time: warm, in L1, Q5_0 72 -> 90 GB/s and Q4_0 77 -> 101 on Zen 5
-      // (docs/bench/cpu.md, "Q4_0 / Q5_0 decode a pair of blocks a step (session 39)").
-      for (; b0 + 2 <= a.nb; b0 += 2) {
-        const uint8_t* u = g + kUnit * (b0 / 2);
+      __m512 one[1][1] = {{acc[0]}};
+      one_token<1>({g}, a, one);
+      acc[0] = one[0][0];
+    } else {
+      for (size_t b = 0; b < a.nb; ++b) block_at<T>(g, b, a, acc);
+    }
+  }
+  // One token over S groups (S = 1, 2), their blocks in turn. Whole pairs of blocks at constant
+  // offsets in their unit (packed_layout.h: scales, extra bytes, nibble vectors, each two blocks'),
+  // so that no block's addresses are computed at run time: warm, in L1, Q5_0 72 -> 90 GB/s and Q4_0
+  // 77 -> 101 on Zen 5 (docs/bench/cpu.md, "Q4_0 / Q5_0 decode a pair of blocks a step (session
+  // 39)"). Two groups read as two streams: cold, one Zen 5 core then reads Q5_0 1.06-1.32x as fast
+  // and Q4_0 0.96-1.16x (one stream left it at 70-85% of the read probe; docs/bench/cpu.md, "Two
+  // streams a pass for the blocks of 32 (session 46)"). Each group's sums are its own, in the same
+  // order: the same bits as one group at a time.
+  template <int S>
+  static void one_token(const uint8_t* const (&g)[S], const TileActs& a, __m512 (&acc)[S][1]) {
+    size_t b0 = 0;
+    for (; b0 + 2 <= a.nb; b0 += 2) {
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          const packed::BlockAt at = packed::in_unit(static_cast<size_t>(h), 2, kExtra, 256);
-          block<T>(u + at.scales, u + at.extra, u + at.quants, u, 4 * h, b0 + h, a, acc);
+      for (int h = 0; h < 2; ++h) {
+        const packed::BlockAt at = packed::in_unit(static_cast<size_t>(h), 2, kExtra, 256);
+#pragma GCC unroll 2
+        for (int s = 0; s < S; ++s) {
+          const uint8_t* u = g[s] + kUnit * (b0 / 2);
+          block<1>(u + at.scales, u + at.extra, u + at.quants, u, 4 * h, b0 + h, a, acc[s]);
         }
       }
     }
-    for (size_t b = b0; b < a.nb; ++b) {
-      const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
-      block<T>(g + at.scales, g + at.extra, g + at.quants, g + at.scales - 32 * (b % 2), 4 * static_cast<int>(b % 2), b,
-               a, acc);
+    for (int s = 0; s < S; ++s) {
+      if (b0 < a.nb) block_at<1>(g[s], b0, a, acc[s]);
     }
+  }
+  // Block b of the group at g, its addresses computed (an odd last block; prefill).
+  template <int T>
+  __attribute__((always_inline)) static void block_at(const uint8_t* g, size_t b, const TileActs& a, __m512 (&acc)[T]) {
+    const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
+    block<T>(g + at.scales, g + at.extra, g + at.quants, g + at.scales - 32 * (b % 2), 4 * static_cast<int>(b % 2), b, a,
+             acc);
   }
   // Block b: its scales, extra bytes and nibble vectors; its pair unit's start and the first of the
   // unit's 8 read-ahead parts that it asks for.
@@ -797,6 +819,13 @@ constexpr size_t ofs_words(size_t nb) {
 }
 
 // One token: its interleaved layout is its own, so only ofs / xs are made.
+// How many groups K's one-token pass reads at a time (K::kStreams where K has it, else 1).
+template <class K>
+constexpr int streams() {
+  if constexpr (requires { K::kStreams; }) return K::kStreams;
+  return 1;
+}
+
 template <class K>
 void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   const size_t nb = a.n_cols / 32;
@@ -808,7 +837,21 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   xs.resize(nb);
   block_terms<K>(a, 0, nb, ofs.data(), xs.data());
   const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
-  for (size_t g = rb / kG; g < (re + kG - 1) / kG; ++g) {
+  size_t g = rb / kG;
+  const size_t g_end = (re + kG - 1) / kG;
+  if constexpr (streams<K>() == 2) {
+    // Two groups at a time, one from each half of the range: two long streams (K::one_token).
+    const size_t half = (g_end - g) / 2;
+    for (size_t i = 0; i < half; ++i) {
+      const size_t ga = g + i, gb2 = g + half + i;
+      __m512 acc[2][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}};
+      K::template one_token<2>({base + ga * gb, base + gb2 * gb}, one, acc);
+      _mm512_mask_storeu_ps(y + ga * kG, group_mask(ga, rb, re), acc[0][0]);
+      _mm512_mask_storeu_ps(y + gb2 * kG, group_mask(gb2, rb, re), acc[1][0]);
+    }
+    g += 2 * half;  // an odd count's last group
+  }
+  for (; g < g_end; ++g) {
     tile<K, 1>(base + g * gb, one, y, ldy, g * kG, group_mask(g, rb, re));
   }
 }
