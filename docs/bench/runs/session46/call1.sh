@@ -12,11 +12,13 @@ set -u -o pipefail
 o=${OUT:-/tmp/out}; w=/tmp/s46c1; mkdir -p $o $w/all $w/fma $w/fmas
 start=$(date +%s); at() { echo "(at $(( $(date +%s) - start )) s)"; }
 # Logs into $OUT as they come (a call cut short still returns them).
-save() { (cd $w && find . -type f \( -name '*.log' -o -name '*.txt' -o -name '*.md' \) -size -2M -exec cp --parents {} $o/ \;); }
+# One archive, rewritten each time: the device tool returns only a few files from $OUT.
+save() { (cd $w && find . -type f \( -name '*.log' -o -name '*.txt' -o -name '*.md' \) -size -2M -print0 | tar czf $o/logs.tgz --null -T -); }
 nvcc=/usr/local/cuda/bin/nvcc
 flags="-std=c++20 -O3 -arch=sm_90 -I. -Ikernels/include -Xcompiler=-fPIC"
 declare -A vf=([all]="" [fmas]="-DALAP_PREFILL_K8_FMA=2" [v8s]="-DALAP_PREFILL_V8_SCALED=1" [both]="-DALAP_PREFILL_K8_FMA=2 -DALAP_PREFILL_V8_SCALED=1")
-vs="all fmas v8s both"
+vs=${VS:-"all fmas v8s both"}
+for v in $vs; do mkdir -p $w/$v; done
 d=.dev/s43/carry
 m=/tmp/rm; mkdir -p $m
 for spec in "qwen2.5-0.5b q4_k" "llama3.2-1b q4_k" "llama3-8b q4_k"; do
@@ -58,12 +60,12 @@ for n, c in cs.items():
 done
 echo "built $(at)"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader; cat $w/*/link.log | head -5
 for v in $vs; do
-  $w/$v/attn_gpu_test > $w/$v/attn_test.log 2>&1; echo "$v attn_gpu_test rc=$? $(tail -1 $w/$v/attn_test.log)"
+  $w/$v/attn_gpu_test > $w/$v/attn_test.log 2>&1; echo "$v attn_gpu_test rc=$? $(tail -1 $w/$v/attn_test.log)" | tee -a $w/checks.txt
   grep FAIL $w/$v/attn_test.log | head -3
-  grep "of its bound" $w/$v/attn_test.log | awk -v v=$v '{e = $(NF-4) + 0; r = $NF + 0; if (e > me) me = e; if (r > mr) mr = r} END {printf "%s prefill: max error %.2e, largest error / bound %.2f\n", v, me, mr}'
+  grep "of its bound" $w/$v/attn_test.log | awk -v v=$v '{e = $(NF-4) + 0; r = $NF + 0; if (e > me) me = e; if (r > mr) mr = r} END {printf "%s prefill: max error %.2e, largest error / bound %.2f\n", v, me, mr}' | tee -a $w/checks.txt
 done
 echo "checks $(at)"; save
-for r in 1 2 3; do for v in both v8s fmas all; do
+for r in 1 2 3; do for v in $vs; do
   echo "== $v round $r" >> $w/attn_bench.txt; $w/$v/attn_gpu_bench --prefill-only --no-scalar >> $w/attn_bench.txt 2>&1
 done; done
 echo "attn bench $(at)"; save
@@ -75,7 +77,7 @@ for l in open(sys.argv[1]):
     if m: cur = m.group(1); continue
     m = re.match(r'prefill (\S+)\s+(\S+)\s+n_q=\s*(\d+) pos0=\s*(\d+):.*best scalar \S+ new ([\d.]+) us', l)
     if m: d[m.group(1, 2, 3, 4)][cur].append(float(m.group(5)))
-vs = ['all', 'fmas', 'v8s', 'both']
+vs = [x for x in ['all', 'fmas', 'v8s', 'both'] if x in set(k for d0 in d.values() for k in d0)]
 print("| mode | model | n_q | pos0 | " + " | ".join(f"{x} µs" for x in vs) + " | " + " | ".join(f"all/{x}" for x in vs[1:]) + " |")
 print("|---|---|---:|---:|" + "---:|" * (2 * len(vs) - 1))
 for k, v in d.items():
@@ -85,14 +87,15 @@ PY
 for v in $vs; do
   for lang in en; do
     for mode in k8 k8v8; do
-      ALAP_GPU_LIBRARY=$w/$v/libalap_gpu.so LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 $d/forward_gpu_device ppl .dev/s43/models/alap-eval-30m-q4_k_m.gguf .dev/s43/models/ids_$lang.txt 512 40 $mode 2>&1 | grep "^ppl" | sed "s/^/$v $lang $mode /"
+      ALAP_GPU_LIBRARY=$w/$v/libalap_gpu.so LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 $d/forward_gpu_device ppl .dev/s43/models/alap-eval-30m-q4_k_m.gguf .dev/s43/models/ids_$lang.txt 512 40 $mode 2>&1 | grep "^ppl" | sed "s/^/$v $lang $mode /" | tee -a $w/ppl.txt
     done
   done
 done
 echo "ppl $(at)"; save
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
-for r in 1 2; do for v in both fmas v8s all; do
-  for spec in "llama3-8b-q4_k 32768 k8" "llama3-8b-q4_k 32768 k8v8" "llama3-8b-q4_k 32768 f16"; do
+for r in 1 2; do for v in $vs; do
+  IFS=';' read -r -a specs <<< "${E2E:-llama3-8b-q4_k 32768 k8;llama3-8b-q4_k 32768 k8v8;llama3-8b-q4_k 32768 f16}"
+  for spec in "${specs[@]}"; do
     [ $(( $(date +%s) - start )) -gt 250 ] && { echo "e2e cut at round $r $v $spec $(at)"; break 3; }
     set -- $spec
     echo "== $v round $r $1 $2 $3" >> $w/e2e.txt
@@ -101,7 +104,7 @@ for r in 1 2; do for v in both fmas v8s all; do
 done; done
 echo "e2e $(at)"; save
 paste -d' ' - - < $w/e2e.txt | sed -E 's/bench \/tmp\/rm\/[^ ]+ ctx [0-9]+ [a-z0-9]+ layers [0-9/]+: //; s/, decode.*//'
-if [ $(( $(date +%s) - start )) -lt 280 ]; then
+if [ -z "${NO_OPS:-}" ] && [ $(( $(date +%s) - start )) -lt 280 ]; then
   ( OUT=$w/ops ALAP_SKIP_BENCH=1 ALAP_SKIP_SAN=1 timeout 150 bash tests/kernels/gpu/run_ops_h200.sh > $w/ops_run.log 2>&1; echo "ops script rc=$?" >> $w/ops_run.log )
   grep -E "rc=|FAIL|PASS" $w/ops_run.log | head -8
   grep -h "blas status\|not looked\|FAIL" $w/ops/*.log 2>/dev/null | head -8
