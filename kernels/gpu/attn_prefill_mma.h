@@ -27,18 +27,20 @@
 #ifndef ALAP_PREFILL_P_LO
 #define ALAP_PREFILL_P_LO 0
 #endif
-// ALAP_PREFILL_K8_FMA=1 (try/k8-prefill-fma, unmeasured): k8 scores as two FFMA an element, the
-// accumulator's bias folded into the first (not the same bits; docs/kernels/gpu.md "Session 45";
-// M·d_q is exact, so the first gives i·d_q rounded once).
-// 2: the same, with each warp's K scales of a tile converted to fp32 once (4 a lane) into its own
-// shared area, transposed, so a lane reads a pair of rows' scales with one 8-byte load, and the
-// scale to log2 units folded into those (no multiply a score).
+// ALAP_PREFILL_K8_FMA=1: k8 scores as two FFMA an element, the accumulator's bias folded into the
+// first (not the same bits; M·d_q is exact, so the first gives i·d_q rounded once). 2: the same, with
+// each warp's K scales of a tile converted to fp32 once (4 a lane) into its own shared area,
+// transposed, so a lane reads a pair of rows' scales with one 8-byte load, and the scale to log2
+// units folded into those (no multiply a score). Measured (2, H100): the kernel 1.015x at depth, 2-5%
+// slower on small grids, prompts 1.00-1.01x; not taken (docs/bench/gpu.md "Session 46").
 #ifndef ALAP_PREFILL_K8_FMA
 #define ALAP_PREFILL_K8_FMA 0
 #endif
-// ALAP_PREFILL_V8_SCALED=1 (unmeasured): k8v8 stages its V tile as fp16(q·d_v), the block scale
-// applied once a tile in the conversion pass (rounded to fp16 like P), so its P·V is f16's: one A
-// fragment a 16-row step instead of one per 32-dim block.
+// ALAP_PREFILL_V8_SCALED=1: k8v8 stages its V tile as fp16(q·d_v), the block scale applied once a
+// tile in the conversion pass (rounded to fp16 like P), so its P·V is f16's: one A fragment a 16-row
+// step instead of one per 32-dim block. Timed (H100): the k8v8 kernel 1.03-1.10x; off until a device
+// run shows attn_gpu_test (its bound widened for V's rounding) and the perplexity (docs/bench/gpu.md
+// "Session 46").
 #ifndef ALAP_PREFILL_V8_SCALED
 #define ALAP_PREFILL_V8_SCALED 0
 #endif
