@@ -818,7 +818,6 @@ constexpr size_t ofs_words(size_t nb) {
   return K::kOfs == 2 ? 2 * nb : nb;
 }
 
-// One token: its interleaved layout is its own, so only ofs / xs are made.
 // How many groups K's one-token pass reads at a time (K::kStreams where K has it, else 1).
 template <class K>
 constexpr int streams() {
@@ -826,6 +825,7 @@ constexpr int streams() {
   return 1;
 }
 
+// One token: its interleaved layout is its own, so only ofs / xs are made.
 template <class K>
 void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   const size_t nb = a.n_cols / 32;
