@@ -28,11 +28,11 @@
 #define ALAP_PREFILL_P_LO 0
 #endif
 // ALAP_PREFILL_K8_FMA=1: k8 scores as two FFMA an element, the accumulator's bias folded into the
-// first (not the same bits; M·d_q is exact, so the first gives i·d_q rounded once). 2: the same, with
-// each warp's K scales of a tile converted to fp32 once (4 a lane) into its own shared area,
-// transposed, so a lane reads a pair of rows' scales with one 8-byte load, and the scale to log2
-// units folded into those (no multiply a score). Measured (2, H100): the kernel 1.015x at depth, 2-5%
-// slower on small grids, prompts 1.00-1.01x; not taken (docs/bench/gpu.md "Session 46").
+// first (not the same bits; M·d_q is exact, so the first gives i·d_q rounded once), with each warp's
+// K scales of a tile converted to fp32 once (4 a lane) into its own shared area, transposed, so a
+// lane reads a pair of rows' scales with one 8-byte load, and the scale to log2 units folded into
+// those (no multiply a score). Measured (H100): the kernel 1.015x at depth, 2-5% slower on small
+// grids, prompts 1.00-1.01x; not taken (docs/bench/gpu.md "Session 46", where it is "=2").
 #ifndef ALAP_PREFILL_K8_FMA
 #define ALAP_PREFILL_K8_FMA 0
 #endif
@@ -81,8 +81,8 @@ struct layout {
   static constexpr int q_off = ring;
   static constexpr int dq_off = q_off + rows * q_row * (KI8 ? 1 : 2);
   static constexpr int ml_off = dq_off + (KI8 ? rows * nb * 4 : 0);
-  static constexpr int kdf_off = ml_off + 2 * S * rows * 4;  // ALAP_PREFILL_K8_FMA 2: [warp][nb][kKT] fp32
-  static constexpr int bytes = kdf_off + (KI8 && ALAP_PREFILL_K8_FMA == 2 ? WM * S * nb * kKT * 4 : 0);
+  static constexpr int kdf_off = ml_off + 2 * S * rows * 4;  // ALAP_PREFILL_K8_FMA: [warp][nb][kKT] fp32
+  static constexpr int bytes = kdf_off + (KI8 && ALAP_PREFILL_K8_FMA ? WM * S * nb * kKT * 4 : 0);
 };
 
 __device__ __forceinline__ unsigned smem_u32(const void* ptr) { return static_cast<unsigned>(__cvta_generic_to_shared(ptr)); }
@@ -231,9 +231,9 @@ attn_prefill_mma_kernel(args p) {
   const int warp_lim = p.pos0 + min(r0 + wr * 16 + 15, r_last) / G;  // last cache row any row of the warp sees
   const int warp_first = p.pos0 + min(r0 + wr * 16, r_last) / G;    // last cache row every row of it sees
   const float sl = p.scale * 1.4426950408889634f;  // scores in log2 units: exp2
-  // ALAP_PREFILL_K8_FMA 2: sl folded into the K scales as they are converted, so the scores come out
+  // ALAP_PREFILL_K8_FMA: sl folded into the K scales as they are converted, so the scores come out
   // in log2 units (not into q's: d_q stays an fp16 value, which keeps M·d_q exact below).
-  constexpr bool kSlInDk = KI8 && ALAP_PREFILL_K8_FMA == 2;
+  constexpr bool kSlInDk = KI8 && ALAP_PREFILL_K8_FMA;
   const float sls = kSlInDk ? 1.0f : sl;
   unsigned qa[KI8 ? NB : 1][4];
   float dq0[KI8 ? NB : 1], dq1[KI8 ? NB : 1];
@@ -286,7 +286,7 @@ attn_prefill_mma_kernel(args p) {
       if constexpr (KI8) {
         constexpr int kMagicI = 0x4B400000;  // 1.5·2^23 as float bits: int sums |x| < 2^22 land exact
         const uint16_t* kd = reinterpret_cast<const uint16_t*>(sb + L::kd_off);
-#if ALAP_PREFILL_K8_FMA == 2
+#if ALAP_PREFILL_K8_FMA
         float* kdf = reinterpret_cast<float*>(sm + L::kdf_off) + warp * NB * kKT;
 #pragma unroll
         for (int b = 0; b < NB; ++b) kdf[b * kKT + lane] = h2f(kd[lane * NB + b]) * sl;
@@ -306,13 +306,9 @@ attn_prefill_mma_kernel(args p) {
               const int n = 2 * jp + u;
               int d[4];
               mma_s8(d, qa[b], bf[2 * u], bf[2 * u + 1], kMagicI);
-#if ALAP_PREFILL_K8_FMA == 2
-              const float2 dkp = *reinterpret_cast<const float2*>(kdf + b * kKT + 8 * n + 2 * tq);
-              const float dk0 = dkp.x, dk1 = dkp.y;
-#else
-              const float dk0 = h2f(kd[(8 * n + 2 * tq) * NB + b]), dk1 = h2f(kd[(8 * n + 2 * tq + 1) * NB + b]);
-#endif
 #if ALAP_PREFILL_K8_FMA
+              const float2 dk = *reinterpret_cast<const float2*>(kdf + b * kKT + 8 * n + 2 * tq);  // ·sl
+              const float dk0 = dk.x, dk1 = dk.y;
               // (M + i)·d_q − M·d_q in one FFMA, then ·d_k. d_q is an fp16 value (11 significant
               // bits), so M·d_q = 1.5·d_q·2^23 is exact in fp32 and the first FFMA gives i·d_q with
               // one rounding; the shipped form rounds i (exact), d_q·d_k and the product.
@@ -321,6 +317,7 @@ attn_prefill_mma_kernel(args p) {
               s[n][2] = fmaf(fmaf(__int_as_float(d[2]), dq1[b], nm1), dk0, s[n][2]);
               s[n][3] = fmaf(fmaf(__int_as_float(d[3]), dq1[b], nm1), dk1, s[n][3]);
 #else
+              const float dk0 = h2f(kd[(8 * n + 2 * tq) * NB + b]), dk1 = h2f(kd[(8 * n + 2 * tq + 1) * NB + b]);
               s[n][0] = fmaf(__int_as_float(d[0]) - 12582912.0f, dq0[b] * dk0, s[n][0]);
               s[n][1] = fmaf(__int_as_float(d[1]) - 12582912.0f, dq0[b] * dk1, s[n][1]);
               s[n][2] = fmaf(__int_as_float(d[2]) - 12582912.0f, dq1[b] * dk0, s[n][2]);

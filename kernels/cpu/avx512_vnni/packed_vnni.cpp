@@ -818,13 +818,6 @@ constexpr size_t ofs_words(size_t nb) {
   return K::kOfs == 2 ? 2 * nb : nb;
 }
 
-// How many groups K's one-token pass reads at a time (K::kStreams where K has it, else 1).
-template <class K>
-constexpr int streams() {
-  if constexpr (requires { K::kStreams; }) return K::kStreams;
-  return 1;
-}
-
 // One token: its interleaved layout is its own, so only ofs / xs are made.
 template <class K>
 void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
@@ -839,7 +832,7 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   const TileActs one{a.q, a.d, ofs.data(), xs.data(), nb};
   size_t g = rb / kG;
   const size_t g_end = (re + kG - 1) / kG;
-  if constexpr (streams<K>() == 2) {
+  if constexpr (requires { K::kStreams; }) {
     // Two groups at a time, one from each half of the range: two long streams (K::one_token).
     const size_t half = (g_end - g) / 2;
     for (size_t i = 0; i < half; ++i) {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 46, device call 1: the k8/k8v8 prefill attention with fewer instructions, three builds against the
-# tree (all = as shipped). fmas = -DALAP_PREFILL_K8_FMA=2: the k8 scores as two FFMA an element (the
+# tree (all = as shipped). fmas = -DALAP_PREFILL_K8_FMA=1 (=2 at d68fc4a, where calls 1a/1b ran; the same PTX): the k8 scores as two FFMA an element (the
 # accumulator's bias folded into the first), each warp's K scales of a tile converted to fp32 once into
 # shared memory with the log2 scale folded in. v8s = -DALAP_PREFILL_V8_SCALED=1: k8v8 stages V as fp16(q·d_v),
 # so its P·V is f16's. both = the two. None is the same bits, so attn_gpu_test on each (its prefill bound,
@@ -16,7 +16,7 @@ start=$(date +%s); at() { echo "(at $(( $(date +%s) - start )) s)"; }
 save() { (cd $w && find . -type f \( -name '*.log' -o -name '*.txt' -o -name '*.md' \) -size -2M -print0 | tar czf $o/logs.tgz --null -T -); }
 nvcc=/usr/local/cuda/bin/nvcc
 flags="-std=c++20 -O3 -arch=sm_90 -I. -Ikernels/include -Xcompiler=-fPIC"
-declare -A vf=([all]="" [fmas]="-DALAP_PREFILL_K8_FMA=2" [v8s]="-DALAP_PREFILL_V8_SCALED=1" [both]="-DALAP_PREFILL_K8_FMA=2 -DALAP_PREFILL_V8_SCALED=1")
+declare -A vf=([all]="" [fmas]="-DALAP_PREFILL_K8_FMA=1" [v8s]="-DALAP_PREFILL_V8_SCALED=1" [both]="-DALAP_PREFILL_K8_FMA=1 -DALAP_PREFILL_V8_SCALED=1")
 vs=${VS:-"all fmas v8s both"}
 for v in $vs; do mkdir -p $w/$v; done
 d=.dev/s43/carry
