@@ -475,11 +475,12 @@ void run_prefill_case(int hd, int n_kv, int group, int pos0, int n_q, std::mt199
     ALAP_GPU_CHECK(alap_gpu_device_synchronize());
     const std::vector<float> got = d_out.download();
     const reference ref = reference_prefill(packed != 0);
+    const bool fp16_v = packed != 0 && alap::test::prefill_v8_rounded_to_fp16(hd);
     // Largest error, and largest error over its element's bound (a NaN fails both).
     const double e = max_abs_diff(got, ref.out);
     double over = 0.0;
     for (size_t i = 0; i < got.size(); ++i) {
-      const double r = std::fabs(double(got[i]) - ref.out[i]) / alap::test::prefill_bound(fp16_p, ref.abs_v[i]);
+      const double r = std::fabs(double(got[i]) - ref.out[i]) / alap::test::prefill_bound(fp16_p, ref.abs_v[i], fp16_v);
       if (!(r <= over)) over = std::isnan(r) ? HUGE_VAL : r;
     }
     std::printf("%-40s %s %.2e (of its bound %.2f)\n", tag.c_str(), packed ? "k8v8" : "k8  ", e, over);

@@ -21,11 +21,24 @@ inline bool prefill_on_matrix_units(int head_dim) {
 #endif
 }
 
+// Whether a k8v8 prefill on the matrix units stages V as fp16(q·d_v) (attn_prefill_mma.h's
+// ALAP_PREFILL_V8_SCALED; the test must be built with the kernels' value of it).
+inline bool prefill_v8_rounded_to_fp16(int head_dim) {
+#if defined(ALAP_PREFILL_V8_SCALED) && ALAP_PREFILL_V8_SCALED != 0
+  return prefill_on_matrix_units(head_dim);
+#else
+  (void)head_dim;
+  return false;
+#endif
+}
+
 // fp32 throughout (the scalar kernels): 1e-4 absolute, for scores |s| ≲ 10 rounded to ~1e-6 and
 // weighted sums of |v| ≲ 4. P rounded to fp16 (the matrix-unit kernel) adds at most fp16's unit
 // roundoff, 2^-11, of each weight: 2^-11 · Σ_j p_j·|v_j| / Σ_j p_j, the element's weighted_abs_v.
-inline double prefill_bound(bool fp16_p, double weighted_abs_v) {
-  return 1e-4 + (fp16_p ? 0x1p-11 * weighted_abs_v : 0.0);
+// V rounded to fp16 as well (fp16_v) adds the same again: |p̃ṽ − pv| ≤ (2·2^-11 + 2^-22)·p|v|.
+inline double prefill_bound(bool fp16_p, double weighted_abs_v, bool fp16_v = false) {
+  const double roundings = (fp16_p ? 1.0 : 0.0) + (fp16_v ? 1.0 + 0x1p-11 : 0.0);
+  return 1e-4 + roundings * 0x1p-11 * weighted_abs_v;
 }
 
 }  // namespace alap::test
