@@ -268,7 +268,10 @@ attn_prefill_mma_kernel(args p) {
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(0x64806480u));
         if constexpr (kVs) {  // q·d_v rounded to fp16 (d_v of row j, block c / (32/4))
           const unsigned d = reinterpret_cast<const uint16_t*>(sb + L::vd_off)[j * NB + c / 8];
-          const unsigned dd = d | (d << 16);
+          // d_v at most 511.75 (0x5FFF), so that |q·d_v| ≤ 128 · 511.75 = 65504 stays finite: only a
+          // block whose largest |v| passes ~65000 (fp16's end) is saturated, where the f16 cache ends too.
+          unsigned dd = d | (d << 16);
+          asm("min.f16x2 %0, %1, %2;" : "=r"(dd) : "r"(dd), "r"(0x5FFF5FFFu));
           asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(dd));
           asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(dd));
         }
