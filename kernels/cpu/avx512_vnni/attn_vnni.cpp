@@ -388,39 +388,68 @@ __attribute__((always_inline)) inline void half_transpose(const __m512* x, __m51
   }
 }
 
-// fp16 scores of NH <= 4 heads of dimension 64: f16_scores_heads below with each 16-dim chunk's
-// half-transposed rows kept in registers and used at once (there: all chunks stored to a stack
-// array, then read back per head). Per head the same FMAs in the same order (chunk, then m) and
-// the same lane sum: the same bits.
-template <int NH>
-void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale, float* scores, size_t ld) {
-  constexpr size_t HD = 64, nc = 4;
-  alignas(64) float qa[NH * nc * 4 * 16];  // [h][c][m][16]
-  lay_out_queries(q, NH, HD, qa);
+// fp16 scores of NH <= 4 heads of dimension HD (64 or 128) for the 16 keys at j (the first r):
+// f16_scores_heads below with each 16-dim chunk's half-transposed rows kept in registers and used at
+// once (there: all chunks stored to a stack array, then read back per head). Per head the same FMAs
+// in the same order (chunk, then m) and the same lane sum: the same bits. qa: these heads' laid-out
+// queries; scores: the first head's row.
+template <size_t HD, int NH>
+__attribute__((always_inline)) inline void f16_scores_16keys(const float* qa, const uint16_t* k, size_t j, size_t r,
+                                                             __m512 vscale, float* scores, size_t ld) {
+  constexpr size_t nc = HD / 16;
+  __m512 a[NH][4];
+  for (int h = 0; h < NH; ++h) {
+    for (int b = 0; b < 4; ++b) a[h][b] = _mm512_setzero_ps();
+  }
+  for (size_t c = 0; c < nc; ++c) {
+    __m512 x[16], u[16];
+    const uint16_t* kc = k + j * HD + 16 * c;
+    for (size_t i = 0; i < 16; ++i) {
+      x[i] = r == 16 || i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * HD)))
+                              : _mm512_setzero_ps();
+    }
+    half_transpose(x, u);
+    for (int m = 0; m < 4; ++m) {
+      for (int h = 0; h < NH; ++h) {
+        const __m512 qv = _mm512_load_ps(qa + ((h * nc + c) * 4 + m) * 16);
+        for (int b = 0; b < 4; ++b) a[h][b] = _mm512_fmadd_ps(u[4 * b + m], qv, a[h][b]);
+      }
+    }
+  }
+  for (int h = 0; h < NH; ++h) store_key_sums(a[h], r, vscale, scores + h * ld + j);
+}
+
+// NA + NB heads (NA, NB <= 4) of dimension HD: each 16 keys through f16_scores_16keys for the first
+// NA heads, then again (the keys' chunks converted and transposed a second time, from L1) for the
+// other NB. Measured against the stack array of f16_scores_heads (7 heads of 64, the Qwen2.5
+// groups): docs/bench/cpu.md "Qwen's groups of 7 heads (session 47)".
+template <size_t HD, int NA, int NB>
+void f16_scores_fixed(const float* q, const uint16_t* k, size_t n, float scale, float* scores, size_t ld) {
+  constexpr size_t nc = HD / 16;
+  alignas(64) float qa[(NA + NB) * nc * 4 * 16];  // [h][c][m][16]
+  lay_out_queries(q, NA + NB, HD, qa);
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
     prefetch_ahead(k + (j + kReadAheadRows) * HD, 16 * 2 * HD);
-    __m512 a[NH][4];
-    for (int h = 0; h < NH; ++h) {
-      for (int b = 0; b < 4; ++b) a[h][b] = _mm512_setzero_ps();
-    }
-    for (size_t c = 0; c < nc; ++c) {
-      __m512 x[16], u[16];
-      const uint16_t* kc = k + j * HD + 16 * c;
-      for (size_t i = 0; i < 16; ++i) {
-        x[i] = r == 16 || i < r ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + i * HD)))
-                                : _mm512_setzero_ps();
-      }
-      half_transpose(x, u);
-      for (int m = 0; m < 4; ++m) {
-        for (int h = 0; h < NH; ++h) {
-          const __m512 qv = _mm512_load_ps(qa + ((h * nc + c) * 4 + m) * 16);
-          for (int b = 0; b < 4; ++b) a[h][b] = _mm512_fmadd_ps(u[4 * b + m], qv, a[h][b]);
-        }
-      }
-    }
-    for (int h = 0; h < NH; ++h) store_key_sums(a[h], r, vscale, scores + h * ld + j);
+    f16_scores_16keys<HD, NA>(qa, k, j, r, vscale, scores, ld);
+    if constexpr (NB > 0) f16_scores_16keys<HD, NB>(qa + NA * nc * 4 * 16, k, j, r, vscale, scores + NA * ld, ld);
+  }
+}
+
+template <size_t HD>
+bool f16_scores_fixed_heads(const float* q, size_t n_heads, const uint16_t* k, size_t n, float scale, float* scores,
+                            size_t ld) {
+  switch (n_heads) {
+    case 1: f16_scores_fixed<HD, 1, 0>(q, k, n, scale, scores, ld); return true;
+    case 2: f16_scores_fixed<HD, 2, 0>(q, k, n, scale, scores, ld); return true;
+    case 3: f16_scores_fixed<HD, 3, 0>(q, k, n, scale, scores, ld); return true;
+    case 4: f16_scores_fixed<HD, 4, 0>(q, k, n, scale, scores, ld); return true;
+    case 5: f16_scores_fixed<HD, 3, 2>(q, k, n, scale, scores, ld); return true;
+    case 6: f16_scores_fixed<HD, 3, 3>(q, k, n, scale, scores, ld); return true;
+    case 7: f16_scores_fixed<HD, 4, 3>(q, k, n, scale, scores, ld); return true;
+    case 8: f16_scores_fixed<HD, 4, 4>(q, k, n, scale, scores, ld); return true;
+    default: return false;
   }
 }
 }  // namespace
@@ -432,15 +461,8 @@ void f16_scores_fixed64(const float* q, const uint16_t* k, size_t n, float scale
 void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t head_dim, size_t n, float scale,
                       float* scores, size_t ld) {
   constexpr size_t kQa = 16384;  // floats of laid-out queries: 4 per query value
-  if (head_dim == 64) {
-    switch (n_heads) {
-      case 1: return f16_scores_fixed64<1>(q, k, n, scale, scores, ld);
-      case 2: return f16_scores_fixed64<2>(q, k, n, scale, scores, ld);
-      case 3: return f16_scores_fixed64<3>(q, k, n, scale, scores, ld);
-      case 4: return f16_scores_fixed64<4>(q, k, n, scale, scores, ld);
-      default: break;
-    }
-  }
+  if (head_dim == 64 && f16_scores_fixed_heads<64>(q, n_heads, k, n, scale, scores, ld)) return;
+  if (head_dim == 128 && f16_scores_fixed_heads<128>(q, n_heads, k, n, scale, scores, ld)) return;
   if (head_dim % 16 != 0 || head_dim > 256) {
     return avx2::f16_scores_heads(q, n_heads, k, head_dim, n, scale, scores, ld);
   }

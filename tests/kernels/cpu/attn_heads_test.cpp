@@ -92,7 +92,9 @@ const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45},
                          // one to three heads over wide passes (the 256-bit variants: 12- and 6-key
                          // score steps, V sums of 64 / 32 / 24 lanes, packed V over two blocks):
                          // key counts past a step, an odd block count (96), runs of 256 keys (300)
-                         {64, 1, 40},  {96, 1, 27},  {128, 1, 300}, {256, 1, 13}, {64, 3, 20}, {96, 2, 300}};
+                         {64, 1, 40},  {96, 1, 27},  {128, 1, 300}, {256, 1, 13}, {64, 3, 20}, {96, 2, 300},
+                         // AVX-512 fp16 scores of 5-8 heads in two register passes (3+2, 4+3 heads)
+                         {128, 5, 24}, {128, 7, 50}};
 
 }  // namespace
 
