@@ -2,8 +2,9 @@
 // over 16 keys. Packed K: the 16 rows are transposed to dword columns once and biased to
 // unsigned (k + 128), then each head is one broadcast vpdpbusd per 4 dims, minus 128·Σq per
 // block (bit for bit scalar::k8_scores); a single head instead one vpdpbusd per key and 64 bytes,
-// then the dwords summed per block. fp16 K: rows converted once and half transposed, one
-// FMA per head and 4 dims of 4 keys, 4 heads per load of the keys. fp16 V: each row converted
+// then the dwords summed per block. fp16 K: rows converted and half transposed, one FMA per
+// head and 4 dims of 4 keys, 4 heads per load of the keys (up to 8 heads of 64 or 128 kept in
+// registers, a second conversion for heads 5-8; more heads through a stack array). fp16 V: each row converted
 // once, one FMA per head and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or one head × 128
 // lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and block, pairs of
 // rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes. A head's
