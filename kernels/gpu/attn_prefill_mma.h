@@ -1,7 +1,8 @@
 // Prefill attention on the matrix units (CUDA sm_80+, head_dim 64 and 128): scores on mma (k8: int8
 // m16n8k32 per 32-dim block, f16: m16n8k16 with q split into fp16 hi + lo), causal mask and online
 // softmax in fp32 on the fragments, P·V on m16n8k16 (P rounded to fp16, V fp16 from shared memory;
-// k8v8: int8 V staged as exact fp16, its block scale on P). Included by attn_k8_prefill.hip and
+// k8v8: int8 V staged as fp16(q·d_v), or with ALAP_PREFILL_V8_SCALED=0 as exact fp16 codes with the
+// block scale on P). Included by attn_k8_prefill.hip and
 // attn_f16_prefill.hip; not the scalar kernels (HIP, other head_dims) and not decode (attn_k8_kernel.h).
 //
 // Rows of a KV head are its (token, query head) pairs in token-major order, r = t·G + gh (G query
@@ -19,31 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 
-// P enters the P·V mma rounded to fp16, as in the field's flash attention: an output element's error
-// is then at most 2^-11 · Σ p_j·|v_j| / Σ p_j (fp16's unit roundoff of each weight), which the tests
-// bound element by element. ALAP_PREFILL_P_LO=1 builds the variant that also multiplies P's fp16
-// remainder (p = hi + lo to ~2^-22; errors ~4e-6 against a double reference): twice the P·V mma,
-// prompts at 32k take 1.06–1.16× as long (docs/bench/gpu.md "Session 44"). For measurements only.
-#ifndef ALAP_PREFILL_P_LO
-#define ALAP_PREFILL_P_LO 0
-#endif
-// ALAP_PREFILL_K8_FMA=1: k8 scores as two FFMA an element, the accumulator's bias folded into the
-// first (not the same bits; M·d_q is exact, so the first gives i·d_q rounded once), with each warp's
-// K scales of a tile converted to fp32 once (4 a lane) into its own shared area, transposed, so a
-// lane reads a pair of rows' scales with one 8-byte load, and the scale to log2 units folded into
-// those (no multiply a score). Measured (H100): the kernel 1.015x at depth, 2-5% slower on small
-// grids, prompts 1.00-1.01x; not taken (docs/bench/gpu.md "Session 46", where it is "=2").
-#ifndef ALAP_PREFILL_K8_FMA
-#define ALAP_PREFILL_K8_FMA 0
-#endif
-// ALAP_PREFILL_V8_SCALED=1: k8v8 stages its V tile as fp16(q·d_v), the block scale applied once a
-// tile in the conversion pass (rounded to fp16 like P), so its P·V is f16's: one A fragment a 16-row
-// step instead of one per 32-dim block. Timed (H100): the k8v8 kernel 1.03-1.10x; off until a device
-// run shows attn_gpu_test (its bound widened for V's rounding) and the perplexity (docs/bench/gpu.md
-// "Session 46").
-#ifndef ALAP_PREFILL_V8_SCALED
-#define ALAP_PREFILL_V8_SCALED 0
-#endif
+#include "kernels/gpu/attn_prefill_config.h"  // ALAP_PREFILL_P_LO, _K8_FMA, _V8_SCALED
 
 namespace alap::gpu::prefill_mma {
 

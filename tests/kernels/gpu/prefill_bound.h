@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/gpu/attn_prefill_config.h"
 #include "kernels/gpu/gpu_port.h"
 
 namespace alap::test {
@@ -21,10 +22,11 @@ inline bool prefill_on_matrix_units(int head_dim) {
 #endif
 }
 
-// Whether a k8v8 prefill on the matrix units stages V as fp16(q·d_v) (attn_prefill_mma.h's
-// ALAP_PREFILL_V8_SCALED; the test must be built with the kernels' value of it).
+// Whether a k8v8 prefill on the matrix units stages V as fp16(q·d_v) (ALAP_PREFILL_V8_SCALED of
+// attn_prefill_config.h, the default; a test built with -DALAP_PREFILL_V8_SCALED=0 must run against
+// kernels built so too).
 inline bool prefill_v8_rounded_to_fp16(int head_dim) {
-#if defined(ALAP_PREFILL_V8_SCALED) && ALAP_PREFILL_V8_SCALED != 0
+#if ALAP_PREFILL_V8_SCALED != 0
   return prefill_on_matrix_units(head_dim);
 #else
   (void)head_dim;
