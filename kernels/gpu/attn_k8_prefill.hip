@@ -2,8 +2,8 @@
 // matrix-unit kernel; otherwise the scalar kernel here): tiles of query rows of one head against tiles
 // of int8 K rows (dot4 on the payload, d_q·d_k per 32-block), causal mask, online softmax in fp32,
 // V fp16 (k8) or int8 + scale (k8v8: staged once a tile, here as exact fp16 codes, on the matrix
-// units as fp16(q·d_v)) accumulated in fp32. No f16 copy of K is ever made. A block runs S groups of 128 threads over alternate KV tiles, merged at
-// the end. Not decode (attn_k8.hip).
+// units as fp16(q·d_v)) accumulated in fp32. No f16 copy of K is ever made. A block runs S groups of
+// 128 threads over alternate KV tiles, merged at the end. Not decode (attn_k8.hip).
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>

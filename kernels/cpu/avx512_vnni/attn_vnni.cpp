@@ -4,12 +4,12 @@
 // block (bit for bit scalar::k8_scores); a single head instead one vpdpbusd per key and 64 bytes,
 // then the dwords summed per block. fp16 K: rows converted and half transposed, one FMA per
 // head and 4 dims of 4 keys, 4 heads per load of the keys (up to 8 heads of 64 or 128 kept in
-// registers, a second conversion for heads 5-8; more heads through a stack array). fp16 V: each row converted
-// once, one FMA per head and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or one head × 128
-// lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and block, pairs of
-// rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes. A head's
-// results never depend on the heads or keys beside it in a call (CPU prefill tiles rely on it;
-// attn_heads_test checks it).
+// registers, a second conversion for heads 5-8; more heads through a stack array). fp16 V: each
+// row converted once, one FMA per head and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or
+// one head × 128 lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and
+// block, pairs of rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes.
+// A head's results never depend on the heads or keys beside it in a call (CPU prefill tiles rely
+// on it; attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
 // -Wmaybe-uninitialized reports at -O3 once inlined: a false positive in the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
