@@ -1,8 +1,7 @@
 // Prefill attention on the matrix units (CUDA sm_80+, head_dim 64 and 128): scores on mma (k8: int8
 // m16n8k32 per 32-dim block, f16: m16n8k16 with q split into fp16 hi + lo), causal mask and online
 // softmax in fp32 on the fragments, P·V on m16n8k16 (P rounded to fp16, V fp16 from shared memory;
-// k8v8: int8 V staged as fp16(q·d_v), or with ALAP_PREFILL_V8_SCALED=0 as exact fp16 codes with the
-// block scale on P). Included by attn_k8_prefill.hip and
+// k8v8: int8 V staged as fp16(q·d_v) once a tile). Included by attn_k8_prefill.hip and
 // attn_f16_prefill.hip; not the scalar kernels (HIP, other head_dims) and not decode (attn_k8_kernel.h).
 //
 // Rows of a KV head are its (token, query head) pairs in token-major order, r = t·G + gh (G query
@@ -20,7 +19,27 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/gpu/attn_prefill_config.h"  // ALAP_PREFILL_P_LO, _K8_FMA, _V8_SCALED
+// P enters the P·V mma rounded to fp16, as in the field's flash attention: an output element's error
+// is then at most 2^-11 · Σ p_j·|v_j| / Σ p_j (fp16's unit roundoff of each weight), which the tests
+// bound element by element. ALAP_PREFILL_P_LO=1 builds the variant that also multiplies P's fp16
+// remainder (p = hi + lo to ~2^-22; errors ~4e-6 against a double reference): twice the P·V mma,
+// prompts at 32k take 1.06–1.16× as long (docs/bench/gpu.md "Session 44"). For measurements only.
+#ifndef ALAP_PREFILL_P_LO
+#define ALAP_PREFILL_P_LO 0
+#endif
+// ALAP_PREFILL_K8_FMA=1: k8 scores as two FFMA an element, the accumulator's bias folded into the
+// first (not the same bits; M·d_q is exact, so the first gives i·d_q rounded once), with each warp's
+// K scales of a tile converted to fp32 once (4 a lane) into its own shared area, transposed, so a
+// lane reads a pair of rows' scales with one 8-byte load, and the scale to log2 units folded into
+// those (no multiply a score). Measured (H100): the kernel 1.015x at depth, 2-5% slower on small
+// grids, prompts 1.00-1.01x; not taken (docs/bench/gpu.md "Session 46", where it is "=2").
+#ifndef ALAP_PREFILL_K8_FMA
+#define ALAP_PREFILL_K8_FMA 0
+#endif
+// k8v8 stages its V tile as fp16(q·d_v) once a tile (d_v held to 511.75 so that no value passes
+// fp16's end), so its P·V is f16's: the k8v8 kernel 1.03-1.10x (H100, session 46) and 1.07-1.10x for
+// Llama-3-8B (H200, session 47). The form it replaced (exact int8 codes, the block scale on P)
+// overflowed to infinity where a V block's scale passed 511.75 (docs/bench/gpu.md "Session 47").
 
 namespace alap::gpu::prefill_mma {
 
@@ -121,13 +140,11 @@ attn_prefill_mma_kernel(args p) {
   using L = layout<KI8, VI8, HD, WM, S>;
   constexpr int NB = HD / 32, NT = kKT / 8, NO = HD / 8, R = L::rows, GT = 32 * WM;
   static_assert(R * HD * 4 <= L::ring, "the merge's o tile lives in the ring");
-  // P (≤ 1) goes into the P·V mma in fp16 times this power of two, so that small weights (or, k8v8,
-  // p·d_v with d_v ≈ max|v|/127), and with ALAP_PREFILL_P_LO the remainders, stay out of fp16's
-  // subnormals (< 6.1e-5), which keep only ~2^-24 absolute (unscaled, the remainders cost k8v8 2-5e-5
-  // of output error; H200); p·256 ≤ 256, p·d_v·128 ≈ p·max|v|. Divided out with the row sum at the end.
-  constexpr bool kVs = VI8 && ALAP_PREFILL_V8_SCALED != 0;  // V staged as fp16(q·d_v)
-  constexpr bool kPv = VI8 && !kVs;                          // the V block scale goes on P
-  constexpr float kPScale = kPv ? 128.0f : 256.0f;
+  // P (≤ 1) goes into the P·V mma in fp16 times this power of two, so that small weights, and with
+  // ALAP_PREFILL_P_LO the remainders, stay out of fp16's subnormals (< 6.1e-5), which keep only ~2^-24
+  // absolute (unscaled, the remainders cost k8v8 2-5e-5 of output error; H200); p·256 ≤ 256. Divided
+  // out with the row sum at the end.
+  constexpr float kPScale = 256.0f;
   extern __shared__ __align__(128) unsigned char sm[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = warp / WM, wr = warp % WM, gt = threadIdx.x % GT;
@@ -234,7 +251,7 @@ attn_prefill_mma_kernel(args p) {
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
     group_sync();
     unsigned char* sb = sm + (grp * 2 + st) * L::stage;
-    if constexpr (VI8) {  // the int8 V tile as exact fp16 (0x64 above byte u is 1024 + u; q = u - 128)
+    if constexpr (VI8) {  // the int8 V tile as fp16(q·d_v) (0x64 above byte u is 1024 + u; q = u - 128)
       for (int i = gt; i < kKT * HD / 4; i += GT) {
         const int j = i / (HD / 4), c = i % (HD / 4);
         const uint32_t x = *reinterpret_cast<const uint32_t*>(sb + L::vraw_off + j * HD + c * 4) ^ 0x80808080u;
@@ -243,15 +260,14 @@ attn_prefill_mma_kernel(args p) {
         h.y = __byte_perm(x, 0x64646464u, 0x7362);
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(0x64806480u));
         asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(0x64806480u));
-        if constexpr (kVs) {  // q·d_v rounded to fp16 (d_v of row j, block c / (32/4))
-          const unsigned d = reinterpret_cast<const uint16_t*>(sb + L::vd_off)[j * NB + c / 8];
-          // d_v at most 511.75 (0x5FFF), so that |q·d_v| ≤ 128 · 511.75 = 65504 stays finite: only a
-          // block whose largest |v| passes ~65000 (fp16's end) is saturated, where the f16 cache ends too.
-          unsigned dd = d | (d << 16);
-          asm("min.f16x2 %0, %1, %2;" : "=r"(dd) : "r"(dd), "r"(0x5FFF5FFFu));
-          asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(dd));
-          asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(dd));
-        }
+        // q·d_v rounded to fp16 (d_v of row j, block c / (32/4)), d_v at most 511.75 (0x5FFF) so that
+        // |q·d_v| ≤ 128 · 511.75 = 65504 stays finite: only a block whose largest |v| passes ~65000
+        // (fp16's end) is saturated, where the f16 cache ends too.
+        unsigned dd = reinterpret_cast<const uint16_t*>(sb + L::vd_off)[j * NB + c / 8];
+        dd |= dd << 16;
+        asm("min.f16x2 %0, %1, %2;" : "=r"(dd) : "r"(dd), "r"(0x5FFF5FFFu));
+        asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.x) : "r"(h.x), "r"(dd));
+        asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h.y) : "r"(h.y), "r"(dd));
         *reinterpret_cast<uint2*>(sb + L::v_off + j * L::v_row + c * 8) = h;
       }
       group_sync();
@@ -383,40 +399,26 @@ attn_prefill_mma_kernel(args p) {
         }
       }
       // O += P·V: A = P (16 rows × 16 cache rows, from s as it lies) in fp16 (hi; + lo with
-      // ALAP_PREFILL_P_LO); B = V by ldmatrix.trans. k8v8: P scaled by the V rows' block scale, one A
-      // per 32-dim block.
+      // ALAP_PREFILL_P_LO); B = V by ldmatrix.trans (k8v8: V already carries its block scale).
 #pragma unroll
       for (int ks = 0; ks < kKT / 16; ++ks) {
         const float* x0 = s[2 * ks];
         const float* x1 = s[2 * ks + 1];
+        // kPScale on A keeps small weights out of fp16's subnormals (undone at the end).
+        unsigned ah[4], al[4];
+        split_h2(x0[0] * kPScale, x0[1] * kPScale, ah[0], al[0]);
+        split_h2(x0[2] * kPScale, x0[3] * kPScale, ah[1], al[1]);
+        split_h2(x1[0] * kPScale, x1[1] * kPScale, ah[2], al[2]);
+        split_h2(x1[2] * kPScale, x1[3] * kPScale, ah[3], al[3]);
 #pragma unroll
-        for (int vb = 0; vb < (kPv ? NB : 1); ++vb) {
-          // kPScale on A keeps small weights out of fp16's subnormals (undone at the end).
-          float f0 = kPScale, f1 = kPScale, f8 = kPScale, f9 = kPScale;  // cache rows 16ks + 2tq, +1, +8, +9
-          if constexpr (kPv) {
-            const uint16_t* vd = reinterpret_cast<const uint16_t*>(sb + L::vd_off);
-            f0 *= h2f(vd[(16 * ks + 2 * tq) * NB + vb]);
-            f1 *= h2f(vd[(16 * ks + 2 * tq + 1) * NB + vb]);
-            f8 *= h2f(vd[(16 * ks + 2 * tq + 8) * NB + vb]);
-            f9 *= h2f(vd[(16 * ks + 2 * tq + 9) * NB + vb]);
-          }
-          unsigned ah[4], al[4];
-          split_h2(x0[0] * f0, x0[1] * f1, ah[0], al[0]);
-          split_h2(x0[2] * f0, x0[3] * f1, ah[1], al[1]);
-          split_h2(x1[0] * f8, x1[1] * f9, ah[2], al[2]);
-          split_h2(x1[2] * f8, x1[3] * f9, ah[3], al[3]);
-          constexpr int np_n = kPv ? 2 : HD / 16;  // 16-dim pairs of n-tiles for this A
-#pragma unroll
-          for (int q = 0; q < np_n; ++q) {
-            const int np = kPv ? vb * 2 + q : q;
-            unsigned bv[4];
-            ldsm4_t(smem_u32(sb + L::v_off + (16 * ks + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::v_row + (2 * np + (lane >> 4)) * 16), bv);
-            mma_f16(o[2 * np], ah, bv[0], bv[1]);
-            mma_f16(o[2 * np + 1], ah, bv[2], bv[3]);
-            if constexpr (ALAP_PREFILL_P_LO != 0) {
-              mma_f16(o[2 * np], al, bv[0], bv[1]);
-              mma_f16(o[2 * np + 1], al, bv[2], bv[3]);
-            }
+        for (int np = 0; np < HD / 16; ++np) {  // 16-dim pairs of n-tiles
+          unsigned bv[4];
+          ldsm4_t(smem_u32(sb + L::v_off + (16 * ks + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::v_row + (2 * np + (lane >> 4)) * 16), bv);
+          mma_f16(o[2 * np], ah, bv[0], bv[1]);
+          mma_f16(o[2 * np + 1], ah, bv[2], bv[3]);
+          if constexpr (ALAP_PREFILL_P_LO != 0) {
+            mma_f16(o[2 * np], al, bv[0], bv[1]);
+            mma_f16(o[2 * np + 1], al, bv[2], bv[3]);
           }
         }
       }

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/gpu/attn_prefill_config.h"
 #include "kernels/gpu/gpu_port.h"
 
 namespace alap::test {
@@ -22,17 +21,8 @@ inline bool prefill_on_matrix_units(int head_dim) {
 #endif
 }
 
-// Whether a k8v8 prefill on the matrix units stages V as fp16(q·d_v) (ALAP_PREFILL_V8_SCALED of
-// attn_prefill_config.h, the default; a test built with -DALAP_PREFILL_V8_SCALED=0 must run against
-// kernels built so too).
-inline bool prefill_v8_rounded_to_fp16(int head_dim) {
-#if ALAP_PREFILL_V8_SCALED != 0
-  return prefill_on_matrix_units(head_dim);
-#else
-  (void)head_dim;
-  return false;
-#endif
-}
+// Whether a k8v8 prefill rounds V to fp16 (q·d_v staged so): the matrix-unit kernel does.
+inline bool prefill_v8_rounded_to_fp16(int head_dim) { return prefill_on_matrix_units(head_dim); }
 
 // fp32 throughout (the scalar kernels): 1e-4 absolute, for scores |s| ≲ 10 rounded to ~1e-6 and
 // weighted sums of |v| ≲ 4. P rounded to fp16 (the matrix-unit kernel) adds at most fp16's unit

@@ -7,6 +7,8 @@
 # (ROUNDS="1" for one round of the kernel bench instead of three). As run in session 47 (call 1) the
 # test's object was named .x, which nvcc would not link; call2.sh ran the test. Fixed since: the object
 # is test/attn_gpu_test.o, outside the folder whose objects make the library.
+# Since the review of session 47 the tree has no ALAP_PREFILL_V8_SCALED switch (its form is the only
+# one), so "all" and "v8s" build the same kernel there.
 # (carry .dev/s43: forward_gpu_device, make_random_model, the eval model and its token ids).
 set -eu
 here=$(dirname "$0")

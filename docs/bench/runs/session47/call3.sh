@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 47, device call 3 (not run: too little device time was left to start a machine): the tree with
-# ALAP_PREFILL_V8_SCALED=1 as its default (attn_prefill_config.h), built with no switch on the command line, and its
-# attn_gpu_test (the bound from the same header). For the next session's first call.
+# k8v8's V staged as fp16(q·d_v), the only form since session 47, built with no switch, and its
+# attn_gpu_test. For the next session's first call.
 w=/tmp/s47c3; mkdir -p $w/t; nvcc=/usr/local/cuda/bin/nvcc; flags="-std=c++20 -O3 -arch=sm_90 -I. -Ikernels/include -Xcompiler=-fPIC"
 for src in kernels/gpu/*.hip; do $nvcc $flags -x cu -c $src -o $w/$(basename $src .hip).o & done
 $nvcc $flags -DALAP_GPU_CUDA=1 -x cu -c tests/kernels/gpu/attn_gpu_test.cpp -o $w/t/attn_gpu_test.o &
