@@ -100,6 +100,10 @@ void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d);
 void kv_row_to_fp16(const float* x, size_t n, uint16_t* out);
 }  // namespace scalar
 
+namespace sse4 {  // SSSE3 + SSE4.1 (sse4/attn_sse4.cpp)
+extern const AttnHeadsVariant kAttnHeads;
+}  // namespace sse4
+
 namespace avx2 {  // AVX2 + FMA + F16C; also used by the avxvnni variant
 extern const AttnHeadsVariant kAttnHeads;
 void softmax_partial(float* x, size_t n, float* m, float* l);

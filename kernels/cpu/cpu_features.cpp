@@ -1,4 +1,4 @@
-// cpuid leaf 0 (vendor), leaf 1 (family; AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512
+// cpuid leaf 0 (vendor), leaf 1 (family; SSSE3, SSE4.1, AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512
 // F/BW/VL/VNNI), leaf 7.1 (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2) and ZMM/opmask (bits
 // 5-7) state the OS saves. Also the choice of light_read_ahead() (quant.h), made from the vendor.
 #include "cpu_features.h"
@@ -31,6 +31,8 @@ CpuFeatures detect() {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   f.family = (a >> 8) & 0xFu;
   if (f.family == 0xFu) f.family += (a >> 20) & 0xFFu;
+  f.ssse3 = (c >> 9) & 1u;
+  f.sse41 = (c >> 19) & 1u;
   const bool osxsave = (c >> 27) & 1u;
   uint64_t xcr0 = 0;
   if (osxsave) {

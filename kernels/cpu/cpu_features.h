@@ -6,6 +6,7 @@
 namespace alap::kernels {
 
 struct CpuFeatures {
+  bool ssse3 = false, sse41 = false;
   bool avx = false, fma = false, f16c = false, avx2 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
   bool avxvnni = false;
@@ -14,6 +15,7 @@ struct CpuFeatures {
 
   bool amd_zen() const { return amd && family >= 0x17; }
 
+  bool sse4_set() const { return ssse3 && sse41; }  // what the sse4 variant needs
   bool avx2_set() const { return avx2 && fma && f16c; }  // what the avx2 variant needs
   bool avx512vnni_set() const { return avx2_set() && avx512f && avx512bw && avx512vl && avx512vnni; }
   bool avxvnni_set() const { return avx2_set() && avxvnni; }

@@ -66,6 +66,21 @@ void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out);
 float rms_inverse(double (&part)[8], const float* x, size_t i, size_t n, float eps);
 }  // namespace scalar
 
+namespace sse4 {
+extern const CpuVariant kVariant;  // needs SSSE3 + SSE4.1 (no FMA, no F16C: CPUs without AVX2)
+// sse4/matmul_sse4.cpp
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
+// sse4/attn_sse4.cpp
+float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim);
+void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
+               size_t n, float scale, float* scores);
+void f16_scores(const float* q, const uint16_t* k, size_t head_dim, size_t n, float scale, float* scores);
+void f16_accum_v(const float* p, const uint16_t* v, size_t head_dim, size_t n, float* out);
+void softmax(float* x, size_t n);
+void k8_accum_v(const float* p, const int8_t* q, const uint16_t* d, size_t head_dim, size_t block, size_t n,
+                float* out);
+}  // namespace sse4
+
 namespace avx2 {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);

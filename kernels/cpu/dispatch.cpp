@@ -20,6 +20,7 @@ namespace alap::kernels {
 
 namespace {
 
+bool cpu_has_sse4() { return cpu_features().sse4_set(); }
 bool cpu_has_avx2() { return cpu_features().avx2_set(); }
 bool cpu_has_avx512vnni() { return cpu_features().avx512vnni_set(); }
 bool cpu_has_avxvnni() { return cpu_features().avxvnni_set(); }
@@ -29,7 +30,7 @@ const CpuVariant* runnable_variant(const char* name) {
   const struct {
     const CpuVariant* v;
     bool ok;
-  } all[] = {{&scalar::kVariant, true}, {&avx2::kVariant, cpu_has_avx2()},
+  } all[] = {{&scalar::kVariant, true}, {&sse4::kVariant, cpu_has_sse4()}, {&avx2::kVariant, cpu_has_avx2()},
              {&avxvnni::kVariant, cpu_has_avxvnni()}, {&avx512vnni::kVariant, cpu_has_avx512vnni()}};
   for (const auto& e : all) {
     if (std::strcmp(e.v->name, name) == 0) return e.ok ? e.v : nullptr;
@@ -38,7 +39,7 @@ const CpuVariant* runnable_variant(const char* name) {
 }
 
 // The variant this CPU runs, decided once: the widest cpuid allows, or ALAP_CPU_VARIANT (scalar,
-// avx2, avxvnni, avx512vnni) when it names one this CPU has — to compare paths on one machine, or
+// sse4, avx2, avxvnni, avx512vnni) when it names one this CPU has — to compare paths on one machine, or
 // to rule out a fast path when an answer looks wrong. Any other value is ignored.
 const CpuVariant& best_variant() {
   static const CpuVariant& best = []() -> const CpuVariant& {
@@ -48,6 +49,7 @@ const CpuVariant& best_variant() {
     return cpu_has_avx512vnni() ? avx512vnni::kVariant
            : cpu_has_avxvnni()  ? avxvnni::kVariant
            : cpu_has_avx2()     ? avx2::kVariant
+           : cpu_has_sse4()     ? sse4::kVariant
                                 : scalar::kVariant;
   }();
   return best;
@@ -226,6 +228,7 @@ const AttnHeadsVariant& active_heads() {
   const CpuVariant* v = &active();
   if (v == &avx512vnni::kVariant) return avx512vnni::kAttnHeads;
   if (v == &scalar::kVariant) return scalar::kAttnHeads;
+  if (v == &sse4::kVariant) return sse4::kAttnHeads;
   return avx2::kAttnHeads;
 }
 
@@ -252,7 +255,7 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   check_ld("k8_scores_heads", n, ld);
   if (n == 0 || n_heads == 0) return;
   const CpuVariant& v = active();
-  if (&v == &avx512vnni::kVariant || &v == &scalar::kVariant) {
+  if (&v == &avx512vnni::kVariant || &v == &scalar::kVariant || &v == &sse4::kVariant) {
     return active_heads().k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   }
   // The 256-bit variants: 8 keys per ymm, transposed once for all the heads (k8_heads_avx2.inc).

@@ -264,6 +264,7 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   // rate on Zen 5).
   const char* variant = cpu_variant_name();
   const bool plain = std::strcmp(variant, "avx2") == 0, vex = std::strcmp(variant, "avxvnni") == 0;
+  if (std::strcmp(variant, "sse4") == 0) return p;  // no 128-bit probe yet: gmacs 0, as for scalar
   if (has512 && lanes != 32) {
     loop = dot_loop_512, p.lanes = 64, p.isa = "avx512vnni-512", chains = kChains512;
   } else if (has512 && !plain && !vex) {
@@ -286,7 +287,8 @@ DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds) {
   if (std::strcmp(cpu_variant_name(), "avx512vnni") == 0 && cpu_features().avx512vnni_set()) {
     p.lanes = 16, p.isa = "fma-512";
     p.gmacs = time_loop(fma_loop_512, 12.0 * 16, p.n_threads, seconds);
-  } else if (std::strcmp(cpu_variant_name(), "scalar") != 0 && cpu_features().avx2_set()) {
+  } else if (std::strcmp(cpu_variant_name(), "scalar") != 0 && std::strcmp(cpu_variant_name(), "sse4") != 0 &&
+             cpu_features().avx2_set()) {
     p.lanes = 8, p.isa = "fma-256";
     p.gmacs = time_loop(fma_loop_256, 12.0 * 8, p.n_threads, seconds);
   }

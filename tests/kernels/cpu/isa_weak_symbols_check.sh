@@ -1,5 +1,5 @@
 #!/bin/sh
-# The ISA files of alap_kernels (avx2/, avx_vnni/, avx512_vnni/, compiled with their instruction
+# The ISA files of alap_kernels (sse4/, avx2/, avx_vnni/, avx512_vnni/, compiled with their instruction
 # set's flags) must define no weak symbols. The linker keeps one copy of each weak symbol for the
 # whole program (a std::vector member, an inline function not inlined), and an ISA file's copy would
 # then also run on machines without that instruction set (kernels/cpu/thread_scratch.h).
@@ -12,7 +12,7 @@ out=$("$nm_tool" -A -C --defined-only "$archive" | awk '
     split($1, where, ":")
     member = where[2]
     type = $2
-    if (member !~ /_(avx2|avxvnni|vnni)\.cpp\.o$/) next
+    if (member !~ /_(sse4|avx2|avxvnni|vnni)\.cpp\.o$/) next
     if (type != "W" && type != "V" && type != "u") next
     name = $3
     for (i = 4; i <= NF; ++i) name = name " " $i

@@ -120,7 +120,7 @@ TEST(Matmul, ScalarMatchesDoubleReference) {
 // quantising the activations to int8 blocks of 32, and close to the scalar oracle.
 TEST(Matmul, FastVariantsMatchScalarOracle) {
   int n_variants = 0;
-  for (const char* v : {"avx2", "avxvnni", "avx512vnni"}) {
+  for (const char* v : {"sse4", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     ++n_variants;
     ASSERT_STREQ(cpu_variant_name(), v);
@@ -172,5 +172,5 @@ TEST(Matmul, VariantNames) {
   EXPECT_TRUE(set_cpu_variant("best"));
   force_scalar_kernels(false);
   const std::string best = cpu_variant_name();
-  EXPECT_TRUE(best == "scalar" || best == "avx2" || best == "avxvnni" || best == "avx512vnni") << best;
+  EXPECT_TRUE(best == "scalar" || best == "sse4" || best == "avx2" || best == "avxvnni" || best == "avx512vnni") << best;
 }

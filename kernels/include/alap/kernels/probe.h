@@ -49,12 +49,13 @@ struct DotPeakProbe {
 // Runs independent dot4 chains in registers for about `seconds` on each thread. lanes 0 = the
 // widest this CPU has; 32 = the 256-bit form of the active variant (cpu_variant_name(): plain
 // AVX2's maddubs + madd, AVX-VNNI's VEX vpdpbusd, else the widest 256-bit dot), the one its
-// matmul kernels run.
+// matmul kernels run. Under the sse4 variant no probe runs (lanes and gmacs 0): it has no 128-bit
+// probe yet.
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double seconds = 0.2);
 
 // The same for f32 FMAs, which the plain-weight products (f32, f16, bf16 files) run: gmacs counts
 // f32 multiply-adds, lanes is 16 (isa "fma-512", the AVX-512 variant) or 8 ("fma-256", the 256-bit
-// variants); lanes 0 and gmacs 0 under the scalar variant. The prefill ceiling of a plain file.
+// variants); lanes 0 and gmacs 0 under the scalar and sse4 variants. The prefill ceiling of a plain file.
 DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds = 0.2);
 
 }  // namespace alap::kernels

@@ -92,13 +92,13 @@ bool reads_acts_256(const WeightView& w);
 // result for a (token, row) does not depend on n_tok, the row range or the thread that runs it.
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 
-// The variant the dispatcher chose for this CPU ("scalar", "avx2", "avx512vnni", ...).
+// The variant the dispatcher chose for this CPU ("scalar", "sse4", "avx2", "avx512vnni", ...).
 const char* cpu_variant_name();
 
 // Forces the scalar oracle (tests compare variants). Not thread-safe; call before use.
 void force_scalar_kernels(bool on);
 
-// Selects a variant by name ("scalar", "avx2", "avxvnni", "avx512vnni"; "best" or nullptr restores the
+// Selects a variant by name ("scalar", "sse4", "avx2", "avxvnni", "avx512vnni"; "best" or nullptr restores the
 // dispatcher's choice). Returns false, changing nothing, when this CPU cannot run it. For tests
 // and benchmarks; not thread-safe.
 bool set_cpu_variant(const char* name);

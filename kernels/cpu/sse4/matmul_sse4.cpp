@@ -1,0 +1,402 @@
+// SSSE3 + SSE4.1 matrix products (the sse4 variant, for x86-64 CPUs without AVX2: the Atom-class
+// Celeron and Pentium Silver chips of budget laptops, Sandy Bridge, older AMD). Every quantised type
+// the AVX2 variant takes is an integer dot (pmaddubsw + pmaddwd) of the weight codes with the int8
+// activation blocks of 32 (QuantizedActs), two 16-byte halves a block, scaled in f32; F32, F16 and
+// BF16 rows are dotted with the f32 activations, f16 converted with integer steps (no F16C here).
+// No FMA on these CPUs: f32 multiply-adds round twice. Results are within the int8 activations'
+// error of the scalar oracle (tests/kernels/cpu/matmul_test.cpp) and, per (token, row), do not
+// depend on the batch, the row range or the thread. No packed (row-interleaved) form: the rows are
+// read where the file has them. Built only with -mssse3 -msse4.1; run only after cpuid.
+#include <algorithm>
+
+#include "cpu_variants.h"
+#include "sse4/sse4_common.h"
+#include "thread_scratch.h"
+
+namespace alap::kernels::sse4 {
+
+namespace {
+
+// One token's activations quantised in blocks of 32: x[c] ≈ d[c/32]·q[c], s[b] = Σ q of block b.
+struct ActRow {
+  const int8_t* q;
+  const float* d;
+  const int32_t* s;
+};
+
+using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
+
+inline __m128i act_lo(const ActRow& x, size_t b) { return load16(x.q + 32 * b); }
+inline __m128i act_hi(const ActRow& x, size_t b) { return load16(x.q + 32 * b + 16); }
+
+// acc += float(p)·scale, lanes apart (the lanes are summed once at the end of a row).
+inline __m128 add_scaled(__m128 acc, __m128i p, float scale) {
+  return _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(p), _mm_set1_ps(scale)));
+}
+
+// Byte e of the result = 0xFF where bit e of bits (16 bits) is set.
+inline __m128i expand_bits16(uint32_t bits) {
+  const __m128i spread = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(bits)),
+                                          _mm_set_epi64x(0x0101010101010101, 0));
+  const __m128i sel = _mm_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  return _mm_cmpeq_epi8(_mm_and_si128(spread, sel), sel);
+}
+
+// The 16 low nibbles (values 0-15 of a Q4_0-ordered block) and the 16 high ones (values 16-31).
+inline void nibbles(const uint8_t* p, __m128i& lo, __m128i& hi) {
+  const __m128i b = load16(p), m = _mm_set1_epi8(0x0F);
+  lo = _mm_and_si128(b, m);
+  hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
+}
+
+// Σ u·xq over block b for unsigned codes u (values 0-15 in lo, 16-31 in hi) minus off·Σ xq: the
+// codes' offset comes off in integers through the block sum s[b] (exact).
+inline __m128i block_dot_offset(__m128i lo, __m128i hi, const ActRow& x, size_t b, int off) {
+  const __m128i p = _mm_add_epi32(dot_u8s8(lo, act_lo(x, b)), dot_u8s8(hi, act_hi(x, b)));
+  return _mm_sub_epi32(p, _mm_cvtsi32_si128(off * x.s[b]));
+}
+
+float dot_q8_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 34 * b;
+    const __m128i p = _mm_add_epi32(dot_s8s8(load16(blk + 2), act_lo(x, b)), dot_s8s8(load16(blk + 18), act_hi(x, b)));
+    acc = add_scaled(acc, p, f16_at(blk) * x.d[b]);
+  }
+  return hsum_ps(acc);
+}
+
+float dot_q4_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 18 * b;
+    __m128i lo, hi;
+    nibbles(blk + 2, lo, hi);
+    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 8), f16_at(blk) * x.d[b]);
+  }
+  return hsum_ps(acc);
+}
+
+float dot_q5_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  const __m128i bit4 = _mm_set1_epi8(0x10);
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 22 * b;
+    const uint32_t qh = load_u32(blk + 2);
+    __m128i lo, hi;
+    nibbles(blk + 6, lo, hi);
+    lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
+    hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
+    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 16), f16_at(blk) * x.d[b]);
+  }
+  return hsum_ps(acc);
+}
+
+// IQ4_NL: Q4_0's nibbles looked up in kIq4Values (pshufb), then a signed dot.
+float dot_iq4_nl(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  const __m128i lut = load16(kIq4Values);
+  __m128 acc = _mm_setzero_ps();
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + 18 * b;
+    __m128i lo, hi;
+    nibbles(blk + 2, lo, hi);
+    const __m128i p = _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(lut, lo), act_lo(x, b)),
+                                    dot_s8s8(_mm_shuffle_epi8(lut, hi), act_hi(x, b)));
+    acc = add_scaled(acc, p, f16_at(blk) * x.d[b]);
+  }
+  return hsum_ps(acc);
+}
+
+// Q4_1 and Q5_1 (y = d·q + m, q unsigned): Σ_b d·dx_b·Σ q·xq + m·dx_b·s_b.
+template <bool kFiveBit>
+float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  constexpr size_t kBytes = kFiveBit ? 24 : 20;
+  const __m128i bit4 = _mm_set1_epi8(0x10);
+  __m128 acc = _mm_setzero_ps();
+  float mins = 0.0f;
+  for (size_t b = 0; b < n_cols / 32; ++b) {
+    const uint8_t* blk = row + kBytes * b;
+    __m128i lo, hi;
+    nibbles(blk + (kFiveBit ? 8 : 4), lo, hi);
+    if constexpr (kFiveBit) {
+      const uint32_t qh = load_u32(blk + 4);
+      lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
+      hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
+    }
+    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 0), f16_at(blk) * x.d[b]);
+    mins += f16_at(blk + 2) * (x.d[b] * static_cast<float>(x.s[b]));
+  }
+  return hsum_ps(acc) + mins;
+}
+
+// Q2_K: per 16 values y = d·(sc & 15)·q − dmin·(sc >> 4), q in 0..3 (FORMATS.md §2). A 16-byte half
+// of a block is one scale group: Σ q·xq and Σ xq (pmaddubsw with ones) weighted by the group's scale
+// and min in pmaddwd, both halves summed in integers, then d·dx and dmin·dx in f32.
+float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  const __m128i m3 = _mm_set1_epi8(0x03), ones = _mm_set1_epi8(1);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 84 * sb;
+    const float d = f16_at(blk + 80), dmin = f16_at(blk + 82);
+    for (int h = 0; h < 2; ++h) {
+      const __m128i q0 = load16(blk + 16 + 32 * h), q1 = load16(blk + 32 + 32 * h);
+      for (int g = 0; g < 4; ++g) {
+        const int j = 4 * h + g;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        const __m128i w0 = _mm_and_si128(_mm_srli_epi16(q0, 2 * g), m3);
+        const __m128i w1 = _mm_and_si128(_mm_srli_epi16(q1, 2 * g), m3);
+        const __m128i x0 = act_lo(x, b), x1 = act_hi(x, b);
+        const uint8_t s0 = blk[2 * j], s1 = blk[2 * j + 1];
+        const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w0, x0), _mm_set1_epi16(s0 & 0xF)),
+                                        _mm_madd_epi16(_mm_maddubs_epi16(w1, x1), _mm_set1_epi16(s1 & 0xF)));
+        const __m128i pm = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones, x0), _mm_set1_epi16(s0 >> 4)),
+                                         _mm_madd_epi16(_mm_maddubs_epi16(ones, x1), _mm_set1_epi16(s1 >> 4)));
+        acc = add_scaled(acc, p, d * x.d[b]);
+        acc = add_scaled(acc, pm, -dmin * x.d[b]);
+      }
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2):
+// signed dots (|q| with x's sign flipped where q < 0), each 16-byte half weighted by its scale.
+float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  const __m128i m3 = _mm_set1_epi8(0x03), four = _mm_set1_epi8(4);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 110 * sb;
+    const float d = f16_at(blk + 108);
+    const uint8_t* s = blk + 96;
+    int16_t scale[16];
+    for (int k = 0; k < 16; ++k) {
+      const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
+      const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
+      scale[k] = static_cast<int16_t>((low4 | (high2 << 4)) - 32);
+    }
+    const __m128i hm[2] = {load16(blk), load16(blk + 16)};
+    for (int h = 0; h < 2; ++h) {
+      const __m128i q[2] = {load16(blk + 32 + 32 * h), load16(blk + 48 + 32 * h)};
+      for (int g = 0; g < 4; ++g) {
+        const int j = 4 * h + g;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
+        __m128i p = _mm_setzero_si128();
+        for (int half = 0; half < 2; ++half) {
+          const __m128i hb = _mm_cmpeq_epi8(_mm_and_si128(hm[half], bit), bit);  // 0xFF where set
+          const __m128i w = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_andnot_si128(hb, four));
+          const __m128i xq = half == 0 ? act_lo(x, b) : act_hi(x, b);
+          const __m128i p16 = _mm_maddubs_epi16(_mm_sign_epi8(w, w), _mm_sign_epi8(xq, w));
+          p = _mm_add_epi32(p, _mm_madd_epi16(p16, _mm_set1_epi16(scale[2 * j + half])));
+        }
+        acc = add_scaled(acc, p, d * x.d[b]);
+      }
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32. The codes of
+// sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes.
+template <bool kFiveBit>
+float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  constexpr size_t kBytes = kFiveBit ? 176 : 144;
+  const __m128i m4 = _mm_set1_epi8(0x0F), bit4 = _mm_set1_epi8(0x10);
+  __m128 acc = _mm_setzero_ps();
+  float mins = 0.0f;
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + kBytes * sb;
+    const float d = f16_at(blk), dmin = f16_at(blk + 2);
+    const uint8_t* qs = blk + (kFiveBit ? 48 : 16);
+    __m128i qh[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
+    if constexpr (kFiveBit) qh[0] = load16(blk + 16), qh[1] = load16(blk + 32);
+    for (int p = 0; p < 4; ++p) {
+      const __m128i q[2] = {load16(qs + 32 * p), load16(qs + 32 * p + 16)};
+      for (int nib = 0; nib < 2; ++nib) {
+        const int j = 2 * p + nib;
+        const size_t b = 8 * sb + static_cast<size_t>(j);
+        __m128i u[2];
+        for (int half = 0; half < 2; ++half) {
+          u[half] = _mm_and_si128(nib == 0 ? q[half] : _mm_srli_epi16(q[half], 4), m4);
+          if constexpr (kFiveBit) {
+            const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
+            const __m128i set = _mm_cmpeq_epi8(_mm_and_si128(qh[half], bit), bit);
+            u[half] = _mm_or_si128(u[half], _mm_and_si128(set, bit4));
+          }
+        }
+        int sc, m;
+        k4_scale_min(blk + 4, j, sc, m);
+        acc = add_scaled(acc, block_dot_offset(u[0], u[1], x, b, 0), d * static_cast<float>(sc) * x.d[b]);
+        mins += dmin * static_cast<float>(m) * x.d[b] * static_cast<float>(x.s[b]);
+      }
+    }
+  }
+  return hsum_ps(acc) - mins;
+}
+
+// Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
+// Per half of each 128 values, the low-bit and high-bit bytes are loaded once for its 4 blocks, and
+// the 16 scales are widened to int16 once a super-block and picked per half with pshufb.
+float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  __m128 acc = _mm_setzero_ps();
+  const __m128i m4 = _mm_set1_epi8(0x0F), m2 = _mm_set1_epi8(0x03), off = _mm_set1_epi8(32);
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 210 * sb;
+    const __m128i sc8 = load16(blk + 192);
+    const __m128i sc16[2] = {_mm_cvtepi8_epi16(sc8), _mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8))};
+    const float d = f16_at(blk + 208);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      __m128i p[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        // low bits: bytes 0-31 of the 64 (ql0) for blocks g = 0 and 2, bytes 32-63 (ql1) for 1 and 3;
+        // the low nibble for g < 2, the high one for g >= 2
+        const __m128i ql0 = load16(blk + 64 * h + 16 * half), ql1 = load16(blk + 64 * h + 32 + 16 * half);
+        const __m128i qh = load16(blk + 128 + 32 * h + 16 * half);
+        const __m128i lo[4] = {_mm_and_si128(ql0, m4), _mm_and_si128(ql1, m4), _mm_and_si128(_mm_srli_epi16(ql0, 4), m4),
+                               _mm_and_si128(_mm_srli_epi16(ql1, 4), m4)};
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          const size_t b = 8 * sb + static_cast<size_t>(4 * h + g);
+          const int k = 2 * (4 * h + g) + half;  // this half's scale
+          const __m128i hi = _mm_and_si128(_mm_srli_epi16(qh, 2 * g), m2);
+          const __m128i w = _mm_sub_epi8(_mm_or_si128(lo[g], _mm_slli_epi16(hi, 4)), off);
+          const __m128i xq = half == 0 ? act_lo(x, b) : act_hi(x, b);
+          const __m128i p16 = _mm_maddubs_epi16(_mm_sign_epi8(w, w), _mm_sign_epi8(xq, w));
+          const __m128i pick = _mm_set1_epi16(static_cast<int16_t>(((2 * (k % 8) + 1) << 8) | (2 * (k % 8))));
+          p[g] = _mm_add_epi32(p[g], _mm_madd_epi16(p16, _mm_shuffle_epi8(sc16[k / 8], pick)));
+        }
+      }
+      for (int g = 0; g < 4; ++g) acc = add_scaled(acc, p[g], d * x.d[8 * sb + static_cast<size_t>(4 * h + g)]);
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
+float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  const __m128i values = load16(kIq4Values);
+  __m128 acc = _mm_setzero_ps();
+  for (size_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* blk = row + 136 * sb;
+    const float d = f16_at(blk);
+    for (int j = 0; j < 8; ++j) {
+      const size_t b = 8 * sb + static_cast<size_t>(j);
+      __m128i lo, hi;
+      nibbles(blk + 8 + 16 * j, lo, hi);
+      const __m128i p = _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(values, lo), act_lo(x, b)),
+                                      dot_s8s8(_mm_shuffle_epi8(values, hi), act_hi(x, b)));
+      acc = add_scaled(acc, p, d * static_cast<float>(iq4_xs_scale(blk, j)) * x.d[b]);
+    }
+  }
+  return hsum_ps(acc);
+}
+
+// The rows' bytes are asked for this far ahead of the row being dotted (one stream, in address
+// order): the hardware prefetchers alone left one Zen 5 core's cold one-token products at 35-50% of
+// the rate this reaches (Q4_0, Q4_K, Q5_0 2.1-2.5x faster; docs/bench/cpu.md "An SSE4 variant").
+constexpr size_t kAheadBytes = 4096;
+
+inline void read_ahead(const uint8_t* p, size_t bytes) {
+  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
+}
+
+// y[t][r] = row_dot(W[r], x[t]): each weight row dotted with every token while it is in L1.
+void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
+                   size_t row_end, RowDot row_dot) {
+  const size_t n = w.n_cols, nb = n / 32;
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = base + r * row_bytes;
+    read_ahead(row + kAheadBytes, row_bytes);
+    for (size_t t = 0; t < x.n_tok; ++t) {
+      const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb};
+      y[t * ldy + r] = row_dot(row, a, n);
+    }
+  }
+}
+
+// An f32 row (n values) dotted with x: four chains of 4 lanes over 16 columns a step, the columns
+// after the last 16 one at a time; the same steps for every row and token.
+float dot_f32(const float* w, const float* x, size_t n) {
+  __m128 a[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+  size_t c = 0;
+  for (; c + 16 <= n; c += 16) {
+    for (int k = 0; k < 4; ++k) a[k] = _mm_add_ps(a[k], _mm_mul_ps(_mm_loadu_ps(w + c + 4 * k), _mm_loadu_ps(x + c + 4 * k)));
+  }
+  float s = hsum_ps(_mm_add_ps(_mm_add_ps(a[0], a[1]), _mm_add_ps(a[2], a[3])));
+  for (; c < n; ++c) s += w[c] * x[c];
+  return s;
+}
+
+// Row src of type t (f16 or bf16, n values) as f32 in dst, exactly.
+void h16_row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
+  size_t c = 0;
+  if (t == DType::bf16) {
+    for (; c + 4 <= n; c += 4) _mm_storeu_ps(dst + c, bf16x4(src + 2 * c));
+    for (; c < n; ++c) dst[c] = bf16_to_f32(load_u16(src + 2 * c));
+    return;
+  }
+  for (; c + 8 <= n; c += 8) {
+    __m128 lo, hi;
+    f16x8(src + 2 * c, lo, hi);
+    _mm_storeu_ps(dst + c, lo);
+    _mm_storeu_ps(dst + c + 4, hi);
+  }
+  for (; c < n; ++c) dst[c] = f16_at(src + 2 * c);
+}
+
+// F32, F16 and BF16 weights against the f32 activations: each row converted once (into this
+// thread's scratch) and dotted with every token of the batch.
+void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, size_t ldy, size_t row_begin,
+                  size_t row_end) {
+  const size_t n = w.n_cols;
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  float* buf = w.type == DType::f32 ? nullptr : static_cast<float*>(thread_scratch(kScratchRows, n * sizeof(float)));
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* src = base + r * row_bytes;
+    read_ahead(src + kAheadBytes, row_bytes);
+    const float* row = reinterpret_cast<const float*>(src);
+    if (buf != nullptr) {
+      h16_row_to_f32(w.type, src, buf, n);
+      row = buf;
+    }
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = dot_f32(row, x + t * n, n);
+  }
+}
+
+}  // namespace
+
+void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
+  RowDot dot = nullptr;
+  switch (w.type) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: return matmul_plain(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
+    case DType::q8_0: dot = dot_q8_0; break;
+    case DType::q4_0: dot = dot_q4_0; break;
+    case DType::q5_0: dot = dot_q5_0; break;
+    case DType::iq4_nl: dot = dot_iq4_nl; break;
+    case DType::q4_1: dot = dot_q45_1<false>; break;
+    case DType::q5_1: dot = dot_q45_1<true>; break;
+    case DType::q2_k: dot = dot_q2_k; break;
+    case DType::q3_k: dot = dot_q3_k; break;
+    case DType::q4_k: dot = dot_q45_k<false>; break;
+    case DType::q5_k: dot = dot_q45_k<true>; break;
+    case DType::q6_k: dot = dot_q6_k; break;
+    case DType::iq4_xs: dot = dot_iq4_xs; break;
+    default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
+  }
+  if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
+  matmul_act_q8(w, x, y, ldy, row_begin, row_end, dot);
+}
+
+// The scalar twins where one token's or one row's work is too small to matter (activation
+// quantising: the same bytes by definition; SiLU and RMSNorm: the scalar rules).
+const CpuVariant kVariant = {"sse4",      &matmul,     &scalar::quantize_acts, &k8_dot,     &k8_scores,
+                             &f16_scores, &f16_accum_v, &softmax,              &k8_accum_v, nullptr};
+
+}  // namespace alap::kernels::sse4
