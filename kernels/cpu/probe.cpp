@@ -155,6 +155,26 @@ __attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // madd
   return _mm256_extract_epi32(s, 0);
 }
 
+// The sse4 variant's dot: pmaddubsw + pmaddwd per 16 bytes, the same 8 chains on 128-bit registers.
+__attribute__((target("ssse3,sse4.1"))) int32_t dot_loop_sse4(uint64_t iters) {
+  __m128i c0 = _mm_set1_epi32(0), c1 = _mm_set1_epi32(1), c2 = _mm_set1_epi32(2), c3 = _mm_set1_epi32(3),
+          c4 = _mm_set1_epi32(4), c5 = _mm_set1_epi32(5), c6 = _mm_set1_epi32(6), c7 = _mm_set1_epi32(7);
+  __m128i a = _mm_set1_epi8(3), b = _mm_set1_epi8(-2), one = _mm_set1_epi16(1);
+  for (uint64_t k = 0; k < iters; ++k) {
+#define ALAP_STEP(c) \
+  __asm__ volatile("" : "+x"(a)); \
+  c = _mm_add_epi32(c, _mm_madd_epi16(_mm_maddubs_epi16(a, b), one));
+    ALAP_DOT8(ALAP_STEP)
+#undef ALAP_STEP
+    __asm__ volatile("" : "+x"(a), "+x"(b));
+  }
+  __m128i s = c0;
+#define ALAP_STEP(c) s = _mm_add_epi32(s, c);
+  ALAP_DOT8(ALAP_STEP)
+#undef ALAP_STEP
+  return _mm_extract_epi32(s, 0);
+}
+
 // f32 FMAs, the plain-weight (f32, f16, bf16) products' instruction: 12 chains (the FMA latency
 // times the FMA pipes a core has, with room), the same register discipline as the dot loops. One
 // body for both widths.
@@ -264,9 +284,11 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes, double second
   // rate on Zen 5).
   const char* variant = cpu_variant_name();
   const bool plain = std::strcmp(variant, "avx2") == 0, vex = std::strcmp(variant, "avxvnni") == 0;
-  if (std::strcmp(variant, "sse4") == 0) return p;  // no 128-bit probe yet: gmacs 0, as for scalar
+  const bool sse4 = std::strcmp(variant, "sse4") == 0;
   if (has512 && lanes != 32) {
     loop = dot_loop_512, p.lanes = 64, p.isa = "avx512vnni-512", chains = kChains512;
+  } else if (sse4 && cpu_features().sse4_set()) {  // the 128-bit variant (lanes 32: its own form)
+    loop = dot_loop_sse4, p.lanes = 16, p.isa = "sse4", chains = kChainsVex;
   } else if (has512 && !plain && !vex) {
     loop = dot_loop_256_evex, p.lanes = 32, p.isa = "avx512vnni-256", chains = kChains512;
   } else if (hasvex && !plain) {

@@ -49,63 +49,81 @@ inline void nibbles(const uint8_t* p, __m128i& lo, __m128i& hi) {
   hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
 }
 
-// Σ u·xq over block b for unsigned codes u (values 0-15 in lo, 16-31 in hi) minus off·Σ xq: the
+// Σ u·xq over block b for unsigned codes u (values 0-15 in lo, 16-31 in hi) minus kOff·Σ xq: the
 // codes' offset comes off in integers through the block sum s[b] (exact).
-inline __m128i block_dot_offset(__m128i lo, __m128i hi, const ActRow& x, size_t b, int off) {
+template <int kOff>
+inline __m128i block_dot_offset(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
   const __m128i p = _mm_add_epi32(dot_u8s8(lo, act_lo(x, b)), dot_u8s8(hi, act_hi(x, b)));
-  return _mm_sub_epi32(p, _mm_cvtsi32_si128(off * x.s[b]));
+  if constexpr (kOff == 0) return p;
+  return _mm_sub_epi32(p, _mm_cvtsi32_si128(kOff * x.s[b]));
 }
 
-float dot_q8_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
+// [Σ a, Σ b, Σ c, Σ d] of four vectors of 4 int32 (exact).
+inline __m128i hsum4_epi32(__m128i a, __m128i b, __m128i c, __m128i d) {
+  return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
+}
+
+// The blocks of 32 with an fp16 scale in their first two bytes (Q8_0, Q4_0, Q5_0, IQ4_NL): each
+// block's integer dot (Dot::dot, 4 int32 lanes) summed exactly, four blocks at a time, then their
+// four scales converted together and applied as one vector with the activations' four scales:
+// acc += float(Σ_b)·(d_b·dx_b) in lanes b. Blocks past the last multiple of 4 go one at a time.
+template <size_t kBytes, class Dot>
+float dot_blocks32(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  const size_t nb = n_cols / 32;
   __m128 acc = _mm_setzero_ps();
-  for (size_t b = 0; b < n_cols / 32; ++b) {
-    const uint8_t* blk = row + 34 * b;
-    const __m128i p = _mm_add_epi32(dot_s8s8(load16(blk + 2), act_lo(x, b)), dot_s8s8(load16(blk + 18), act_hi(x, b)));
-    acc = add_scaled(acc, p, f16_at(blk) * x.d[b]);
+  size_t b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const uint8_t* blk = row + kBytes * b;
+    const __m128i sums = hsum4_epi32(Dot::dot(blk, x, b), Dot::dot(blk + kBytes, x, b + 1),
+                                     Dot::dot(blk + 2 * kBytes, x, b + 2), Dot::dot(blk + 3 * kBytes, x, b + 3));
+    const __m128i dh = _mm_setr_epi32(load_u16(blk), load_u16(blk + kBytes), load_u16(blk + 2 * kBytes),
+                                      load_u16(blk + 3 * kBytes));
+    const __m128 scale = _mm_mul_ps(f16_lanes_to_f32(dh), _mm_loadu_ps(x.d + b));
+    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), scale));
   }
-  return hsum_ps(acc);
+  float tail = 0.0f;
+  for (; b < nb; ++b) {
+    const uint8_t* blk = row + kBytes * b;
+    tail += static_cast<float>(hsum_epi32(Dot::dot(blk, x, b))) * (f16_at(blk) * x.d[b]);
+  }
+  return hsum_ps(acc) + tail;
 }
 
-float dot_q4_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  __m128 acc = _mm_setzero_ps();
-  for (size_t b = 0; b < n_cols / 32; ++b) {
-    const uint8_t* blk = row + 18 * b;
+struct Q8_0Dot {
+  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
+    return _mm_add_epi32(dot_s8s8(load16(blk + 2), act_lo(x, b)), dot_s8s8(load16(blk + 18), act_hi(x, b)));
+  }
+};
+
+struct Q4_0Dot {
+  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
     __m128i lo, hi;
     nibbles(blk + 2, lo, hi);
-    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 8), f16_at(blk) * x.d[b]);
+    return block_dot_offset<8>(lo, hi, x, b);
   }
-  return hsum_ps(acc);
-}
+};
 
-float dot_q5_0(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  __m128 acc = _mm_setzero_ps();
-  const __m128i bit4 = _mm_set1_epi8(0x10);
-  for (size_t b = 0; b < n_cols / 32; ++b) {
-    const uint8_t* blk = row + 22 * b;
+struct Q5_0Dot {
+  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
+    const __m128i bit4 = _mm_set1_epi8(0x10);
     const uint32_t qh = load_u32(blk + 2);
     __m128i lo, hi;
     nibbles(blk + 6, lo, hi);
     lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
     hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
-    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 16), f16_at(blk) * x.d[b]);
+    return block_dot_offset<16>(lo, hi, x, b);
   }
-  return hsum_ps(acc);
-}
+};
 
 // IQ4_NL: Q4_0's nibbles looked up in kIq4Values (pshufb), then a signed dot.
-float dot_iq4_nl(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  const __m128i lut = load16(kIq4Values);
-  __m128 acc = _mm_setzero_ps();
-  for (size_t b = 0; b < n_cols / 32; ++b) {
-    const uint8_t* blk = row + 18 * b;
+struct Iq4NlDot {
+  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
+    const __m128i lut = load16(kIq4Values);
     __m128i lo, hi;
     nibbles(blk + 2, lo, hi);
-    const __m128i p = _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(lut, lo), act_lo(x, b)),
-                                    dot_s8s8(_mm_shuffle_epi8(lut, hi), act_hi(x, b)));
-    acc = add_scaled(acc, p, f16_at(blk) * x.d[b]);
+    return _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(lut, lo), act_lo(x, b)), dot_s8s8(_mm_shuffle_epi8(lut, hi), act_hi(x, b)));
   }
-  return hsum_ps(acc);
-}
+};
 
 // Q4_1 and Q5_1 (y = d·q + m, q unsigned): Σ_b d·dx_b·Σ q·xq + m·dx_b·s_b.
 template <bool kFiveBit>
@@ -123,7 +141,7 @@ float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
       lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
       hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
     }
-    acc = add_scaled(acc, block_dot_offset(lo, hi, x, b, 0), f16_at(blk) * x.d[b]);
+    acc = add_scaled(acc, block_dot_offset<0>(lo, hi, x, b), f16_at(blk) * x.d[b]);
     mins += f16_at(blk + 2) * (x.d[b] * static_cast<float>(x.s[b]));
   }
   return hsum_ps(acc) + mins;
@@ -197,25 +215,29 @@ float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
 }
 
 // Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32. The codes of
-// sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes.
+// sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes. A super-block's eight
+// integer dots are summed exactly four at a time and weighted by their 6-bit scales in int32 (at
+// most 32·31·127·63 < 2^31), then scaled by d·dx as one vector; the mins likewise from the
+// activations' block sums.
 template <bool kFiveBit>
 float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
   constexpr size_t kBytes = kFiveBit ? 176 : 144;
   const __m128i m4 = _mm_set1_epi8(0x0F), bit4 = _mm_set1_epi8(0x10);
   __m128 acc = _mm_setzero_ps();
-  float mins = 0.0f;
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + kBytes * sb;
-    const float d = f16_at(blk), dmin = f16_at(blk + 2);
     const uint8_t* qs = blk + (kFiveBit ? 48 : 16);
     __m128i qh[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
     if constexpr (kFiveBit) qh[0] = load16(blk + 16), qh[1] = load16(blk + 32);
+    __m128i dots[8];
+#pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
       const __m128i q[2] = {load16(qs + 32 * p), load16(qs + 32 * p + 16)};
+#pragma GCC unroll 2
       for (int nib = 0; nib < 2; ++nib) {
         const int j = 2 * p + nib;
-        const size_t b = 8 * sb + static_cast<size_t>(j);
         __m128i u[2];
+#pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
           u[half] = _mm_and_si128(nib == 0 ? q[half] : _mm_srli_epi16(q[half], 4), m4);
           if constexpr (kFiveBit) {
@@ -224,14 +246,33 @@ float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
             u[half] = _mm_or_si128(u[half], _mm_and_si128(set, bit4));
           }
         }
-        int sc, m;
-        k4_scale_min(blk + 4, j, sc, m);
-        acc = add_scaled(acc, block_dot_offset(u[0], u[1], x, b, 0), d * static_cast<float>(sc) * x.d[b]);
-        mins += dmin * static_cast<float>(m) * x.d[b] * static_cast<float>(x.s[b]);
+        dots[j] = block_dot_offset<0>(u[0], u[1], x, 8 * sb + static_cast<size_t>(j));
       }
     }
+    // The 6-bit scales and mins of sub-blocks 0-3 and 4-7 (k4_scale_min's rule on 32-bit words of
+    // the 12 scale bytes), widened to int32.
+    const uint32_t w0 = load_u32(blk + 4), w1 = load_u32(blk + 8), w2 = load_u32(blk + 12);
+    const uint32_t sc_lo = w0 & 0x3F3F3F3F, mn_lo = w1 & 0x3F3F3F3F;
+    const uint32_t sc_hi = (w2 & 0x0F0F0F0F) | (((w0 >> 6) & 0x03030303) << 4);
+    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0F) | (((w1 >> 6) & 0x03030303) << 4);
+    const __m128i sc[2] = {_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc_lo))),
+                           _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc_hi)))};
+    const __m128i mn[2] = {_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_lo))),
+                           _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_hi)))};
+    const float* xd = x.d + 8 * sb;
+    const int32_t* xs = x.s + 8 * sb;
+    const __m128 d = _mm_set1_ps(f16_at(blk)), dmin = _mm_set1_ps(f16_at(blk + 2));
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m128i sums = hsum4_epi32(dots[4 * h], dots[4 * h + 1], dots[4 * h + 2], dots[4 * h + 3]);
+      const __m128i weighted = _mm_mullo_epi32(sums, sc[h]);
+      const __m128i mins = _mm_mullo_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xs + 4 * h)), mn[h]);
+      const __m128 dx = _mm_loadu_ps(xd + 4 * h);
+      acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(weighted), _mm_mul_ps(d, dx)));
+      acc = _mm_sub_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dmin, dx)));
+    }
   }
-  return hsum_ps(acc) - mins;
+  return hsum_ps(acc);
 }
 
 // Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
@@ -268,7 +309,8 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
           p[g] = _mm_add_epi32(p[g], _mm_madd_epi16(p16, _mm_shuffle_epi8(sc16[k / 8], pick)));
         }
       }
-      for (int g = 0; g < 4; ++g) acc = add_scaled(acc, p[g], d * x.d[8 * sb + static_cast<size_t>(4 * h + g)]);
+      const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
+      acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(_mm_set1_ps(d), _mm_loadu_ps(x.d + 8 * sb + 4 * h))));
     }
   }
   return hsum_ps(acc);
@@ -376,10 +418,10 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::f32:
     case DType::f16:
     case DType::bf16: return matmul_plain(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
-    case DType::q8_0: dot = dot_q8_0; break;
-    case DType::q4_0: dot = dot_q4_0; break;
-    case DType::q5_0: dot = dot_q5_0; break;
-    case DType::iq4_nl: dot = dot_iq4_nl; break;
+    case DType::q8_0: dot = dot_blocks32<34, Q8_0Dot>; break;
+    case DType::q4_0: dot = dot_blocks32<18, Q4_0Dot>; break;
+    case DType::q5_0: dot = dot_blocks32<22, Q5_0Dot>; break;
+    case DType::iq4_nl: dot = dot_blocks32<18, Iq4NlDot>; break;
     case DType::q4_1: dot = dot_q45_1<false>; break;
     case DType::q5_1: dot = dot_q45_1<true>; break;
     case DType::q2_k: dot = dot_q2_k; break;

@@ -42,15 +42,14 @@ class ReadProbe {
 struct DotPeakProbe {
   double gmacs = 0;       // int8 multiply-accumulates per second / 1e9, all threads
   size_t lanes = 0;       // bytes per vpdpbusd: 64 (AVX-512 VNNI), 32 (AVX-VNNI/AVX512VL), 32 (AVX2 maddubs)
-  const char* isa = "";   // "avx512vnni-512", "avx512vnni-256", "avxvnni", "avx2"
+  const char* isa = "";   // "avx512vnni-512", "avx512vnni-256", "avxvnni", "avx2", "sse4"
   size_t n_threads = 0;
 };
 
 // Runs independent dot4 chains in registers for about `seconds` on each thread. lanes 0 = the
 // widest this CPU has; 32 = the 256-bit form of the active variant (cpu_variant_name(): plain
 // AVX2's maddubs + madd, AVX-VNNI's VEX vpdpbusd, else the widest 256-bit dot), the one its
-// matmul kernels run. Under the sse4 variant no probe runs (lanes and gmacs 0): it has no 128-bit
-// probe yet.
+// matmul kernels run; under the sse4 variant its 128-bit pmaddubsw + pmaddwd (lanes 16, isa "sse4").
 DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double seconds = 0.2);
 
 // The same for f32 FMAs, which the plain-weight products (f32, f16, bf16 files) run: gmacs counts
