@@ -76,9 +76,10 @@ float dot_blocks32(const uint8_t* row, const ActRow& x, size_t n_cols) {
     const uint8_t* blk = row + kBytes * b;
     const __m128i sums = hsum4_epi32(Dot::dot(blk, x, b), Dot::dot(blk + kBytes, x, b + 1),
                                      Dot::dot(blk + 2 * kBytes, x, b + 2), Dot::dot(blk + 3 * kBytes, x, b + 3));
-    const __m128i dh = _mm_setr_epi32(load_u16(blk), load_u16(blk + kBytes), load_u16(blk + 2 * kBytes),
-                                      load_u16(blk + 3 * kBytes));
-    const __m128 scale = _mm_mul_ps(f16_lanes_to_f32(dh), _mm_loadu_ps(x.d + b));
+    const __m128i dh = _mm_setr_epi16(static_cast<short>(load_u16(blk)), static_cast<short>(load_u16(blk + kBytes)),
+                                      static_cast<short>(load_u16(blk + 2 * kBytes)),
+                                      static_cast<short>(load_u16(blk + 3 * kBytes)), 0, 0, 0, 0);
+    const __m128 scale = _mm_mul_ps(f16_words4(dh), _mm_loadu_ps(x.d + b));
     acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), scale));
   }
   float tail = 0.0f;

@@ -151,7 +151,7 @@ TEST(K8, MaxMapsToPlusMinus127AndRoundTrips) {
 
 TEST(K8, DotMatchesReferenceInEveryVariant) {
   std::mt19937 rng(3);
-  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
+  for (const char* v : {"scalar", "sse4", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     for (size_t head_dim : {size_t{16}, size_t{32}, size_t{64}, size_t{96}, size_t{128}, size_t{256}}) {
       const size_t block = k8_block_size(head_dim);
@@ -183,7 +183,7 @@ TEST(K8, DotMatchesReferenceInEveryVariant) {
 
 TEST(K8, ScoresAreScaledDotsInEveryVariant) {
   std::mt19937 rng(4);
-  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
+  for (const char* v : {"scalar", "sse4", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     for (size_t head_dim : {size_t{16}, size_t{64}, size_t{128}}) {
       const size_t n = 19, nb = head_dim / k8_block_size(head_dim);  // two groups of 8 keys and a tail
@@ -263,7 +263,7 @@ TEST(K8, QuantiseIsTheScalarRuleInEveryVariant) {
     std::vector<int8_t> want_q(x.size());
     std::vector<uint16_t> want_d(nb);
     k8_quantize(x.data(), x.size(), want_q.data(), want_d.data());
-    for (const char* v : {"avx2", "avxvnni", "avx512vnni"}) {
+    for (const char* v : {"sse4", "avx2", "avxvnni", "avx512vnni"}) {
       if (!set_cpu_variant(v)) continue;
       std::vector<int8_t> q(x.size() + 1, 55);
       std::vector<uint16_t> d(nb + 1, 55);
@@ -301,7 +301,7 @@ TEST(K8, CacheRowToFp16IsTheScalarRuleInEveryVariant) {
   std::vector<uint16_t> want(x.size());
   for (size_t i = 0; i < x.size(); ++i) want[i] = f32_to_fp16(x[i]);
   int checked = 0;
-  for (const char* v : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
+  for (const char* v : {"scalar", "sse4", "avx2", "avxvnni", "avx512vnni"}) {
     if (!set_cpu_variant(v)) continue;
     for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{64}, size_t{300}}) {
       for (size_t off : {size_t{0}, size_t{3}}) {

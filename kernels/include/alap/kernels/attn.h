@@ -44,7 +44,10 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
 void softmax_partial(float* x, size_t n, float* m, float* l);
 
 // out[h·head_dim + i] = fma(p[h·ldp + j], fp16(v[j][i]), out[h·head_dim + i]) for j = 0..n−1 in
-// order (one fused multiply-add per key and head; the scalar twin uses std::fma: bit for bit equal).
+// order (one fused multiply-add per key and head). The variants with FMA hardware are bit for bit
+// the scalar twin (std::fma); the sse4 variant (no FMA) multiplies then adds, within one f32
+// rounding per key of it. In every variant a head's lanes depend only on its own p row and the
+// keys in order, not on the heads beside it or the thread that runs them.
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out);
 
