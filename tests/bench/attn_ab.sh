@@ -18,8 +18,9 @@ flags="-O3 -DNDEBUG -ffp-contract=off -std=c++20"
 build_side() {  # TREE NS
   local tree=$1 ns=$2 out=$dir/$2
   rm -rf "$out" && mkdir -p "$out"
-  (cd "$tree/kernels/cpu" && ls *.cpp scalar/*.cpp avx2/*.cpp avx_vnni/*.cpp avx512_vnni/*.cpp) | while read -r f; do
+  (cd "$tree/kernels/cpu" && ls *.cpp */*.cpp) | while read -r f; do
     case $f in
+      sse4/*) isa="-mssse3 -msse4.1" ;;
       avx2/*) isa="-mavx2 -mfma -mf16c" ;;
       avx_vnni/*) isa="-mavx2 -mfma -mf16c -mavxvnni" ;;
       avx512_vnni/*) isa="-mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni" ;;

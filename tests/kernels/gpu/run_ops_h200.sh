@@ -54,6 +54,7 @@ cxx="g++ -std=c++20 -O2 -ffp-contract=off -I$cr -I$cr/kernels/include -I$cr/kern
 # Every source of kernels/cpu (top level and one folder down), ISA flags by folder.
 for src in $(cd $cr/kernels/cpu && ls *.cpp */*.cpp | sed 's/\.cpp$//'); do
   case $src in
+    sse4/*) isa="-mssse3 -msse4.1" ;;
     avx2/*) isa="-mavx2 -mfma -mf16c" ;;
     avx_vnni/*) isa="-mavx2 -mfma -mf16c -mavxvnni" ;;
     avx512_vnni/*) isa="-mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni" ;;
