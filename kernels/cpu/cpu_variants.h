@@ -167,6 +167,14 @@ inline float load_f16(const uint8_t* p) { return fp16_to_f32(load_u16(p)); }
 inline void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 inline void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
+// Scale k (0..15) of a Q3_K super-block from its 12 scale bytes s: 4 low bits (s[k] or s[k − 8] >> 4)
+// and 2 high bits from s[8 + k % 4], minus 32 (FORMATS.md §2).
+inline int q3_k_scale(const uint8_t* s, int k) {
+  const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
+  const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
+  return (low4 | (high2 << 4)) - 32;
+}
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block, FORMATS.md §2.7.1.
 inline void k4_scale_min(const uint8_t* s, int j, int& sc, int& m) {
   if (j < 4) {

@@ -136,44 +136,29 @@ __attribute__((target("avx2,avxvnni"))) int32_t dot_loop_256_vex(uint64_t iters)
   return _mm256_extract_epi32(s, 0);
 }
 
-__attribute__((target("avx2"))) int32_t dot_loop_avx2(uint64_t iters) {  // maddubs + madd per 32 bytes
-  __m256i c0 = _mm256_set1_epi32(0), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2), c3 = _mm256_set1_epi32(3),
-          c4 = _mm256_set1_epi32(4), c5 = _mm256_set1_epi32(5), c6 = _mm256_set1_epi32(6), c7 = _mm256_set1_epi32(7);
-  __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), one = _mm256_set1_epi16(1);
-  for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) \
-  __asm__ volatile("" : "+x"(a)); \
-  c = _mm256_add_epi32(c, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), one));
-    ALAP_DOT8(ALAP_STEP)
-#undef ALAP_STEP
-    __asm__ volatile("" : "+x"(a), "+x"(b));
+// maddubs + madd chains, 8 as in the VEX loop: plain AVX2's per 32 bytes, the sse4 variant's per 16.
+#define ALAP_MADDUBS_STEP(c, OPS) __asm__ volatile("" : "+x"(a)); c = OPS##_add_epi32(c, OPS##_madd_epi16(OPS##_maddubs_epi16(a, b), one));
+#define ALAP_MADDUBS_SUM(c, OPS) s = OPS##_add_epi32(s, c);
+#define ALAP_MADDUBS_LOOP(NAME, TARGET, V, OPS)                                                          \
+  __attribute__((target(TARGET))) int32_t NAME(uint64_t iters) {                                        \
+    V c0 = OPS##_set1_epi32(0), c1 = OPS##_set1_epi32(1), c2 = OPS##_set1_epi32(2), c3 = OPS##_set1_epi32(3), \
+      c4 = OPS##_set1_epi32(4), c5 = OPS##_set1_epi32(5), c6 = OPS##_set1_epi32(6), c7 = OPS##_set1_epi32(7); \
+    V a = OPS##_set1_epi8(3), b = OPS##_set1_epi8(-2), one = OPS##_set1_epi16(1);                         \
+    for (uint64_t k = 0; k < iters; ++k) {                                                               \
+      ALAP_DOT8_OP(ALAP_MADDUBS_STEP, OPS)                                                               \
+      __asm__ volatile("" : "+x"(a), "+x"(b));                                                           \
+    }                                                                                                    \
+    V s = c0;                                                                                            \
+    ALAP_DOT8_OP(ALAP_MADDUBS_SUM, OPS)                                                                  \
+    return OPS##_extract_epi32(s, 0);                                                                    \
   }
-  __m256i s = c0;
-#define ALAP_STEP(c) s = _mm256_add_epi32(s, c);
-  ALAP_DOT8(ALAP_STEP)
-#undef ALAP_STEP
-  return _mm256_extract_epi32(s, 0);
-}
-
-// The sse4 variant's dot: pmaddubsw + pmaddwd per 16 bytes, the same 8 chains on 128-bit registers.
-__attribute__((target("ssse3,sse4.1"))) int32_t dot_loop_sse4(uint64_t iters) {
-  __m128i c0 = _mm_set1_epi32(0), c1 = _mm_set1_epi32(1), c2 = _mm_set1_epi32(2), c3 = _mm_set1_epi32(3),
-          c4 = _mm_set1_epi32(4), c5 = _mm_set1_epi32(5), c6 = _mm_set1_epi32(6), c7 = _mm_set1_epi32(7);
-  __m128i a = _mm_set1_epi8(3), b = _mm_set1_epi8(-2), one = _mm_set1_epi16(1);
-  for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) \
-  __asm__ volatile("" : "+x"(a)); \
-  c = _mm_add_epi32(c, _mm_madd_epi16(_mm_maddubs_epi16(a, b), one));
-    ALAP_DOT8(ALAP_STEP)
-#undef ALAP_STEP
-    __asm__ volatile("" : "+x"(a), "+x"(b));
-  }
-  __m128i s = c0;
-#define ALAP_STEP(c) s = _mm_add_epi32(s, c);
-  ALAP_DOT8(ALAP_STEP)
-#undef ALAP_STEP
-  return _mm_extract_epi32(s, 0);
-}
+#define ALAP_DOT8_OP(STEP, OPS) STEP(c0, OPS) STEP(c1, OPS) STEP(c2, OPS) STEP(c3, OPS) STEP(c4, OPS) STEP(c5, OPS) STEP(c6, OPS) STEP(c7, OPS)
+ALAP_MADDUBS_LOOP(dot_loop_avx2, "avx2", __m256i, _mm256)
+ALAP_MADDUBS_LOOP(dot_loop_sse4, "ssse3,sse4.1", __m128i, _mm)
+#undef ALAP_MADDUBS_LOOP
+#undef ALAP_MADDUBS_SUM
+#undef ALAP_MADDUBS_STEP
+#undef ALAP_DOT8_OP
 
 // f32 FMAs, the plain-weight (f32, f16, bf16) products' instruction: 12 chains (the FMA latency
 // times the FMA pipes a core has, with room), the same register discipline as the dot loops. One

@@ -145,11 +145,7 @@ float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
     const float d = f16_at(blk + 108);
     const uint8_t* s = blk + 96;
     alignas(32) int16_t scale[16];
-    for (int k = 0; k < 16; ++k) {
-      const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
-      const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
-      scale[k] = static_cast<int16_t>((low4 | (high2 << 4)) - 32);
-    }
+    for (int k = 0; k < 16; ++k) scale[k] = static_cast<int16_t>(q3_k_scale(s, k));
     const __m256i hm = load32(blk);
     for (int h = 0; h < 2; ++h) {
       const __m256i q = load32(blk + 32 + 32 * h);

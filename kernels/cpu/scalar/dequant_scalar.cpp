@@ -79,11 +79,7 @@ void deq_q3_k(const uint8_t* b, float* y) {  // 110 bytes: hmask[32], qs[64], s[
   const uint8_t* s = b + 96;
   const float d = load_f16(b + 108);
   int scale[16];
-  for (int k = 0; k < 16; ++k) {
-    const int low4 = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
-    const int high2 = (s[8 + (k % 4)] >> (2 * (k / 4))) & 3;
-    scale[k] = (low4 | (high2 << 4)) - 32;
-  }
+  for (int k = 0; k < 16; ++k) scale[k] = q3_k_scale(s, k);
   for (size_t e = 0; e < kQK; ++e) {
     const size_t h = e / 128, g = (e % 128) / 32, l = e % 32;
     const int q2 = (qs[32 * h + l] >> (2 * g)) & 3;
