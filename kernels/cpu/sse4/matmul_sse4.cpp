@@ -25,6 +25,8 @@ struct ActRow {
 };
 
 using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
+// A row against nt <= kTileTokens tokens at once, the same bits as its RowDot on each (prefill).
+using RowTile = void (*)(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out);
 
 inline __m128i act_lo(const ActRow& x, size_t b) { return load16(x.q + 32 * b); }
 inline __m128i act_hi(const ActRow& x, size_t b) { return load16(x.q + 32 * b + 16); }
@@ -63,66 +65,115 @@ inline __m128i hsum4_epi32(__m128i a, __m128i b, __m128i c, __m128i d) {
   return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
 }
 
+// A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
+// multiplies (values 0-15 in lo, 16-31 in hi), and for signed codes s, whose signs go onto the
+// activations (|w| times x with w's sign).
+struct Codes {
+  __m128i u_lo, u_hi, s_lo, s_hi;
+};
+
+inline __m128i dot16(__m128i u, __m128i s) { return _mm_madd_epi16(_mm_maddubs_epi16(u, s), _mm_set1_epi16(1)); }
+
+// Σ w·xq of block b in 4 int32 lanes, for Dot's codes: signed (Dot::kSigned) or unsigned less
+// Dot::kOff·Σ xq (through the block sum s[b], in integers). The same integers whatever the lanes.
+template <class Dot>
+inline __m128i dot_codes(const Codes& c, const ActRow& x, size_t b) {
+  if constexpr (Dot::kSigned) {
+    return _mm_add_epi32(dot16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)), dot16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)));
+  } else {
+    return block_dot_offset<Dot::kOff>(c.u_lo, c.u_hi, x, b);
+  }
+}
+
+// Signed codes lo, hi as Codes (|w| and w).
+inline Codes signed_codes(__m128i lo, __m128i hi) { return {_mm_sign_epi8(lo, lo), _mm_sign_epi8(hi, hi), lo, hi}; }
+
 // The blocks of 32 with an fp16 scale in their first two bytes (Q8_0, Q4_0, Q5_0, IQ4_NL): each
-// block's integer dot (Dot::dot, 4 int32 lanes) summed exactly, four blocks at a time, then their
-// four scales converted together and applied as one vector with the activations' four scales:
-// acc += float(Σ_b)·(d_b·dx_b) in lanes b. Blocks past the last multiple of 4 go one at a time.
+// block's integer dot summed exactly, four blocks at a time, then their four scales converted
+// together and applied as one vector with the activations' four scales: acc += float(Σ_b)·(d_b·dx_b)
+// in lanes b. Blocks past the last multiple of 4 go one at a time. Tokens in tiles of up to
+// kTileTokens per row: a row's codes are unpacked once for the tile and each token runs the steps
+// above on them, so a (row, token) result has the same bits alone (decode) or in any batch.
+// (Always inlined: the decode wrappers below get a copy for one token, with no loops over tokens.)
+constexpr size_t kTileTokens = 8;
+
 template <size_t kBytes, class Dot>
-float dot_blocks32(const uint8_t* row, const ActRow& x, size_t n_cols) {
+[[gnu::always_inline]] inline void rows_blocks32(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const size_t nb = n_cols / 32;
-  __m128 acc = _mm_setzero_ps();
+  __m128 acc[kTileTokens];
+  float tail[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps(), tail[t] = 0.0f;
   size_t b = 0;
   for (; b + 4 <= nb; b += 4) {
     const uint8_t* blk = row + kBytes * b;
-    const __m128i sums = hsum4_epi32(Dot::dot(blk, x, b), Dot::dot(blk + kBytes, x, b + 1),
-                                     Dot::dot(blk + 2 * kBytes, x, b + 2), Dot::dot(blk + 3 * kBytes, x, b + 3));
+    const Codes c[4] = {Dot::unpack(blk), Dot::unpack(blk + kBytes), Dot::unpack(blk + 2 * kBytes),
+                        Dot::unpack(blk + 3 * kBytes)};
     const __m128i dh = _mm_setr_epi16(static_cast<short>(load_u16(blk)), static_cast<short>(load_u16(blk + kBytes)),
                                       static_cast<short>(load_u16(blk + 2 * kBytes)),
                                       static_cast<short>(load_u16(blk + 3 * kBytes)), 0, 0, 0, 0);
-    const __m128 scale = _mm_mul_ps(f16_words4(dh), _mm_loadu_ps(x.d + b));
-    acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), scale));
+    const __m128 d = f16_words4(dh);
+    for (size_t t = 0; t < nt; ++t) {
+      const ActRow& x = xs[t];
+      const __m128i sums = hsum4_epi32(dot_codes<Dot>(c[0], x, b), dot_codes<Dot>(c[1], x, b + 1),
+                                       dot_codes<Dot>(c[2], x, b + 2), dot_codes<Dot>(c[3], x, b + 3));
+      acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
+    }
   }
-  float tail = 0.0f;
   for (; b < nb; ++b) {
     const uint8_t* blk = row + kBytes * b;
-    tail += static_cast<float>(hsum_epi32(Dot::dot(blk, x, b))) * (f16_at(blk) * x.d[b]);
+    const Codes c = Dot::unpack(blk);
+    const float d = f16_at(blk);
+    for (size_t t = 0; t < nt; ++t) {
+      tail[t] += static_cast<float>(hsum_epi32(dot_codes<Dot>(c, xs[t], b))) * (d * xs[t].d[b]);
+    }
   }
-  return hsum_ps(acc) + tail;
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]) + tail[t];
+}
+
+template <size_t kBytes, class Dot>
+float dot_blocks32(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_blocks32<kBytes, Dot>(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 struct Q8_0Dot {
-  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
-    return _mm_add_epi32(dot_s8s8(load16(blk + 2), act_lo(x, b)), dot_s8s8(load16(blk + 18), act_hi(x, b)));
-  }
+  static constexpr bool kSigned = true;
+  static Codes unpack(const uint8_t* blk) { return signed_codes(load16(blk + 2), load16(blk + 18)); }
 };
 
 struct Q4_0Dot {
-  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
-    __m128i lo, hi;
-    nibbles(blk + 2, lo, hi);
-    return block_dot_offset<8>(lo, hi, x, b);
+  static constexpr bool kSigned = false;
+  static constexpr int kOff = 8;
+  static Codes unpack(const uint8_t* blk) {
+    Codes c{};
+    nibbles(blk + 2, c.u_lo, c.u_hi);
+    return c;
   }
 };
 
 struct Q5_0Dot {
-  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
+  static constexpr bool kSigned = false;
+  static constexpr int kOff = 16;
+  static Codes unpack(const uint8_t* blk) {
     const __m128i bit4 = _mm_set1_epi8(0x10);
     const uint32_t qh = load_u32(blk + 2);
-    __m128i lo, hi;
-    nibbles(blk + 6, lo, hi);
-    lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
-    hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
-    return block_dot_offset<16>(lo, hi, x, b);
+    Codes c{};
+    nibbles(blk + 6, c.u_lo, c.u_hi);
+    c.u_lo = _mm_or_si128(c.u_lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
+    c.u_hi = _mm_or_si128(c.u_hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
+    return c;
   }
 };
 
 // IQ4_NL: Q4_0's nibbles looked up in kIq4Values (pshufb), then a signed dot.
 struct Iq4NlDot {
-  static __m128i dot(const uint8_t* blk, const ActRow& x, size_t b) {
+  static constexpr bool kSigned = true;
+  static Codes unpack(const uint8_t* blk) {
     const __m128i lut = load16(kIq4Values);
     __m128i lo, hi;
     nibbles(blk + 2, lo, hi);
-    return _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(lut, lo), act_lo(x, b)), dot_s8s8(_mm_shuffle_epi8(lut, hi), act_hi(x, b)));
+    return signed_codes(_mm_shuffle_epi8(lut, lo), _mm_shuffle_epi8(lut, hi));
   }
 };
 
@@ -215,35 +266,35 @@ float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
 // sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes. A super-block's eight
 // integer dots are summed exactly four at a time and weighted by their 6-bit scales in int32 (at
 // most 32·31·127·63 < 2^31), then scaled by d·dx as one vector; the mins likewise from the
-// activations' block sums.
+// activations' block sums. Tokens in tiles (rows_blocks32): a super-block's codes and scales are
+// unpacked once for the tile, and each token runs the same steps on them.
 template <bool kFiveBit>
-float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+[[gnu::always_inline]] inline void rows_q45_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   constexpr size_t kBytes = kFiveBit ? 176 : 144;
   const __m128i m4 = _mm_set1_epi8(0x0F), bit4 = _mm_set1_epi8(0x10);
-  __m128 acc = _mm_setzero_ps();
+  __m128 acc[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + kBytes * sb;
     const uint8_t* qs = blk + (kFiveBit ? 48 : 16);
     __m128i qh[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
     if constexpr (kFiveBit) qh[0] = load16(blk + 16), qh[1] = load16(blk + 32);
-    __m128i dots[8];
+    __m128i u[8][2];
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
       const __m128i q[2] = {load16(qs + 32 * p), load16(qs + 32 * p + 16)};
 #pragma GCC unroll 2
       for (int nib = 0; nib < 2; ++nib) {
         const int j = 2 * p + nib;
-        __m128i u[2];
 #pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
-          u[half] = _mm_and_si128(nib == 0 ? q[half] : _mm_srli_epi16(q[half], 4), m4);
+          u[j][half] = _mm_and_si128(nib == 0 ? q[half] : _mm_srli_epi16(q[half], 4), m4);
           if constexpr (kFiveBit) {
             const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
             const __m128i set = _mm_cmpeq_epi8(_mm_and_si128(qh[half], bit), bit);
-            u[half] = _mm_or_si128(u[half], _mm_and_si128(set, bit4));
+            u[j][half] = _mm_or_si128(u[j][half], _mm_and_si128(set, bit4));
           }
         }
-        dots[j] = block_dot_offset<0>(u[0], u[1], x, 8 * sb + static_cast<size_t>(j));
       }
     }
     // The 6-bit scales and mins of sub-blocks 0-3 and 4-7 (k4_scale_min's rule on 32-bit words of
@@ -256,36 +307,52 @@ float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
                            _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc_hi)))};
     const __m128i mn[2] = {_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_lo))),
                            _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_hi)))};
-    const float* xd = x.d + 8 * sb;
-    const int32_t* xs = x.s + 8 * sb;
     const __m128 d = _mm_set1_ps(f16_at(blk)), dmin = _mm_set1_ps(f16_at(blk + 2));
+    for (size_t t = 0; t < nt; ++t) {
+      const ActRow& x = xs[t];
+      const float* xd = x.d + 8 * sb;
+      const int32_t* xsum = x.s + 8 * sb;
 #pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      const __m128i sums = hsum4_epi32(dots[4 * h], dots[4 * h + 1], dots[4 * h + 2], dots[4 * h + 3]);
-      const __m128i weighted = _mm_mullo_epi32(sums, sc[h]);
-      const __m128i mins = _mm_mullo_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xs + 4 * h)), mn[h]);
-      const __m128 dx = _mm_loadu_ps(xd + 4 * h);
-      acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(weighted), _mm_mul_ps(d, dx)));
-      acc = _mm_sub_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dmin, dx)));
+      for (int h = 0; h < 2; ++h) {
+        __m128i dots[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) dots[g] = block_dot_offset<0>(u[4 * h + g][0], u[4 * h + g][1], x, 8 * sb + static_cast<size_t>(4 * h + g));
+        const __m128i sums = hsum4_epi32(dots[0], dots[1], dots[2], dots[3]);
+        const __m128i weighted = _mm_mullo_epi32(sums, sc[h]);
+        const __m128i mins = _mm_mullo_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + 4 * h)), mn[h]);
+        const __m128 dx = _mm_loadu_ps(xd + 4 * h);
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(weighted), _mm_mul_ps(d, dx)));
+        acc[t] = _mm_sub_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dmin, dx)));
+      }
     }
   }
-  return hsum_ps(acc);
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+template <bool kFiveBit>
+float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_q45_k<kFiveBit>(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 // Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
 // Per half of each 128 values, the low-bit and high-bit bytes are loaded once for its 4 blocks, and
-// the 16 scales are widened to int16 once a super-block and picked per half with pshufb.
-float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  __m128 acc = _mm_setzero_ps();
+// the 16 scales are widened to int16 once a super-block and picked per half with pshufb. Tokens in
+// tiles (rows_blocks32): a super-block's codes (|q| and q) and scales are made once for the tile.
+[[gnu::always_inline]] inline void rows_q6_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const __m128i m4 = _mm_set1_epi8(0x0F), m2 = _mm_set1_epi8(0x03), off = _mm_set1_epi8(32);
+  __m128 acc[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 210 * sb;
     const __m128i sc8 = load16(blk + 192);
     const __m128i sc16[2] = {_mm_cvtepi8_epi16(sc8), _mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8))};
     const float d = f16_at(blk + 208);
+    Codes c[8];     // block 4h + g: u_lo/s_lo its first 16 values, u_hi/s_hi the next 16
+    __m128i scale[8][2];
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      __m128i p[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         // low bits: bytes 0-31 of the 64 (ql0) for blocks g = 0 and 2, bytes 32-63 (ql1) for 1 and 3;
@@ -296,21 +363,40 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
                                _mm_and_si128(_mm_srli_epi16(ql1, 4), m4)};
 #pragma GCC unroll 4
         for (int g = 0; g < 4; ++g) {
-          const size_t b = 8 * sb + static_cast<size_t>(4 * h + g);
           const int k = 2 * (4 * h + g) + half;  // this half's scale
           const __m128i hi = _mm_and_si128(_mm_srli_epi16(qh, 2 * g), m2);
           const __m128i w = _mm_sub_epi8(_mm_or_si128(lo[g], _mm_slli_epi16(hi, 4)), off);
-          const __m128i xq = half == 0 ? act_lo(x, b) : act_hi(x, b);
-          const __m128i p16 = _mm_maddubs_epi16(_mm_sign_epi8(w, w), _mm_sign_epi8(xq, w));
           const __m128i pick = _mm_set1_epi16(static_cast<int16_t>(((2 * (k % 8) + 1) << 8) | (2 * (k % 8))));
-          p[g] = _mm_add_epi32(p[g], _mm_madd_epi16(p16, _mm_shuffle_epi8(sc16[k / 8], pick)));
+          (half == 0 ? c[4 * h + g].u_lo : c[4 * h + g].u_hi) = _mm_sign_epi8(w, w);
+          (half == 0 ? c[4 * h + g].s_lo : c[4 * h + g].s_hi) = w;
+          scale[4 * h + g][half] = _mm_shuffle_epi8(sc16[k / 8], pick);
         }
       }
-      const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
-      acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(_mm_set1_ps(d), _mm_loadu_ps(x.d + 8 * sb + 4 * h))));
+    }
+    for (size_t t = 0; t < nt; ++t) {
+      const ActRow& x = xs[t];
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        __m128i p[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          const int j = 4 * h + g;
+          const size_t b = 8 * sb + static_cast<size_t>(j);
+          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(c[j].u_lo, _mm_sign_epi8(act_lo(x, b), c[j].s_lo)), scale[j][0]),
+                               _mm_madd_epi16(_mm_maddubs_epi16(c[j].u_hi, _mm_sign_epi8(act_hi(x, b), c[j].s_hi)), scale[j][1]));
+        }
+        const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(_mm_set1_ps(d), _mm_loadu_ps(x.d + 8 * sb + 4 * h))));
+      }
     }
   }
-  return hsum_ps(acc);
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_q6_k(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 // IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
@@ -353,6 +439,24 @@ void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t
     for (size_t t = 0; t < x.n_tok; ++t) {
       const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb};
       y[t * ldy + r] = row_dot(row, a, n);
+    }
+  }
+}
+
+// y[t][r] for the batch's tokens in tiles of kTileTokens, each row's codes unpacked once a tile.
+void matmul_tiles(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end,
+                  RowTile tile) {
+  const size_t n = w.n_cols, nb = n / 32;
+  const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (size_t t0 = 0; t0 < x.n_tok; t0 += kTileTokens) {
+    const size_t nt = std::min(kTileTokens, x.n_tok - t0);
+    ActRow xs[kTileTokens];
+    for (size_t t = 0; t < nt; ++t) xs[t] = ActRow{x.q + (t0 + t) * n, x.d + (t0 + t) * nb, x.s + (t0 + t) * nb};
+    float out[kTileTokens];
+    for (size_t r = row_begin; r < row_end; ++r) {
+      tile(base + r * row_bytes, xs, nt, n, out);
+      for (size_t t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = out[t];
     }
   }
 }
@@ -411,25 +515,27 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
 
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
   RowDot dot = nullptr;
+  RowTile tile = nullptr;
   switch (w.type) {
     case DType::f32:
     case DType::f16:
     case DType::bf16: return matmul_plain(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
-    case DType::q8_0: dot = dot_blocks32<34, Q8_0Dot>; break;
-    case DType::q4_0: dot = dot_blocks32<18, Q4_0Dot>; break;
-    case DType::q5_0: dot = dot_blocks32<22, Q5_0Dot>; break;
-    case DType::iq4_nl: dot = dot_blocks32<18, Iq4NlDot>; break;
+    case DType::q8_0: dot = dot_blocks32<34, Q8_0Dot>, tile = rows_blocks32<34, Q8_0Dot>; break;
+    case DType::q4_0: dot = dot_blocks32<18, Q4_0Dot>, tile = rows_blocks32<18, Q4_0Dot>; break;
+    case DType::q5_0: dot = dot_blocks32<22, Q5_0Dot>, tile = rows_blocks32<22, Q5_0Dot>; break;
+    case DType::iq4_nl: dot = dot_blocks32<18, Iq4NlDot>, tile = rows_blocks32<18, Iq4NlDot>; break;
     case DType::q4_1: dot = dot_q45_1<false>; break;
     case DType::q5_1: dot = dot_q45_1<true>; break;
     case DType::q2_k: dot = dot_q2_k; break;
     case DType::q3_k: dot = dot_q3_k; break;
-    case DType::q4_k: dot = dot_q45_k<false>; break;
-    case DType::q5_k: dot = dot_q45_k<true>; break;
-    case DType::q6_k: dot = dot_q6_k; break;
+    case DType::q4_k: dot = dot_q45_k<false>, tile = rows_q45_k<false>; break;
+    case DType::q5_k: dot = dot_q45_k<true>, tile = rows_q45_k<true>; break;
+    case DType::q6_k: dot = dot_q6_k, tile = rows_q6_k; break;
     case DType::iq4_xs: dot = dot_iq4_xs; break;
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
+  if (x.n_tok > 1 && tile != nullptr) return matmul_tiles(w, x, y, ldy, row_begin, row_end, tile);
   matmul_act_q8(w, x, y, ldy, row_begin, row_end, dot);
 }
 
