@@ -201,10 +201,12 @@ float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
 
 // Q2_K: per 16 values y = d·(sc & 15)·q − dmin·(sc >> 4), q in 0..3 (FORMATS.md §2). A 16-byte half
 // of a block is one scale group: Σ q·xq and Σ xq (pmaddubsw with ones) weighted by the group's scale
-// and min in pmaddwd, both halves summed in integers, then d·dx and dmin·dx in f32.
-float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  __m128 acc = _mm_setzero_ps();
+// and min in pmaddwd, both halves summed in integers, then d·dx and dmin·dx in f32. Tokens in tiles
+// (rows_blocks32): each block's codes and scale words are made once for the tile's tokens.
+[[gnu::always_inline]] inline void rows_q2_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const __m128i m3 = _mm_set1_epi8(0x03), ones = _mm_set1_epi8(1);
+  __m128 acc[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 84 * sb;
     const float d = f16_at(blk + 80), dmin = f16_at(blk + 82);
@@ -215,31 +217,44 @@ float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
         const size_t b = 8 * sb + static_cast<size_t>(j);
         const __m128i w0 = _mm_and_si128(_mm_srli_epi16(q0, 2 * g), m3);
         const __m128i w1 = _mm_and_si128(_mm_srli_epi16(q1, 2 * g), m3);
-        const __m128i x0 = act_lo(x, b), x1 = act_hi(x, b);
         const uint8_t s0 = blk[2 * j], s1 = blk[2 * j + 1];
-        const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w0, x0), _mm_set1_epi16(s0 & 0xF)),
-                                        _mm_madd_epi16(_mm_maddubs_epi16(w1, x1), _mm_set1_epi16(s1 & 0xF)));
-        const __m128i pm = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones, x0), _mm_set1_epi16(s0 >> 4)),
-                                         _mm_madd_epi16(_mm_maddubs_epi16(ones, x1), _mm_set1_epi16(s1 >> 4)));
-        acc = add_scaled(acc, p, d * x.d[b]);
-        acc = add_scaled(acc, pm, -dmin * x.d[b]);
+        const __m128i sc0 = _mm_set1_epi16(s0 & 0xF), sc1 = _mm_set1_epi16(s1 & 0xF);
+        const __m128i mn0 = _mm_set1_epi16(s0 >> 4), mn1 = _mm_set1_epi16(s1 >> 4);
+        for (size_t t = 0; t < nt; ++t) {
+          const ActRow& x = xs[t];
+          const __m128i x0 = act_lo(x, b), x1 = act_hi(x, b);
+          const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w0, x0), sc0),
+                                          _mm_madd_epi16(_mm_maddubs_epi16(w1, x1), sc1));
+          const __m128i pm = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones, x0), mn0),
+                                           _mm_madd_epi16(_mm_maddubs_epi16(ones, x1), mn1));
+          acc[t] = add_scaled(acc[t], p, d * x.d[b]);
+          acc[t] = add_scaled(acc[t], pm, -dmin * x.d[b]);
+        }
       }
     }
   }
-  return hsum_ps(acc);
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_q2_k(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 // Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2):
 // signed dots (|q| with x's sign flipped where q < 0), each 16-byte half weighted by its scale.
-float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  __m128 acc = _mm_setzero_ps();
+// Tokens in tiles (rows_blocks32): each block's codes (|q| and q) and scales made once for the tile.
+[[gnu::always_inline]] inline void rows_q3_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const __m128i m3 = _mm_set1_epi8(0x03), four = _mm_set1_epi8(4);
+  __m128 acc[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 110 * sb;
     const float d = f16_at(blk + 108);
     const uint8_t* s = blk + 96;
-    int16_t scale[16];
-    for (int k = 0; k < 16; ++k) scale[k] = static_cast<int16_t>(q3_k_scale(s, k));
+    int16_t sc[16];
+    for (int k = 0; k < 16; ++k) sc[k] = static_cast<int16_t>(q3_k_scale(s, k));
     const __m128i hm[2] = {load16(blk), load16(blk + 16)};
     for (int h = 0; h < 2; ++h) {
       const __m128i q[2] = {load16(blk + 32 + 32 * h), load16(blk + 48 + 32 * h)};
@@ -247,19 +262,29 @@ float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
         const int j = 4 * h + g;
         const size_t b = 8 * sb + static_cast<size_t>(j);
         const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
-        __m128i p = _mm_setzero_si128();
+        __m128i w[2], scale[2];
         for (int half = 0; half < 2; ++half) {
           const __m128i hb = _mm_cmpeq_epi8(_mm_and_si128(hm[half], bit), bit);  // 0xFF where set
-          const __m128i w = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_andnot_si128(hb, four));
-          const __m128i xq = half == 0 ? act_lo(x, b) : act_hi(x, b);
-          const __m128i p16 = _mm_maddubs_epi16(_mm_sign_epi8(w, w), _mm_sign_epi8(xq, w));
-          p = _mm_add_epi32(p, _mm_madd_epi16(p16, _mm_set1_epi16(scale[2 * j + half])));
+          w[half] = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_andnot_si128(hb, four));
+          scale[half] = _mm_set1_epi16(sc[2 * j + half]);
         }
-        acc = add_scaled(acc, p, d * x.d[b]);
+        const Codes c = signed_codes(w[0], w[1]);
+        for (size_t t = 0; t < nt; ++t) {
+          const ActRow& x = xs[t];
+          const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)), scale[0]),
+                                          _mm_madd_epi16(_mm_maddubs_epi16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)), scale[1]));
+          acc[t] = add_scaled(acc[t], p, d * x.d[b]);
+        }
       }
     }
   }
-  return hsum_ps(acc);
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_q3_k(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 // Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32. The codes of
@@ -400,9 +425,11 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
 }
 
 // IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
-float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
+// Tokens in tiles (rows_blocks32): each sub-block's codes made once for the tile.
+[[gnu::always_inline]] inline void rows_iq4_xs(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const __m128i values = load16(kIq4Values);
-  __m128 acc = _mm_setzero_ps();
+  __m128 acc[kTileTokens];
+  for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 136 * sb;
     const float d = f16_at(blk);
@@ -410,12 +437,23 @@ float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
       const size_t b = 8 * sb + static_cast<size_t>(j);
       __m128i lo, hi;
       nibbles(blk + 8 + 16 * j, lo, hi);
-      const __m128i p = _mm_add_epi32(dot_s8s8(_mm_shuffle_epi8(values, lo), act_lo(x, b)),
-                                      dot_s8s8(_mm_shuffle_epi8(values, hi), act_hi(x, b)));
-      acc = add_scaled(acc, p, d * static_cast<float>(iq4_xs_scale(blk, j)) * x.d[b]);
+      const Codes c = signed_codes(_mm_shuffle_epi8(values, lo), _mm_shuffle_epi8(values, hi));
+      const float dw = d * static_cast<float>(iq4_xs_scale(blk, j));
+      for (size_t t = 0; t < nt; ++t) {
+        const ActRow& x = xs[t];
+        const __m128i p = _mm_add_epi32(dot16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)),
+                                        dot16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)));
+        acc[t] = add_scaled(acc[t], p, dw * x.d[b]);
+      }
     }
   }
-  return hsum_ps(acc);
+  for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
+}
+
+float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  rows_iq4_xs(row, &x, 1, n_cols, &y);
+  return y;
 }
 
 // The rows' bytes are asked for this far ahead of the row being dotted (one stream, in address
@@ -526,12 +564,12 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::iq4_nl: dot = dot_blocks32<18, Iq4NlDot>, tile = rows_blocks32<18, Iq4NlDot>; break;
     case DType::q4_1: dot = dot_q45_1<false>; break;
     case DType::q5_1: dot = dot_q45_1<true>; break;
-    case DType::q2_k: dot = dot_q2_k; break;
-    case DType::q3_k: dot = dot_q3_k; break;
+    case DType::q2_k: dot = dot_q2_k, tile = rows_q2_k; break;
+    case DType::q3_k: dot = dot_q3_k, tile = rows_q3_k; break;
     case DType::q4_k: dot = dot_q45_k<false>, tile = rows_q45_k<false>; break;
     case DType::q5_k: dot = dot_q45_k<true>, tile = rows_q45_k<true>; break;
     case DType::q6_k: dot = dot_q6_k, tile = rows_q6_k; break;
-    case DType::iq4_xs: dot = dot_iq4_xs; break;
+    case DType::iq4_xs: dot = dot_iq4_xs, tile = rows_iq4_xs; break;
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
