@@ -94,8 +94,16 @@ inline Codes signed_codes(__m128i lo, __m128i hi) { return {_mm_sign_epi8(lo, lo
 // in lanes b. Blocks past the last multiple of 4 go one at a time. Tokens in tiles of up to
 // kTileTokens per row: a row's codes are unpacked once for the tile and each token runs the steps
 // above on them, so a (row, token) result has the same bits alone (decode) or in any batch.
-// (Always inlined: the decode wrappers below get a copy for one token, with no loops over tokens.)
+// (The tile functions are always inlined: dot_one gets a copy for one token, with no loops over tokens.)
 constexpr size_t kTileTokens = 8;
+
+// The one-token product (RowDot) of a tile function: the tile for one token, inlined.
+template <auto kRows>
+float dot_one(const uint8_t* row, const ActRow& x, size_t n_cols) {
+  float y;
+  kRows(row, &x, 1, n_cols, &y);
+  return y;
+}
 
 template <size_t kBytes, class Dot>
 [[gnu::always_inline]] inline void rows_blocks32(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
@@ -130,12 +138,6 @@ template <size_t kBytes, class Dot>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]) + tail[t];
 }
 
-template <size_t kBytes, class Dot>
-float dot_blocks32(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_blocks32<kBytes, Dot>(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 struct Q8_0Dot {
   static constexpr bool kSigned = true;
@@ -236,11 +238,6 @@ float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_q2_k(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 // Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2):
 // signed dots (|q| with x's sign flipped where q < 0), each 16-byte half weighted by its scale.
@@ -281,11 +278,6 @@ float dot_q2_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-float dot_q3_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_q3_k(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 // Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32. The codes of
 // sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes. A super-block's eight
@@ -354,12 +346,6 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-template <bool kFiveBit>
-float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_q45_k<kFiveBit>(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 // Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
 // Per half of each 128 values, the low-bit and high-bit bytes are loaded once for its 4 blocks, and
@@ -418,11 +404,6 @@ float dot_q45_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_q6_k(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 // IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
 // Tokens in tiles (rows_blocks32): each sub-block's codes made once for the tile.
@@ -450,11 +431,6 @@ float dot_q6_k(const uint8_t* row, const ActRow& x, size_t n_cols) {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-float dot_iq4_xs(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  float y;
-  rows_iq4_xs(row, &x, 1, n_cols, &y);
-  return y;
-}
 
 // The rows' bytes are asked for this far ahead of the row being dotted (one stream, in address
 // order): the hardware prefetchers alone left one Zen 5 core's cold one-token products at 35-50% of
@@ -558,18 +534,18 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::f32:
     case DType::f16:
     case DType::bf16: return matmul_plain(w, x.x, x.n_tok, y, ldy, row_begin, row_end);
-    case DType::q8_0: dot = dot_blocks32<34, Q8_0Dot>, tile = rows_blocks32<34, Q8_0Dot>; break;
-    case DType::q4_0: dot = dot_blocks32<18, Q4_0Dot>, tile = rows_blocks32<18, Q4_0Dot>; break;
-    case DType::q5_0: dot = dot_blocks32<22, Q5_0Dot>, tile = rows_blocks32<22, Q5_0Dot>; break;
-    case DType::iq4_nl: dot = dot_blocks32<18, Iq4NlDot>, tile = rows_blocks32<18, Iq4NlDot>; break;
+    case DType::q8_0: dot = dot_one<rows_blocks32<34, Q8_0Dot>>, tile = rows_blocks32<34, Q8_0Dot>; break;
+    case DType::q4_0: dot = dot_one<rows_blocks32<18, Q4_0Dot>>, tile = rows_blocks32<18, Q4_0Dot>; break;
+    case DType::q5_0: dot = dot_one<rows_blocks32<22, Q5_0Dot>>, tile = rows_blocks32<22, Q5_0Dot>; break;
+    case DType::iq4_nl: dot = dot_one<rows_blocks32<18, Iq4NlDot>>, tile = rows_blocks32<18, Iq4NlDot>; break;
     case DType::q4_1: dot = dot_q45_1<false>; break;
     case DType::q5_1: dot = dot_q45_1<true>; break;
-    case DType::q2_k: dot = dot_q2_k, tile = rows_q2_k; break;
-    case DType::q3_k: dot = dot_q3_k, tile = rows_q3_k; break;
-    case DType::q4_k: dot = dot_q45_k<false>, tile = rows_q45_k<false>; break;
-    case DType::q5_k: dot = dot_q45_k<true>, tile = rows_q45_k<true>; break;
-    case DType::q6_k: dot = dot_q6_k, tile = rows_q6_k; break;
-    case DType::iq4_xs: dot = dot_iq4_xs, tile = rows_iq4_xs; break;
+    case DType::q2_k: dot = dot_one<rows_q2_k>, tile = rows_q2_k; break;
+    case DType::q3_k: dot = dot_one<rows_q3_k>, tile = rows_q3_k; break;
+    case DType::q4_k: dot = dot_one<rows_q45_k<false>>, tile = rows_q45_k<false>; break;
+    case DType::q5_k: dot = dot_one<rows_q45_k<true>>, tile = rows_q45_k<true>; break;
+    case DType::q6_k: dot = dot_one<rows_q6_k>, tile = rows_q6_k; break;
+    case DType::iq4_xs: dot = dot_one<rows_iq4_xs>, tile = rows_iq4_xs; break;
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
