@@ -5,8 +5,10 @@
 // BF16 rows are dotted with the f32 activations, f16 converted with integer steps (no F16C here).
 // No FMA on these CPUs: f32 multiply-adds round twice. Results are within the int8 activations'
 // error of the scalar oracle (tests/kernels/cpu/matmul_test.cpp) and, per (token, row), do not
-// depend on the batch, the row range or the thread. No packed (row-interleaved) form: the rows are
-// read where the file has them. Built only with -mssse3 -msse4.1; run only after cpuid.
+// depend on the batch, the row range or the thread. Prompts take a row against up to 8 tokens at
+// once (its codes unpacked once for them; Q4_1 and Q5_1 still a token at a time). No packed
+// (row-interleaved) form: the rows are read where the file has them. Built only with -mssse3
+// -msse4.1; run only after cpuid.
 #include <algorithm>
 
 #include "cpu_variants.h"
