@@ -116,7 +116,7 @@ void k8_scores_pass(const int8_t* q, const uint16_t* dq, size_t nh, const int8_t
                                                _mm_sign_epi8(q1, load16(kr + 16)));
           v[u] = _mm_add_epi32(_mm_madd_epi16(s0, ones), _mm_madd_epi16(s1, ones));
         }
-        const __m128i isum = _mm_hadd_epi32(_mm_hadd_epi32(v[0], v[1]), _mm_hadd_epi32(v[2], v[3]));
+        const __m128i isum = hsum4_epi32(v[0], v[1], v[2], v[3]);
         acc = _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm_set1_ps(fq[h * nb + b]), fk[b])));
       }
       const __m128 s = _mm_mul_ps(vscale, acc);

@@ -62,11 +62,6 @@ inline __m128i block_dot_offset(__m128i lo, __m128i hi, const ActRow& x, size_t 
   return _mm_sub_epi32(p, _mm_cvtsi32_si128(kOff * x.s[b]));
 }
 
-// [Σ a, Σ b, Σ c, Σ d] of four vectors of 4 int32 (exact).
-inline __m128i hsum4_epi32(__m128i a, __m128i b, __m128i c, __m128i d) {
-  return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
-}
-
 // A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
 // multiplies (values 0-15 in lo, 16-31 in hi), and for signed codes s, whose signs go onto the
 // activations (|w| times x with w's sign).
@@ -74,14 +69,19 @@ struct Codes {
   __m128i u_lo, u_hi, s_lo, s_hi;
 };
 
-inline __m128i dot16(__m128i u, __m128i s) { return _mm_madd_epi16(_mm_maddubs_epi16(u, s), _mm_set1_epi16(1)); }
+// Σ over block b of signed codes c (|w| and w) times xq, the pair sums of its first and second 16
+// values weighted by the int16 lanes of w_lo and w_hi (ones for a plain sum), in 4 int32 lanes.
+inline __m128i signed_dot(const Codes& c, const ActRow& x, size_t b, __m128i w_lo, __m128i w_hi) {
+  return _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)), w_lo),
+                       _mm_madd_epi16(_mm_maddubs_epi16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)), w_hi));
+}
 
 // Σ w·xq of block b in 4 int32 lanes, for Dot's codes: signed (Dot::kSigned) or unsigned less
 // Dot::kOff·Σ xq (through the block sum s[b], in integers). The same integers whatever the lanes.
 template <class Dot>
 inline __m128i dot_codes(const Codes& c, const ActRow& x, size_t b) {
   if constexpr (Dot::kSigned) {
-    return _mm_add_epi32(dot16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)), dot16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)));
+    return signed_dot(c, x, b, _mm_set1_epi16(1), _mm_set1_epi16(1));
   } else {
     return block_dot_offset<Dot::kOff>(c.u_lo, c.u_hi, x, b);
   }
@@ -139,7 +139,6 @@ template <size_t kBytes, class Dot>
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]) + tail[t];
 }
-
 
 struct Q8_0Dot {
   static constexpr bool kSigned = true;
@@ -240,7 +239,6 @@ float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-
 // Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2):
 // signed dots (|q| with x's sign flipped where q < 0), each 16-byte half weighted by its scale.
 // Tokens in tiles (rows_blocks32): each block's codes (|q| and q) and scales made once for the tile.
@@ -270,16 +268,13 @@ float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
         const Codes c = signed_codes(w[0], w[1]);
         for (size_t t = 0; t < nt; ++t) {
           const ActRow& x = xs[t];
-          const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)), scale[0]),
-                                          _mm_madd_epi16(_mm_maddubs_epi16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)), scale[1]));
-          acc[t] = add_scaled(acc[t], p, d * x.d[b]);
+          acc[t] = add_scaled(acc[t], signed_dot(c, x, b, scale[0], scale[1]), d * x.d[b]);
         }
       }
     }
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
-
 
 // Q4_K and Q5_K: Σ_j d·sc_j·dx_j·Σ q·xq − dmin·m_j·dx_j·Σ xq, per sub-block j of 32. The codes of
 // sub-blocks 2p and 2p+1 are the low and high nibbles of the same 32 bytes. A super-block's eight
@@ -348,7 +343,6 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-
 // Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
 // Per half of each 128 values, the low-bit and high-bit bytes are loaded once for its 4 blocks, and
 // the 16 scales are widened to int16 once a super-block and picked per half with pshufb. Tokens in
@@ -395,8 +389,7 @@ template <bool kFiveBit>
         for (int g = 0; g < 4; ++g) {
           const int j = 4 * h + g;
           const size_t b = 8 * sb + static_cast<size_t>(j);
-          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(c[j].u_lo, _mm_sign_epi8(act_lo(x, b), c[j].s_lo)), scale[j][0]),
-                               _mm_madd_epi16(_mm_maddubs_epi16(c[j].u_hi, _mm_sign_epi8(act_hi(x, b), c[j].s_hi)), scale[j][1]));
+          p[g] = signed_dot(c[j], x, b, scale[j][0], scale[j][1]);
         }
         const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
         acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(_mm_set1_ps(d), _mm_loadu_ps(x.d + 8 * sb + 4 * h))));
@@ -406,11 +399,10 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-
 // IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
 // Tokens in tiles (rows_blocks32): each sub-block's codes made once for the tile.
 [[gnu::always_inline]] inline void rows_iq4_xs(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i values = load16(kIq4Values);
+  const __m128i values = load16(kIq4Values), ones = _mm_set1_epi16(1);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
@@ -424,15 +416,12 @@ template <bool kFiveBit>
       const float dw = d * static_cast<float>(iq4_xs_scale(blk, j));
       for (size_t t = 0; t < nt; ++t) {
         const ActRow& x = xs[t];
-        const __m128i p = _mm_add_epi32(dot16(c.u_lo, _mm_sign_epi8(act_lo(x, b), c.s_lo)),
-                                        dot16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)));
-        acc[t] = add_scaled(acc[t], p, dw * x.d[b]);
+        acc[t] = add_scaled(acc[t], signed_dot(c, x, b, ones, ones), dw * x.d[b]);
       }
     }
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
-
 
 // The rows' bytes are asked for this far ahead of the row being dotted (one stream, in address
 // order): the hardware prefetchers alone left one Zen 5 core's cold one-token products at 35-50% of

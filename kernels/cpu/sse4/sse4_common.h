@@ -85,6 +85,11 @@ inline int32_t hsum_epi32(__m128i v) {
   return _mm_cvtsi128_si32(v);
 }
 
+// [Σ a, Σ b, Σ c, Σ d] of four vectors of 4 int32 (exact).
+inline __m128i hsum4_epi32(__m128i a, __m128i b, __m128i c, __m128i d) {
+  return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
+}
+
 inline __m128i load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
 // Σ u·s over 16 byte lanes as 4 int32, u unsigned, s signed, every pair |u0·s0 + u1·s1| < 2^15
