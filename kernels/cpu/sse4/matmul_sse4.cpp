@@ -6,7 +6,7 @@
 // No FMA on these CPUs: f32 multiply-adds round twice. Results are within the int8 activations'
 // error of the scalar oracle (tests/kernels/cpu/matmul_test.cpp) and, per (token, row), do not
 // depend on the batch, the row range or the thread. Prompts take a row against up to 8 tokens at
-// once (its codes unpacked once for them; Q4_1 and Q5_1 still a token at a time). No packed
+// once (its codes unpacked once for them). No packed
 // (row-interleaved) form: the rows are read where the file has them. Built only with -mssse3
 // -msse4.1; run only after cpuid.
 #include <algorithm>
@@ -38,12 +38,16 @@ inline __m128 add_scaled(__m128 acc, __m128i p, float scale) {
   return _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(p), _mm_set1_ps(scale)));
 }
 
-// Byte e of the result = 0xFF where bit e of bits (16 bits) is set.
-inline __m128i expand_bits16(uint32_t bits) {
-  const __m128i spread = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(bits)),
-                                          _mm_set_epi64x(0x0101010101010101, 0));
-  const __m128i sel = _mm_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-  return _mm_cmpeq_epi8(_mm_and_si128(spread, sel), sel);
+// Bytes 0-15 of lo = 0x10 where bits 0-15 of bits are set, bytes 0-15 of hi where bits 16-31 are
+// (the fifth bit of Q5_0 / Q5_1 codes): each byte takes its bit's byte of bits, keeps the bit, and
+// becomes 0x10 where it is set.
+inline void fifth_bits(uint32_t bits, __m128i& lo, __m128i& hi) {
+  const __m128i v = _mm_cvtsi32_si128(static_cast<int>(bits));
+  const __m128i sel = _mm_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull)), bit4 = _mm_set1_epi8(0x10);
+  const __m128i spread_lo = _mm_shuffle_epi8(v, _mm_set_epi64x(0x0101010101010101, 0));
+  const __m128i spread_hi = _mm_shuffle_epi8(v, _mm_set_epi64x(0x0303030303030303, 0x0202020202020202));
+  lo = _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread_lo, sel), sel), bit4);
+  hi = _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread_hi, sel), sel), bit4);
 }
 
 // The 16 low nibbles (values 0-15 of a Q4_0-ordered block) and the 16 high ones (values 16-31).
@@ -53,13 +57,12 @@ inline void nibbles(const uint8_t* p, __m128i& lo, __m128i& hi) {
   hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
 }
 
-// Σ u·xq over block b for unsigned codes u (values 0-15 in lo, 16-31 in hi) minus kOff·Σ xq: the
-// codes' offset comes off in integers through the block sum s[b] (exact).
-template <int kOff>
-inline __m128i block_dot_offset(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
-  const __m128i p = _mm_add_epi32(dot_u8s8(lo, act_lo(x, b)), dot_u8s8(hi, act_hi(x, b)));
-  if constexpr (kOff == 0) return p;
-  return _mm_sub_epi32(p, _mm_cvtsi32_si128(kOff * x.s[b]));
+// Σ u·xq over block b for unsigned codes u (values 0-15 in lo, 16-31 in hi), in 4 int32 lanes.
+// Codes are at most 31, so the two halves' pair sums (|Σ| <= 2·2·31·127) add in 16 bits before the
+// one pmaddwd.
+inline __m128i unsigned_dot(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
+  const __m128i pairs = _mm_add_epi16(_mm_maddubs_epi16(lo, act_lo(x, b)), _mm_maddubs_epi16(hi, act_hi(x, b)));
+  return _mm_madd_epi16(pairs, _mm_set1_epi16(1));
 }
 
 // A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
@@ -76,26 +79,29 @@ inline __m128i signed_dot(const Codes& c, const ActRow& x, size_t b, __m128i w_l
                        _mm_madd_epi16(_mm_maddubs_epi16(c.u_hi, _mm_sign_epi8(act_hi(x, b), c.s_hi)), w_hi));
 }
 
-// Σ w·xq of block b in 4 int32 lanes, for Dot's codes: signed (Dot::kSigned) or unsigned less
-// Dot::kOff·Σ xq (through the block sum s[b], in integers). The same integers whatever the lanes.
+// Σ w·xq of block b in 4 int32 lanes, for Dot's codes as they are: signed (Dot::kSigned) or
+// unsigned, their offset not yet taken off (rows_blocks32 does that). The same integers whatever the
+// lanes.
 template <class Dot>
-inline __m128i dot_codes(const Codes& c, const ActRow& x, size_t b) {
+inline __m128i raw_dot(const Codes& c, const ActRow& x, size_t b) {
   if constexpr (Dot::kSigned) {
     return signed_dot(c, x, b, _mm_set1_epi16(1), _mm_set1_epi16(1));
   } else {
-    return block_dot_offset<Dot::kOff>(c.u_lo, c.u_hi, x, b);
+    return unsigned_dot(c.u_lo, c.u_hi, x, b);
   }
 }
 
 // Signed codes lo, hi as Codes (|w| and w).
 inline Codes signed_codes(__m128i lo, __m128i hi) { return {_mm_sign_epi8(lo, lo), _mm_sign_epi8(hi, hi), lo, hi}; }
 
-// The blocks of 32 with an fp16 scale in their first two bytes (Q8_0, Q4_0, Q5_0, IQ4_NL): each
-// block's integer dot summed exactly, four blocks at a time, then their four scales converted
-// together and applied as one vector with the activations' four scales: acc += float(Σ_b)·(d_b·dx_b)
-// in lanes b. Blocks past the last multiple of 4 go one at a time. Tokens in tiles of up to
-// kTileTokens per row: a row's codes are unpacked once for the tile and each token runs the steps
-// above on them, so a (row, token) result has the same bits alone (decode) or in any batch.
+// The blocks of 32 with an fp16 scale d in their first two bytes (Q8_0, Q4_0, Q5_0, IQ4_NL, and
+// Q4_1 / Q5_1 with an fp16 min m after it): each block's integer dot summed exactly, four blocks at a
+// time, less the codes' offset times the four blocks' activation sums (Dot::kOffShift: offset
+// 1 << kOffShift; 0 for none), then their four scales converted together and applied as one vector
+// with the activations' four scales: acc += float(Σ_b)·(d_b·dx_b) in lanes b, and for the mins
+// acc += m_b·(dx_b·float(s_b)). Blocks past the last multiple of 4 go one at a time. Tokens in tiles
+// of up to kTileTokens per row: a row's codes are unpacked once for the tile and each token runs the
+// steps above on them, so a (row, token) result has the same bits alone (decode) or in any batch.
 // (The tile functions are always inlined: dot_one gets a copy for one token, with no loops over tokens.)
 constexpr size_t kTileTokens = 8;
 
@@ -105,6 +111,14 @@ float dot_one(const uint8_t* row, const ActRow& x, size_t n_cols) {
   float y;
   kRows(row, &x, 1, n_cols, &y);
   return y;
+}
+
+// The fp16 values at byte offset kAt of four blocks kBytes apart, as f32.
+template <size_t kBytes, size_t kAt>
+inline __m128 f16_of_blocks4(const uint8_t* blk) {
+  return f16_words4(_mm_setr_epi16(static_cast<short>(load_u16(blk + kAt)), static_cast<short>(load_u16(blk + kBytes + kAt)),
+                                   static_cast<short>(load_u16(blk + 2 * kBytes + kAt)),
+                                   static_cast<short>(load_u16(blk + 3 * kBytes + kAt)), 0, 0, 0, 0));
 }
 
 template <size_t kBytes, class Dot>
@@ -118,15 +132,21 @@ template <size_t kBytes, class Dot>
     const uint8_t* blk = row + kBytes * b;
     const Codes c[4] = {Dot::unpack(blk), Dot::unpack(blk + kBytes), Dot::unpack(blk + 2 * kBytes),
                         Dot::unpack(blk + 3 * kBytes)};
-    const __m128i dh = _mm_setr_epi16(static_cast<short>(load_u16(blk)), static_cast<short>(load_u16(blk + kBytes)),
-                                      static_cast<short>(load_u16(blk + 2 * kBytes)),
-                                      static_cast<short>(load_u16(blk + 3 * kBytes)), 0, 0, 0, 0);
-    const __m128 d = f16_words4(dh);
+    const __m128 d = f16_of_blocks4<kBytes, 0>(blk);
+    __m128 m = _mm_setzero_ps();
+    if constexpr (Dot::kMin) m = f16_of_blocks4<kBytes, 2>(blk);
     for (size_t t = 0; t < nt; ++t) {
       const ActRow& x = xs[t];
-      const __m128i sums = hsum4_epi32(dot_codes<Dot>(c[0], x, b), dot_codes<Dot>(c[1], x, b + 1),
-                                       dot_codes<Dot>(c[2], x, b + 2), dot_codes<Dot>(c[3], x, b + 3));
-      acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
+      __m128i sums = hsum4_epi32(raw_dot<Dot>(c[0], x, b), raw_dot<Dot>(c[1], x, b + 1), raw_dot<Dot>(c[2], x, b + 2),
+                                 raw_dot<Dot>(c[3], x, b + 3));
+      if constexpr (Dot::kOffShift != 0) {
+        sums = _mm_sub_epi32(sums, _mm_slli_epi32(load16(x.s + b), Dot::kOffShift));
+      }
+      const __m128 dx = _mm_loadu_ps(x.d + b);
+      acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, dx)));
+      if constexpr (Dot::kMin) {
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(m, _mm_mul_ps(dx, _mm_cvtepi32_ps(load16(x.s + b)))));
+      }
     }
   }
   for (; b < nb; ++b) {
@@ -134,44 +154,50 @@ template <size_t kBytes, class Dot>
     const Codes c = Dot::unpack(blk);
     const float d = f16_at(blk);
     for (size_t t = 0; t < nt; ++t) {
-      tail[t] += static_cast<float>(hsum_epi32(dot_codes<Dot>(c, xs[t], b))) * (d * xs[t].d[b]);
+      const ActRow& x = xs[t];
+      int32_t sum = hsum_epi32(raw_dot<Dot>(c, x, b));
+      if constexpr (Dot::kOffShift != 0) sum -= x.s[b] << Dot::kOffShift;
+      tail[t] += static_cast<float>(sum) * (d * x.d[b]);
+      if constexpr (Dot::kMin) tail[t] += f16_at(blk + 2) * (x.d[b] * static_cast<float>(x.s[b]));
     }
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]) + tail[t];
 }
 
 struct Q8_0Dot {
-  static constexpr bool kSigned = true;
+  static constexpr bool kSigned = true, kMin = false;
+  static constexpr int kOffShift = 0;
   static Codes unpack(const uint8_t* blk) { return signed_codes(load16(blk + 2), load16(blk + 18)); }
 };
 
-struct Q4_0Dot {
-  static constexpr bool kSigned = false;
-  static constexpr int kOff = 8;
+// The unsigned 4- and 5-bit codes: nibbles at byte kCodes (Q4_0-ordered), for five bits the fifth
+// bits as a 32-bit word at kCodes - 4.
+template <bool kFiveBit, size_t kCodes, int kShift, bool kHasMin>
+struct UnsignedDot {
+  static constexpr bool kSigned = false, kMin = kHasMin;
+  static constexpr int kOffShift = kShift;
   static Codes unpack(const uint8_t* blk) {
     Codes c{};
-    nibbles(blk + 2, c.u_lo, c.u_hi);
+    nibbles(blk + kCodes, c.u_lo, c.u_hi);
+    if constexpr (kFiveBit) {
+      __m128i lo, hi;
+      fifth_bits(load_u32(blk + kCodes - 4), lo, hi);
+      c.u_lo = _mm_or_si128(c.u_lo, lo);
+      c.u_hi = _mm_or_si128(c.u_hi, hi);
+    }
     return c;
   }
 };
 
-struct Q5_0Dot {
-  static constexpr bool kSigned = false;
-  static constexpr int kOff = 16;
-  static Codes unpack(const uint8_t* blk) {
-    const __m128i bit4 = _mm_set1_epi8(0x10);
-    const uint32_t qh = load_u32(blk + 2);
-    Codes c{};
-    nibbles(blk + 6, c.u_lo, c.u_hi);
-    c.u_lo = _mm_or_si128(c.u_lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
-    c.u_hi = _mm_or_si128(c.u_hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
-    return c;
-  }
-};
+using Q4_0Dot = UnsignedDot<false, 2, 3, false>;  // d, 16 bytes of nibbles; q - 8
+using Q5_0Dot = UnsignedDot<true, 6, 4, false>;   // d, qh, nibbles; q - 16
+using Q4_1Dot = UnsignedDot<false, 4, 0, true>;   // d, m, nibbles; d·q + m
+using Q5_1Dot = UnsignedDot<true, 8, 0, true>;    // d, m, qh, nibbles
 
 // IQ4_NL: Q4_0's nibbles looked up in kIq4Values (pshufb), then a signed dot.
 struct Iq4NlDot {
-  static constexpr bool kSigned = true;
+  static constexpr bool kSigned = true, kMin = false;
+  static constexpr int kOffShift = 0;
   static Codes unpack(const uint8_t* blk) {
     const __m128i lut = load16(kIq4Values);
     __m128i lo, hi;
@@ -179,28 +205,6 @@ struct Iq4NlDot {
     return signed_codes(_mm_shuffle_epi8(lut, lo), _mm_shuffle_epi8(lut, hi));
   }
 };
-
-// Q4_1 and Q5_1 (y = d·q + m, q unsigned): Σ_b d·dx_b·Σ q·xq + m·dx_b·s_b.
-template <bool kFiveBit>
-float dot_q45_1(const uint8_t* row, const ActRow& x, size_t n_cols) {
-  constexpr size_t kBytes = kFiveBit ? 24 : 20;
-  const __m128i bit4 = _mm_set1_epi8(0x10);
-  __m128 acc = _mm_setzero_ps();
-  float mins = 0.0f;
-  for (size_t b = 0; b < n_cols / 32; ++b) {
-    const uint8_t* blk = row + kBytes * b;
-    __m128i lo, hi;
-    nibbles(blk + (kFiveBit ? 8 : 4), lo, hi);
-    if constexpr (kFiveBit) {
-      const uint32_t qh = load_u32(blk + 4);
-      lo = _mm_or_si128(lo, _mm_and_si128(expand_bits16(qh & 0xFFFF), bit4));
-      hi = _mm_or_si128(hi, _mm_and_si128(expand_bits16(qh >> 16), bit4));
-    }
-    acc = add_scaled(acc, block_dot_offset<0>(lo, hi, x, b), f16_at(blk) * x.d[b]);
-    mins += f16_at(blk + 2) * (x.d[b] * static_cast<float>(x.s[b]));
-  }
-  return hsum_ps(acc) + mins;
-}
 
 // Q2_K: per 16 values y = d·(sc & 15)·q − dmin·(sc >> 4), q in 0..3 (FORMATS.md §2). A 16-byte half
 // of a block is one scale group: Σ q·xq and Σ xq (pmaddubsw with ones) weighted by the group's scale
@@ -330,7 +334,7 @@ template <bool kFiveBit>
       for (int h = 0; h < 2; ++h) {
         __m128i dots[4];
 #pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) dots[g] = block_dot_offset<0>(u[4 * h + g][0], u[4 * h + g][1], x, 8 * sb + static_cast<size_t>(4 * h + g));
+        for (int g = 0; g < 4; ++g) dots[g] = unsigned_dot(u[4 * h + g][0], u[4 * h + g][1], x, 8 * sb + static_cast<size_t>(4 * h + g));
         const __m128i sums = hsum4_epi32(dots[0], dots[1], dots[2], dots[3]);
         const __m128i weighted = _mm_mullo_epi32(sums, sc[h]);
         const __m128i mins = _mm_mullo_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + 4 * h)), mn[h]);
@@ -529,8 +533,8 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     case DType::q4_0: dot = dot_one<rows_blocks32<18, Q4_0Dot>>, tile = rows_blocks32<18, Q4_0Dot>; break;
     case DType::q5_0: dot = dot_one<rows_blocks32<22, Q5_0Dot>>, tile = rows_blocks32<22, Q5_0Dot>; break;
     case DType::iq4_nl: dot = dot_one<rows_blocks32<18, Iq4NlDot>>, tile = rows_blocks32<18, Iq4NlDot>; break;
-    case DType::q4_1: dot = dot_q45_1<false>; break;
-    case DType::q5_1: dot = dot_q45_1<true>; break;
+    case DType::q4_1: dot = dot_one<rows_blocks32<20, Q4_1Dot>>, tile = rows_blocks32<20, Q4_1Dot>; break;
+    case DType::q5_1: dot = dot_one<rows_blocks32<24, Q5_1Dot>>, tile = rows_blocks32<24, Q5_1Dot>; break;
     case DType::q2_k: dot = dot_one<rows_q2_k>, tile = rows_q2_k; break;
     case DType::q3_k: dot = dot_one<rows_q3_k>, tile = rows_q3_k; break;
     case DType::q4_k: dot = dot_one<rows_q45_k<false>>, tile = rows_q45_k<false>; break;
