@@ -351,16 +351,21 @@ void accum_lanes(size_t head_dim, size_t n, float* out, MakeTerm make) {
 
 // ---------------------------------------------------------------------------------------------
 // Grouped fp16 V sums: out[h][i] = out[h][i] + p[h][j]·v[j][i] (a multiply, then an add), keys in
-// order for each (head, lane). Each V row's lanes of a pass converted once for the pass's NH heads;
-// the probabilities broadcast once per key chunk into pb (a multiply then reads its operand from
-// there). Head groups of up to 8; 1 to 4 heads take 2 to 8 vectors of lanes a pass (8 chains), 5 to
-// 8 heads one.
+// order for each (head, lane). The probabilities broadcast once per key chunk into pb (a multiply
+// then reads its operand from there). Head groups of up to 8; 1 to 4 heads take 2 to 8 vectors of
+// lanes a pass (8 chains), 5 to 8 heads one. With up to 4 heads each V row's lanes of a pass are
+// converted once for the pass's heads (a pass covers its own lanes: each value converted once). With
+// more (VF) a chunk's rows are converted once into vf, 8 values a step, and every pass and head
+// group reads them as f32 (the same values: the conversion is exact). 4 values a pass cost more
+// than 8 a step, and a prefill tile's groups of 8 converted them each again: sse4 attention of 7
+// heads of 64 0.91x the time, 28 heads 0.70x (docs/bench/cpu.md "The SSE4 variant, part 2").
 
-constexpr size_t kPbKeys = 64;   // keys whose broadcast probabilities pb holds
-constexpr size_t kPbHeads = 8;   // heads a group
+constexpr size_t kPbKeys = 64;     // keys whose broadcast probabilities pb holds
+constexpr size_t kPbHeads = 8;     // heads a group
+constexpr size_t kVfFloats = 4096;  // f32 V values a chunk converts at once (16 KB): 64 keys of 64 dims
 
-template <int NH, int NL, bool FETCH>
-void f16v_tile(const __m128* pb, const uint16_t* v, size_t head_dim, size_t nk, float* out, size_t i0,
+template <int NH, int NL, bool FETCH, bool VF>
+void f16v_tile(const __m128* pb, const uint16_t* v, const float* vf, size_t head_dim, size_t nk, float* out, size_t i0,
                const AttnReadAhead& ahead) {
   __m128 o[NH][NL];
   for (int h = 0; h < NH; ++h) {
@@ -368,12 +373,18 @@ void f16v_tile(const __m128* pb, const uint16_t* v, size_t head_dim, size_t nk, 
   }
   for (size_t j = 0; j < nk; ++j) {
     if constexpr (FETCH) read_ahead(ahead, j);
-    const uint16_t* row = v + j * head_dim + i0;
     const __m128* pj = pb + j * kPbHeads;
-    if constexpr (NL == 1) {
-      const __m128 x = f16x4(row);
+    if constexpr (VF) {
+      const float* row = vf + j * head_dim + i0;
+      for (int c = 0; c < NL; ++c) {
+        const __m128 x = _mm_load_ps(row + 4 * c);
+        for (int h = 0; h < NH; ++h) o[h][c] = _mm_add_ps(o[h][c], _mm_mul_ps(pj[h], x));
+      }
+    } else if constexpr (NL == 1) {
+      const __m128 x = f16x4(v + j * head_dim + i0);
       for (int h = 0; h < NH; ++h) o[h][0] = _mm_add_ps(o[h][0], _mm_mul_ps(pj[h], x));
     } else {
+      const uint16_t* row = v + j * head_dim + i0;
       for (int c = 0; c < NL; c += 2) {
         __m128 x0, x1;
         f16x8(row + 4 * c, x0, x1);
@@ -389,49 +400,73 @@ void f16v_tile(const __m128* pb, const uint16_t* v, size_t head_dim, size_t nk, 
   }
 }
 
-template <int NH, int NL>
-void f16v_tile_any(const __m128* pb, const uint16_t* v, size_t head_dim, size_t nk, float* out, size_t i0,
-                   const AttnReadAhead& ahead) {
-  if (ahead.rows != nullptr) return f16v_tile<NH, NL, true>(pb, v, head_dim, nk, out, i0, ahead);
-  f16v_tile<NH, NL, false>(pb, v, head_dim, nk, out, i0, ahead);
+template <int NH, int NL, bool VF>
+void f16v_tile_any(const __m128* pb, const uint16_t* v, const float* vf, size_t head_dim, size_t nk, float* out,
+                   size_t i0, const AttnReadAhead& ahead) {
+  if (ahead.rows != nullptr) return f16v_tile<NH, NL, true, VF>(pb, v, vf, head_dim, nk, out, i0, ahead);
+  f16v_tile<NH, NL, false, VF>(pb, v, vf, head_dim, nk, out, i0, ahead);
 }
 
 // Every lane of heads [0, NH) (head_dim a multiple of 8): passes of NL vectors, then of 2; the
 // first pass reads the rows ahead when asked.
-template <int NH, int NL>
-void f16v_passes(const __m128* pb, const uint16_t* v, size_t head_dim, size_t nk, float* out,
+template <int NH, int NL, bool VF>
+void f16v_passes(const __m128* pb, const uint16_t* v, const float* vf, size_t head_dim, size_t nk, float* out,
                  const AttnReadAhead& ahead) {
   const AttnReadAhead none{};
   size_t i0 = 0;
-  for (; i0 + 4 * NL <= head_dim; i0 += 4 * NL) f16v_tile_any<NH, NL>(pb, v, head_dim, nk, out, i0, i0 == 0 ? ahead : none);
+  for (; i0 + 4 * NL <= head_dim; i0 += 4 * NL) {
+    f16v_tile_any<NH, NL, VF>(pb, v, vf, head_dim, nk, out, i0, i0 == 0 ? ahead : none);
+  }
   if constexpr (NL > 2) {
-    for (; i0 < head_dim; i0 += 8) f16v_tile_any<NH, 2>(pb, v, head_dim, nk, out, i0, i0 == 0 ? ahead : none);
+    for (; i0 < head_dim; i0 += 8) f16v_tile_any<NH, 2, VF>(pb, v, vf, head_dim, nk, out, i0, i0 == 0 ? ahead : none);
+  }
+}
+
+template <bool VF>
+void f16v_group(size_t ng, const __m128* pb, const uint16_t* v, const float* vf, size_t head_dim, size_t nk, float* out,
+                const AttnReadAhead& ahead) {
+  switch (ng) {
+    case 1: return f16v_passes<1, 8, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 2: return f16v_passes<2, 4, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 3: return f16v_passes<3, 2, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 4: return f16v_passes<4, 2, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 5: return f16v_passes<5, 1, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 6: return f16v_passes<6, 1, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    case 7: return f16v_passes<7, 1, VF>(pb, v, vf, head_dim, nk, out, ahead);
+    default: return f16v_passes<8, 1, VF>(pb, v, vf, head_dim, nk, out, ahead);
   }
 }
 
 void f16_accum_v_heads_sse(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                            float* out) {
   alignas(16) __m128 pb[kPbKeys * kPbHeads];
-  for (size_t j0 = 0; j0 < n; j0 += kPbKeys) {
-    const size_t nk = min_size(kPbKeys, n - j0);
+  alignas(16) float vf[kVfFloats];
+  const bool convert_once = n_heads > 4 && head_dim <= kVfFloats;
+  const size_t chunk = convert_once ? min_size(kPbKeys, kVfFloats / head_dim) : kPbKeys;
+  for (size_t j0 = 0; j0 < n; j0 += chunk) {
+    const size_t nk = min_size(chunk, n - j0);
     const uint16_t* vj = v + j0 * head_dim;
+    if (convert_once) {
+      prefetch_ahead(vj + kReadAheadRows * head_dim, nk * 2 * head_dim);
+      for (size_t e = 0; e < nk * head_dim; e += 8) {
+        __m128 lo, hi;
+        f16x8(vj + e, lo, hi);
+        _mm_store_ps(vf + e, lo);
+        _mm_store_ps(vf + e + 4, hi);
+      }
+    }
     for (size_t g0 = 0; g0 < n_heads; g0 += kPbHeads) {
       const size_t ng = min_size(kPbHeads, n_heads - g0);
       for (size_t j = 0; j < nk; ++j) {
         for (size_t h = 0; h < ng; ++h) pb[j * kPbHeads + h] = _mm_set1_ps(p[(g0 + h) * ldp + j0 + j]);
       }
-      const AttnReadAhead ahead =
-          g0 == 0 ? AttnReadAhead{reinterpret_cast<const char*>(vj), 2 * head_dim, nullptr, 0} : AttnReadAhead{};
       float* og = out + g0 * head_dim;
-      switch (ng) {
-        case 1: f16v_passes<1, 8>(pb, vj, head_dim, nk, og, ahead); break;
-        case 2: f16v_passes<2, 4>(pb, vj, head_dim, nk, og, ahead); break;
-        case 3: f16v_passes<3, 2>(pb, vj, head_dim, nk, og, ahead); break;
-        case 4: f16v_passes<4, 2>(pb, vj, head_dim, nk, og, ahead); break;
-        case 5: f16v_passes<5, 1>(pb, vj, head_dim, nk, og, ahead); break;
-        case 6: f16v_passes<6, 1>(pb, vj, head_dim, nk, og, ahead); break;
-        case 7: f16v_passes<7, 1>(pb, vj, head_dim, nk, og, ahead); break;
-        default: f16v_passes<8, 1>(pb, vj, head_dim, nk, og, ahead); break;
+      if (convert_once) {
+        f16v_group<true>(ng, pb, vj, vf, head_dim, nk, og, AttnReadAhead{});
+      } else {
+        const AttnReadAhead ahead =
+            g0 == 0 ? AttnReadAhead{reinterpret_cast<const char*>(vj), 2 * head_dim, nullptr, 0} : AttnReadAhead{};
+        f16v_group<false>(ng, pb, vj, nullptr, head_dim, nk, og, ahead);
       }
     }
   }
