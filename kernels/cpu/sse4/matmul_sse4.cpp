@@ -289,7 +289,7 @@ struct Iq4NlDot {
 template <bool kFiveBit>
 [[gnu::always_inline]] inline void rows_q45_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   constexpr size_t kBytes = kFiveBit ? 176 : 144;
-  const __m128i m4 = _mm_set1_epi8(0x0F), bit4 = _mm_set1_epi8(0x10);
+  const __m128i m4 = _mm_set1_epi8(0x0F);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
@@ -307,10 +307,10 @@ template <bool kFiveBit>
 #pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
           u[j][half] = _mm_and_si128(nib == 0 ? q[half] : _mm_srli_epi16(q[half], 4), m4);
-          if constexpr (kFiveBit) {
-            const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
-            const __m128i set = _mm_cmpeq_epi8(_mm_and_si128(qh[half], bit), bit);
-            u[j][half] = _mm_or_si128(u[j][half], _mm_and_si128(set, bit4));
+          if constexpr (kFiveBit) {  // bit j of each qh byte moved to bit 4 (j is a constant here)
+            const __m128i bit = _mm_and_si128(qh[half], _mm_set1_epi8(static_cast<char>(1 << j)));
+            const __m128i b4 = j < 4 ? _mm_slli_epi16(bit, 4 - j) : j > 4 ? _mm_srli_epi16(bit, j - 4) : bit;
+            u[j][half] = _mm_or_si128(u[j][half], b4);
           }
         }
       }
@@ -325,7 +325,8 @@ template <bool kFiveBit>
                            _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc_hi)))};
     const __m128i mn[2] = {_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_lo))),
                            _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn_hi)))};
-    const __m128 d = _mm_set1_ps(f16_at(blk)), dmin = _mm_set1_ps(f16_at(blk + 2));
+    const __m128 dd = f16_words4(_mm_cvtsi32_si128(static_cast<int>(load_u32(blk))));  // d, dmin in lanes 0, 1
+    const __m128 d = _mm_shuffle_ps(dd, dd, 0x00), dmin = _mm_shuffle_ps(dd, dd, 0x55);
     for (size_t t = 0; t < nt; ++t) {
       const ActRow& x = xs[t];
       const float* xd = x.d + 8 * sb;
@@ -337,7 +338,9 @@ template <bool kFiveBit>
         for (int g = 0; g < 4; ++g) dots[g] = unsigned_dot(u[4 * h + g][0], u[4 * h + g][1], x, 8 * sb + static_cast<size_t>(4 * h + g));
         const __m128i sums = hsum4_epi32(dots[0], dots[1], dots[2], dots[3]);
         const __m128i weighted = _mm_mullo_epi32(sums, sc[h]);
-        const __m128i mins = _mm_mullo_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + 4 * h)), mn[h]);
+        // s·mn as pmaddwd of 16-bit halves: |s| <= 32·127 is its low half (the high half 0 or -1
+        // meets mn's zero high half), so the same int32 as a pmulld, in one instruction everywhere.
+        const __m128i mins = _mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + 4 * h)), mn[h]);
         const __m128 dx = _mm_loadu_ps(xd + 4 * h);
         acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(weighted), _mm_mul_ps(d, dx)));
         acc[t] = _mm_sub_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dmin, dx)));
