@@ -355,7 +355,7 @@ template <bool kFiveBit>
 // the 16 scales are widened to int16 once a super-block and picked per half with pshufb. Tokens in
 // tiles (rows_blocks32): a super-block's codes (|q| and q) and scales are made once for the tile.
 [[gnu::always_inline]] inline void rows_q6_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i m4 = _mm_set1_epi8(0x0F), m2 = _mm_set1_epi8(0x03), off = _mm_set1_epi8(32);
+  const __m128i m4 = _mm_set1_epi8(0x0F), m30 = _mm_set1_epi8(0x30), off = _mm_set1_epi8(32);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
@@ -378,8 +378,10 @@ template <bool kFiveBit>
 #pragma GCC unroll 4
         for (int g = 0; g < 4; ++g) {
           const int k = 2 * (4 * h + g) + half;  // this half's scale
-          const __m128i hi = _mm_and_si128(_mm_srli_epi16(qh, 2 * g), m2);
-          const __m128i w = _mm_sub_epi8(_mm_or_si128(lo[g], _mm_slli_epi16(hi, 4)), off);
+          // bits 2g, 2g + 1 of each qh byte to bits 4, 5 (g is a constant here)
+          const __m128i hi = g < 2 ? _mm_and_si128(_mm_slli_epi16(qh, 4 - 2 * g), m30)
+                                   : g > 2 ? _mm_and_si128(_mm_srli_epi16(qh, 2 * g - 4), m30) : _mm_and_si128(qh, m30);
+          const __m128i w = _mm_sub_epi8(_mm_or_si128(lo[g], hi), off);
           const __m128i pick = _mm_set1_epi16(static_cast<int16_t>(((2 * (k % 8) + 1) << 8) | (2 * (k % 8))));
           (half == 0 ? c[4 * h + g].u_lo : c[4 * h + g].u_hi) = _mm_sign_epi8(w, w);
           (half == 0 ? c[4 * h + g].s_lo : c[4 * h + g].s_hi) = w;

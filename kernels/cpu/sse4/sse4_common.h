@@ -61,10 +61,18 @@ inline void f16x8(const void* p, __m128& lo, __m128& hi) {
   hi = f16_join(_mm_unpackhi_epi16(z, em), _mm_unpackhi_epi16(z, top));
 }
 
-// One fp16 value at p as f32.
+// One fp16 value at p as f32. Normal values (exponent 1-30: every scale in practice) in integer
+// steps, the exponent rebiased by 112; zero, subnormals, infinities and NaNs through f16_words4.
 inline float f16_at(const void* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
+  const uint32_t e = h & 0x7C00u;
+  if (e != 0 && e != 0x7C00u) [[likely]] {
+    const uint32_t bits = (((h & 0x7FFFu) << 13) + (112u << 23)) | ((h & 0x8000u) << 16);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
   return _mm_cvtss_f32(f16_words4(_mm_cvtsi32_si128(h)));
 }
 

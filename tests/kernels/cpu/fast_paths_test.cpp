@@ -377,6 +377,29 @@ TEST(FastPaths, Sse4Fp16ConversionForEveryPattern) {
   }
 }
 
+// The same for its one-value conversion (block scales; integer steps for normal values, the vector
+// steps for the rest): every pattern as a packed-K scale, d_a = pattern and d_b = 1 on a dot of 1.
+TEST(FastPaths, Sse4ScaleConversionForEveryPattern) {
+  if (!set_cpu_variant("sse4")) GTEST_SKIP() << "this CPU has no SSE4.1";
+  std::vector<int8_t> a(32, 0), b(32, 0);
+  a[5] = 1, b[5] = 1;
+  const uint16_t one = 0x3C00;
+  std::vector<float> out(65536);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint16_t d = static_cast<uint16_t>(i);
+    out[i] = k8_dot(a.data(), &d, b.data(), &one, 32);
+  }
+  set_cpu_variant("best");
+  for (size_t i = 0; i < out.size(); ++i) {
+    const float want = 0.0f + fp16_to_f32(static_cast<uint16_t>(i));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(out[i])) << "pattern " << i;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(&out[i], &want, 4), 0) << "pattern " << i << ": " << out[i] << " against " << want;
+  }
+}
+
 TEST(FastPaths, ProbesMeasureSomething) {
   const BandwidthProbe bw = measure_read_bandwidth(1, size_t{8} << 20, 2);
   EXPECT_EQ(bw.n_threads, 1u);
