@@ -408,24 +408,35 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-// IQ4_XS: each sub-block's codes through the value table, then a signed dot; d·(ls − 32)·dx in f32.
-// Tokens in tiles (rows_blocks32): each sub-block's codes made once for the tile.
+// IQ4_XS: each sub-block's codes through the value table, then a signed dot weighted in pmaddwd by
+// its scale ls − 32 (|Σ| per lane <= 2·2·127·127·32); four sub-blocks' sums at once (phaddd), then
+// d·dx in f32 as one vector. Tokens in tiles (rows_blocks32): each half super-block's codes and
+// scales made once for the tile.
 [[gnu::always_inline]] inline void rows_iq4_xs(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i values = load16(kIq4Values), ones = _mm_set1_epi16(1);
+  const __m128i values = load16(kIq4Values);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 136 * sb;
-    const float d = f16_at(blk);
-    for (int j = 0; j < 8; ++j) {
-      const size_t b = 8 * sb + static_cast<size_t>(j);
-      __m128i lo, hi;
-      nibbles(blk + 8 + 16 * j, lo, hi);
-      const Codes c = signed_codes(_mm_shuffle_epi8(values, lo), _mm_shuffle_epi8(values, hi));
-      const float dw = d * static_cast<float>(iq4_xs_scale(blk, j));
+    const __m128 d = _mm_set1_ps(f16_at(blk));
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      Codes c[4];
+      __m128i w[4];
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const int j = 4 * h + g;
+        __m128i lo, hi;
+        nibbles(blk + 8 + 16 * j, lo, hi);
+        c[g] = signed_codes(_mm_shuffle_epi8(values, lo), _mm_shuffle_epi8(values, hi));
+        w[g] = _mm_set1_epi16(static_cast<short>(iq4_xs_scale(blk, j)));
+      }
       for (size_t t = 0; t < nt; ++t) {
         const ActRow& x = xs[t];
-        acc[t] = add_scaled(acc[t], signed_dot(c, x, b, ones, ones), dw * x.d[b]);
+        const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
+        const __m128i sums = hsum4_epi32(signed_dot(c[0], x, b, w[0], w[0]), signed_dot(c[1], x, b + 1, w[1], w[1]),
+                                         signed_dot(c[2], x, b + 2, w[2], w[2]), signed_dot(c[3], x, b + 3, w[3], w[3]));
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
       }
     }
   }
