@@ -24,6 +24,7 @@ struct ActRow {
   const int8_t* q;
   const float* d;
   const int32_t* s;
+  const int16_t* s16 = nullptr;  // Σ q of each 16 values (types whose mins are per 16: Q2_K)
 };
 
 using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
@@ -207,36 +208,51 @@ struct Iq4NlDot {
 };
 
 // Q2_K: per 16 values y = d·(sc & 15)·q − dmin·(sc >> 4), q in 0..3 (FORMATS.md §2). A 16-byte half
-// of a block is one scale group: Σ q·xq and Σ xq (pmaddubsw with ones) weighted by the group's scale
-// and min in pmaddwd, both halves summed in integers, then d·dx and dmin·dx in f32. Tokens in tiles
-// (rows_blocks32): each block's codes and scale words are made once for the tile's tokens.
+// of a block is one scale group: Σ q·xq weighted by the group's scale in pmaddwd, both halves of a
+// block summed in integers and four blocks at once (phaddd); the mins of four blocks in one pmaddwd
+// of the activations' 16-value sums (s16) with the eight groups' mins, exact in int32; then d·dx and
+// dmin·dx in f32 as vectors. Tokens in tiles (rows_blocks32): each half super-block's codes, scale
+// words and mins made once for the tile.
 [[gnu::always_inline]] inline void rows_q2_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i m3 = _mm_set1_epi8(0x03), ones = _mm_set1_epi8(1);
+  const __m128i m3 = _mm_set1_epi8(0x03), m4 = _mm_set1_epi8(0x0F);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 84 * sb;
-    const float d = f16_at(blk + 80), dmin = f16_at(blk + 82);
+    const __m128 dd = f16_words4(_mm_cvtsi32_si128(static_cast<int>(load_u32(blk + 80))));  // d, dmin
+    const __m128 d = _mm_shuffle_ps(dd, dd, 0x00), dmin = _mm_shuffle_ps(dd, dd, 0x55);
+    const __m128i sc8 = load16(blk);
+    const __m128i sc = _mm_and_si128(sc8, m4), mn = _mm_and_si128(_mm_srli_epi16(sc8, 4), m4);
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m128i q0 = load16(blk + 16 + 32 * h), q1 = load16(blk + 32 + 32 * h);
+      // groups 8h .. 8h + 7 as int16: the scales (one word broadcast a group) and the mins
+      const __m128i sc16 = _mm_cvtepu8_epi16(h == 0 ? sc : _mm_srli_si128(sc, 8));
+      const __m128i mn16 = _mm_cvtepu8_epi16(h == 0 ? mn : _mm_srli_si128(mn, 8));
+      __m128i w[4][2], s[4][2];
+#pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        const int j = 4 * h + g;
-        const size_t b = 8 * sb + static_cast<size_t>(j);
-        const __m128i w0 = _mm_and_si128(_mm_srli_epi16(q0, 2 * g), m3);
-        const __m128i w1 = _mm_and_si128(_mm_srli_epi16(q1, 2 * g), m3);
-        const uint8_t s0 = blk[2 * j], s1 = blk[2 * j + 1];
-        const __m128i sc0 = _mm_set1_epi16(s0 & 0xF), sc1 = _mm_set1_epi16(s1 & 0xF);
-        const __m128i mn0 = _mm_set1_epi16(s0 >> 4), mn1 = _mm_set1_epi16(s1 >> 4);
-        for (size_t t = 0; t < nt; ++t) {
-          const ActRow& x = xs[t];
-          const __m128i x0 = act_lo(x, b), x1 = act_hi(x, b);
-          const __m128i p = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w0, x0), sc0),
-                                          _mm_madd_epi16(_mm_maddubs_epi16(w1, x1), sc1));
-          const __m128i pm = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(ones, x0), mn0),
-                                           _mm_madd_epi16(_mm_maddubs_epi16(ones, x1), mn1));
-          acc[t] = add_scaled(acc[t], p, d * x.d[b]);
-          acc[t] = add_scaled(acc[t], pm, -dmin * x.d[b]);
+        w[g][0] = _mm_and_si128(_mm_srli_epi16(q0, 2 * g), m3);
+        w[g][1] = _mm_and_si128(_mm_srli_epi16(q1, 2 * g), m3);
+        for (int k = 0; k < 2; ++k) {
+          const int e = 2 * (2 * g + k);  // byte of group 2g + k's word
+          s[g][k] = _mm_shuffle_epi8(sc16, _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e)));
         }
+      }
+      for (size_t t = 0; t < nt; ++t) {
+        const ActRow& x = xs[t];
+        const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
+        __m128i p[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w[g][0], act_lo(x, b + g)), s[g][0]),
+                               _mm_madd_epi16(_mm_maddubs_epi16(w[g][1], act_hi(x, b + g)), s[g][1]));
+        }
+        const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
+        const __m128i mins = _mm_madd_epi16(load16(x.s16 + 2 * b), mn16);
+        const __m128 dx = _mm_loadu_ps(x.d + b);
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, dx)));
+        acc[t] = _mm_sub_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dmin, dx)));
       }
     }
   }
@@ -452,9 +468,28 @@ inline void read_ahead(const uint8_t* p, size_t bytes) {
   for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
 }
 
+// The activations' sums of each 16 values (|Σ| <= 16·127, int16), every token, in this thread's
+// scratch: [token][n_cols / 16]. n_cols is a multiple of 256 (the types that read them).
+const int16_t* sums16(const QuantizedActs& x) {
+  const size_t per_tok = x.n_cols / 16;
+  auto* out = static_cast<int16_t*>(thread_scratch(kScratchSums, x.n_tok * per_tok * sizeof(int16_t)));
+  const __m128i ones8 = _mm_set1_epi8(1), ones16 = _mm_set1_epi16(1);
+  for (size_t t = 0; t < x.n_tok; ++t) {
+    const int8_t* q = x.q + t * x.n_cols;
+    for (size_t c = 0; c < x.n_cols; c += 128) {  // 8 sums: each 16 as 4 int32 of 4, then two hadds
+      __m128i f[8];
+      for (int k = 0; k < 8; ++k) f[k] = _mm_madd_epi16(_mm_maddubs_epi16(ones8, load16(q + c + 16 * k)), ones16);
+      const __m128i lo = _mm_hadd_epi32(_mm_hadd_epi32(f[0], f[1]), _mm_hadd_epi32(f[2], f[3]));
+      const __m128i hi = _mm_hadd_epi32(_mm_hadd_epi32(f[4], f[5]), _mm_hadd_epi32(f[6], f[7]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + t * per_tok + c / 16), _mm_packs_epi32(lo, hi));
+    }
+  }
+  return out;
+}
+
 // y[t][r] = row_dot(W[r], x[t]): each weight row dotted with every token while it is in L1.
-void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
-                   size_t row_end, RowDot row_dot) {
+void matmul_act_q8(const WeightView& w, const QuantizedActs& x, const int16_t* s16, float* y, size_t ldy,
+                   size_t row_begin, size_t row_end, RowDot row_dot) {
   const size_t n = w.n_cols, nb = n / 32;
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
@@ -462,22 +497,25 @@ void matmul_act_q8(const WeightView& w, const QuantizedActs& x, float* y, size_t
     const uint8_t* row = base + r * row_bytes;
     read_ahead(row + kAheadBytes, row_bytes);
     for (size_t t = 0; t < x.n_tok; ++t) {
-      const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb};
+      const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb, s16 != nullptr ? s16 + t * (n / 16) : nullptr};
       y[t * ldy + r] = row_dot(row, a, n);
     }
   }
 }
 
 // y[t][r] for the batch's tokens in tiles of kTileTokens, each row's codes unpacked once a tile.
-void matmul_tiles(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end,
-                  RowTile tile) {
+void matmul_tiles(const WeightView& w, const QuantizedActs& x, const int16_t* s16, float* y, size_t ldy,
+                  size_t row_begin, size_t row_end, RowTile tile) {
   const size_t n = w.n_cols, nb = n / 32;
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (size_t t0 = 0; t0 < x.n_tok; t0 += kTileTokens) {
     const size_t nt = std::min(kTileTokens, x.n_tok - t0);
     ActRow xs[kTileTokens];
-    for (size_t t = 0; t < nt; ++t) xs[t] = ActRow{x.q + (t0 + t) * n, x.d + (t0 + t) * nb, x.s + (t0 + t) * nb};
+    for (size_t t = 0; t < nt; ++t) {
+      xs[t] = ActRow{x.q + (t0 + t) * n, x.d + (t0 + t) * nb, x.s + (t0 + t) * nb,
+                     s16 != nullptr ? s16 + (t0 + t) * (n / 16) : nullptr};
+    }
     float out[kTileTokens];
     for (size_t r = row_begin; r < row_end; ++r) {
       tile(base + r * row_bytes, xs, nt, n, out);
@@ -560,8 +598,9 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
-  if (x.n_tok > 1 && tile != nullptr) return matmul_tiles(w, x, y, ldy, row_begin, row_end, tile);
-  matmul_act_q8(w, x, y, ldy, row_begin, row_end, dot);
+  const int16_t* s16 = w.type == DType::q2_k ? sums16(x) : nullptr;
+  if (x.n_tok > 1 && tile != nullptr) return matmul_tiles(w, x, s16, y, ldy, row_begin, row_end, tile);
+  matmul_act_q8(w, x, s16, y, ldy, row_begin, row_end, dot);
 }
 
 // The scalar twins where one token's or one row's work is too small to matter (activation
