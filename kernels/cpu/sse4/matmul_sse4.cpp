@@ -24,7 +24,7 @@ struct ActRow {
   const int8_t* q;
   const float* d;
   const int32_t* s;
-  const int16_t* s16 = nullptr;  // Σ q of each 16 values (types whose mins are per 16: Q2_K)
+  const int16_t* s16 = nullptr;  // Σ q of each 16 values (Q2_K's mins, Q3_K's code offset: scales per 16)
 };
 
 using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
@@ -259,37 +259,52 @@ struct Iq4NlDot {
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-// Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2):
-// signed dots (|q| with x's sign flipped where q < 0), each 16-byte half weighted by its scale.
-// Tokens in tiles (rows_blocks32): each block's codes (|q| and q) and scales made once for the tile.
+// Q3_K: y = d·(scale_k − 32)·q per 16 values, q = q2 − 4·(1 − hbit) in −4..3 (FORMATS.md §2). The
+// codes go unsigned, u = q + 4 = q2 | hbit << 2 in 0..7: each 16-byte half's Σ u·xq weighted by its
+// scale in pmaddwd, four blocks summed at once (phaddd), less 4·Σ scale·(16-value sums of xq) for
+// the four blocks in one pmaddwd (s16): the same integers as the signed codes give. Then d·dx as
+// one vector. Tokens in tiles (rows_blocks32): each half super-block's codes and scales made once
+// for the tile.
 [[gnu::always_inline]] inline void rows_q3_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
   const __m128i m3 = _mm_set1_epi8(0x03), four = _mm_set1_epi8(4);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 110 * sb;
-    const float d = f16_at(blk + 108);
+    const __m128 d = _mm_set1_ps(f16_at(blk + 108));
     const uint8_t* s = blk + 96;
-    int16_t sc[16];
+    alignas(16) int16_t sc[16];
     for (int k = 0; k < 16; ++k) sc[k] = static_cast<int16_t>(q3_k_scale(s, k));
     const __m128i hm[2] = {load16(blk), load16(blk + 16)};
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m128i q[2] = {load16(blk + 32 + 32 * h), load16(blk + 48 + 32 * h)};
+      const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 8 * h));  // groups 8h..8h+7
+      __m128i u[4][2], w[4][2];
+#pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         const int j = 4 * h + g;
-        const size_t b = 8 * sb + static_cast<size_t>(j);
-        const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << j));
-        __m128i w[2], scale[2];
+#pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
-          const __m128i hb = _mm_cmpeq_epi8(_mm_and_si128(hm[half], bit), bit);  // 0xFF where set
-          w[half] = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_andnot_si128(hb, four));
-          scale[half] = _mm_set1_epi16(sc[2 * j + half]);
+          // bit j of each hmask byte to bit 2 (j is a constant here)
+          const __m128i hb = _mm_and_si128(hm[half], _mm_set1_epi8(static_cast<char>(1 << j)));
+          const __m128i h4 = j < 2 ? _mm_slli_epi16(hb, 2 - j) : j > 2 ? _mm_srli_epi16(hb, j - 2) : hb;
+          u[g][half] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_and_si128(h4, four));
+          w[g][half] = _mm_set1_epi16(sc[2 * j + half]);
         }
-        const Codes c = signed_codes(w[0], w[1]);
-        for (size_t t = 0; t < nt; ++t) {
-          const ActRow& x = xs[t];
-          acc[t] = add_scaled(acc[t], signed_dot(c, x, b, scale[0], scale[1]), d * x.d[b]);
+      }
+      for (size_t t = 0; t < nt; ++t) {
+        const ActRow& x = xs[t];
+        const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
+        __m128i p[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(u[g][0], act_lo(x, b + g)), w[g][0]),
+                               _mm_madd_epi16(_mm_maddubs_epi16(u[g][1], act_hi(x, b + g)), w[g][1]));
         }
+        const __m128i off = _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16), 2);
+        const __m128i sums = _mm_sub_epi32(hsum4_epi32(p[0], p[1], p[2], p[3]), off);
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
       }
     }
   }
@@ -598,7 +613,7 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
-  const int16_t* s16 = w.type == DType::q2_k ? sums16(x) : nullptr;
+  const int16_t* s16 = w.type == DType::q2_k || w.type == DType::q3_k ? sums16(x) : nullptr;
   if (x.n_tok > 1 && tile != nullptr) return matmul_tiles(w, x, s16, y, ldy, row_begin, row_end, tile);
   matmul_act_q8(w, x, s16, y, ldy, row_begin, row_end, dot);
 }
