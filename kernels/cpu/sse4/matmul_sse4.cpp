@@ -24,7 +24,7 @@ struct ActRow {
   const int8_t* q;
   const float* d;
   const int32_t* s;
-  const int16_t* s16 = nullptr;  // Σ q of each 16 values (Q2_K's mins, Q3_K's code offset: scales per 16)
+  const int16_t* s16 = nullptr;  // Σ q of each 16 values (Q2_K's mins, Q3_K's and Q6_K's code offsets)
 };
 
 using RowDot = float (*)(const uint8_t* row, const ActRow& x, size_t n_cols);
@@ -381,20 +381,21 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-// Q6_K: q = (4 low bits | 2 high bits << 4) − 32, one int8 scale per 16 values (a 16-byte half).
-// Per half of each 128 values, the low-bit and high-bit bytes are loaded once for its 4 blocks, and
-// the 16 scales are widened to int16 once a super-block and picked per half with pshufb. Tokens in
-// tiles (rows_blocks32): a super-block's codes (|q| and q) and scales are made once for the tile.
+// Q6_K: y = d·sc·(q − 32) per 16 values, q in 0..63, sc int8 (FORMATS.md §2). The codes stay
+// unsigned: each 16-byte half's Σ q·xq weighted by its scale in pmaddwd, four blocks summed at once
+// (phaddd), less 32·Σ sc·(16-value sums of xq) for the four blocks in one pmaddwd (s16): the same
+// integers as the signed codes give. Then d·dx as one vector. Tokens in tiles (rows_blocks32): a
+// super-block's codes and scale words made once for the tile.
 [[gnu::always_inline]] inline void rows_q6_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i m4 = _mm_set1_epi8(0x0F), m30 = _mm_set1_epi8(0x30), off = _mm_set1_epi8(32);
+  const __m128i m4 = _mm_set1_epi8(0x0F), m30 = _mm_set1_epi8(0x30);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 210 * sb;
     const __m128i sc8 = load16(blk + 192);
     const __m128i sc16[2] = {_mm_cvtepi8_epi16(sc8), _mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8))};
-    const float d = f16_at(blk + 208);
-    Codes c[8];     // block 4h + g: u_lo/s_lo its first 16 values, u_hi/s_hi the next 16
+    const __m128 d = _mm_set1_ps(f16_at(blk + 208));
+    __m128i u[8][2];      // block 4h + g: its first 16 values, the next 16
     __m128i scale[8][2];
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -412,10 +413,8 @@ template <bool kFiveBit>
           // bits 2g, 2g + 1 of each qh byte to bits 4, 5 (g is a constant here)
           const __m128i hi = g < 2 ? _mm_and_si128(_mm_slli_epi16(qh, 4 - 2 * g), m30)
                                    : g > 2 ? _mm_and_si128(_mm_srli_epi16(qh, 2 * g - 4), m30) : _mm_and_si128(qh, m30);
-          const __m128i w = _mm_sub_epi8(_mm_or_si128(lo[g], hi), off);
           const __m128i pick = _mm_set1_epi16(static_cast<int16_t>(((2 * (k % 8) + 1) << 8) | (2 * (k % 8))));
-          (half == 0 ? c[4 * h + g].u_lo : c[4 * h + g].u_hi) = _mm_sign_epi8(w, w);
-          (half == 0 ? c[4 * h + g].s_lo : c[4 * h + g].s_hi) = w;
+          u[4 * h + g][half] = _mm_or_si128(lo[g], hi);
           scale[4 * h + g][half] = _mm_shuffle_epi8(sc16[k / 8], pick);
         }
       }
@@ -424,15 +423,17 @@ template <bool kFiveBit>
       const ActRow& x = xs[t];
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
+        const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
         __m128i p[4];
 #pragma GCC unroll 4
         for (int g = 0; g < 4; ++g) {
           const int j = 4 * h + g;
-          const size_t b = 8 * sb + static_cast<size_t>(j);
-          p[g] = signed_dot(c[j], x, b, scale[j][0], scale[j][1]);
+          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(u[j][0], act_lo(x, b + g)), scale[j][0]),
+                               _mm_madd_epi16(_mm_maddubs_epi16(u[j][1], act_hi(x, b + g)), scale[j][1]));
         }
-        const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
-        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(_mm_set1_ps(d), _mm_loadu_ps(x.d + 8 * sb + 4 * h))));
+        const __m128i off = _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16[h]), 5);
+        const __m128i sums = _mm_sub_epi32(hsum4_epi32(p[0], p[1], p[2], p[3]), off);
+        acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
       }
     }
   }
@@ -613,7 +614,8 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
     default: return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
   }
   if (x.q == nullptr) return scalar::matmul_q(w, x, y, ldy, row_begin, row_end);
-  const int16_t* s16 = w.type == DType::q2_k || w.type == DType::q3_k ? sums16(x) : nullptr;
+  const bool per16 = w.type == DType::q2_k || w.type == DType::q3_k || w.type == DType::q6_k;  // scales per 16
+  const int16_t* s16 = per16 ? sums16(x) : nullptr;
   if (x.n_tok > 1 && tile != nullptr) return matmul_tiles(w, x, s16, y, ldy, row_begin, row_end, tile);
   matmul_act_q8(w, x, s16, y, ldy, row_begin, row_end, dot);
 }
