@@ -1,14 +1,16 @@
 // SSSE3 + SSE4.1 matrix products (the sse4 variant, for x86-64 CPUs without AVX2: the Atom-class
 // Celeron and Pentium Silver chips of budget laptops, Sandy Bridge, older AMD). Every quantised type
 // the AVX2 variant takes is an integer dot (pmaddubsw + pmaddwd) of the weight codes with the int8
-// activation blocks of 32 (QuantizedActs), two 16-byte halves a block, scaled in f32; F32, F16 and
-// BF16 rows are dotted with the f32 activations, f16 converted with integer steps (no F16C here).
-// No FMA on these CPUs: f32 multiply-adds round twice. Results are within the int8 activations'
-// error of the scalar oracle (tests/kernels/cpu/matmul_test.cpp) and, per (token, row), do not
-// depend on the batch, the row range or the thread. Prompts take a row against up to 8 tokens at
-// once (its codes unpacked once for them). No packed
-// (row-interleaved) form: the rows are read where the file has them. Built only with -mssse3
-// -msse4.1; run only after cpuid.
+// activation blocks of 32 (QuantizedActs), two 16-byte halves a block, four blocks' sums gathered
+// (phaddd) and scaled in f32 as one vector. Codes stay unsigned where they fit pmaddubsw's 16-bit
+// pairs; their offsets (and Q2_K's mins) come off in integers through the activations' sums per 32
+// values, or per 16 where the scales are per 16 (sums16). F32, F16 and BF16 rows are dotted with
+// the f32 activations, f16 converted with integer steps (no F16C here). No FMA on these CPUs: f32
+// multiply-adds round twice. Results are within the int8 activations' error of the scalar oracle
+// (tests/kernels/cpu/matmul_test.cpp) and, per (token, row), do not depend on the batch, the row
+// range or the thread. Prompts take a row against up to 8 tokens at once (its codes unpacked once
+// for them). No packed (row-interleaved) form: the rows are read where the file has them. Built
+// only with -mssse3 -msse4.1; run only after cpuid.
 #include <algorithm>
 
 #include "cpu_variants.h"
