@@ -68,6 +68,20 @@ inline __m128i unsigned_dot(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
   return _mm_madd_epi16(pairs, _mm_set1_epi16(1));
 }
 
+// The sums of blocks b..b+3 in lanes 0-3 (phaddd), for unsigned codes whose 16-value halves have
+// their own int16 weights: block b + g's halves u[g][0], u[g][1] weighted by w[g][0], w[g][1] in
+// pmaddwd (the K-quants with scales per 16). Exact in int32.
+[[gnu::always_inline]] inline __m128i weighted_sums4(const __m128i (*u)[2], const __m128i (*w)[2], const ActRow& x,
+                                                     size_t b) {
+  __m128i p[4];
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(u[g][0], act_lo(x, b + g)), w[g][0]),
+                         _mm_madd_epi16(_mm_maddubs_epi16(u[g][1], act_hi(x, b + g)), w[g][1]));
+  }
+  return hsum4_epi32(p[0], p[1], p[2], p[3]);
+}
+
 // A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
 // multiplies (values 0-15 in lo, 16-31 in hi), and for signed codes s, whose signs go onto the
 // activations (|w| times x with w's sign).
@@ -244,13 +258,7 @@ struct Iq4NlDot {
       for (size_t t = 0; t < nt; ++t) {
         const ActRow& x = xs[t];
         const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
-        __m128i p[4];
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) {
-          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(w[g][0], act_lo(x, b + g)), s[g][0]),
-                               _mm_madd_epi16(_mm_maddubs_epi16(w[g][1], act_hi(x, b + g)), s[g][1]));
-        }
-        const __m128i sums = hsum4_epi32(p[0], p[1], p[2], p[3]);
+        const __m128i sums = weighted_sums4(w, s, x, b);
         const __m128i mins = _mm_madd_epi16(load16(x.s16 + 2 * b), mn16);
         const __m128 dx = _mm_loadu_ps(x.d + b);
         acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, dx)));
@@ -298,14 +306,8 @@ struct Iq4NlDot {
       for (size_t t = 0; t < nt; ++t) {
         const ActRow& x = xs[t];
         const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
-        __m128i p[4];
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) {
-          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(u[g][0], act_lo(x, b + g)), w[g][0]),
-                               _mm_madd_epi16(_mm_maddubs_epi16(u[g][1], act_hi(x, b + g)), w[g][1]));
-        }
-        const __m128i off = _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16), 2);
-        const __m128i sums = _mm_sub_epi32(hsum4_epi32(p[0], p[1], p[2], p[3]), off);
+        const __m128i dots = weighted_sums4(u, w, x, b);
+        const __m128i sums = _mm_sub_epi32(dots, _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16), 2));
         acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
       }
     }
@@ -426,15 +428,8 @@ template <bool kFiveBit>
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const size_t b = 8 * sb + 4 * static_cast<size_t>(h);
-        __m128i p[4];
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) {
-          const int j = 4 * h + g;
-          p[g] = _mm_add_epi32(_mm_madd_epi16(_mm_maddubs_epi16(u[j][0], act_lo(x, b + g)), scale[j][0]),
-                               _mm_madd_epi16(_mm_maddubs_epi16(u[j][1], act_hi(x, b + g)), scale[j][1]));
-        }
-        const __m128i off = _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16[h]), 5);
-        const __m128i sums = _mm_sub_epi32(hsum4_epi32(p[0], p[1], p[2], p[3]), off);
+        const __m128i dots = weighted_sums4(u + 4 * h, scale + 4 * h, x, b);
+        const __m128i sums = _mm_sub_epi32(dots, _mm_slli_epi32(_mm_madd_epi16(load16(x.s16 + 2 * b), sc16[h]), 5));
         acc[t] = _mm_add_ps(acc[t], _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, _mm_loadu_ps(x.d + b))));
       }
     }
