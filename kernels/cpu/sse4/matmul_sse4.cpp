@@ -276,7 +276,7 @@ struct Iq4NlDot {
 // one vector. Tokens in tiles (rows_blocks32): each half super-block's codes and scales made once
 // for the tile.
 [[gnu::always_inline]] inline void rows_q3_k(const uint8_t* row, const ActRow* xs, size_t nt, size_t n_cols, float* out) {
-  const __m128i m3 = _mm_set1_epi8(0x03), four = _mm_set1_epi8(4);
+  const __m128i m3 = _mm_set1_epi8(0x03);
   __m128 acc[kTileTokens];
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
@@ -296,10 +296,10 @@ struct Iq4NlDot {
         const int j = 4 * h + g;
 #pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
-          // bit j of each hmask byte to bit 2 (j is a constant here)
+          // bit j of each hmask byte to bit 2, its only bit (j is a constant here)
           const __m128i hb = _mm_and_si128(hm[half], _mm_set1_epi8(static_cast<char>(1 << j)));
           const __m128i h4 = j < 2 ? _mm_slli_epi16(hb, 2 - j) : j > 2 ? _mm_srli_epi16(hb, j - 2) : hb;
-          u[g][half] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), _mm_and_si128(h4, four));
+          u[g][half] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q[half], 2 * g), m3), h4);
           w[g][half] = _mm_set1_epi16(sc[2 * j + half]);
         }
       }
