@@ -400,6 +400,11 @@ TEST(FastPaths, Sse4ScaleConversionForEveryPattern) {
   }
 }
 
+// A dot peak no CPU this engine runs on falls below, emulated ones included: real cores read tens to
+// hundreds of GMAC/s, the qemu-user runs of this test (tests/kernels/cpu/CMakeLists.txt) 0.5-1.5,
+// lower on a loaded machine. A probe that timed or counted wrongly by 1000x would read below it.
+constexpr double kMinDotPeak = 0.05;
+
 TEST(FastPaths, ProbesMeasureSomething) {
   const BandwidthProbe bw = measure_read_bandwidth(1, size_t{8} << 20, 2);
   EXPECT_EQ(bw.n_threads, 1u);
@@ -407,7 +412,7 @@ TEST(FastPaths, ProbesMeasureSomething) {
   EXPECT_LT(bw.gbps, 10000.0);
   const DotPeakProbe dp = measure_int8_dot_peak(1, 0, 0.02);
   if (dp.lanes == 0) GTEST_SKIP() << "no SIMD int8 dot on this CPU";
-  EXPECT_GT(dp.gmacs, 1.0);
+  EXPECT_GT(dp.gmacs, kMinDotPeak);
   EXPECT_LT(dp.gmacs, 1e5);
 }
 
@@ -428,7 +433,7 @@ TEST(FastPaths, DotPeakOf256BitsFollowsTheVariant) {
     ++ran;
     EXPECT_STREQ(dp.isa, c.isa) << c.variant;
     EXPECT_EQ(dp.lanes, c.lanes) << c.variant;
-    EXPECT_GT(dp.gmacs, 1.0) << c.variant;
+    EXPECT_GT(dp.gmacs, kMinDotPeak) << c.variant;
   }
   if (ran == 0) GTEST_SKIP() << "no SIMD variant on this CPU";
 }
