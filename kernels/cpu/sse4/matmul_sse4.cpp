@@ -82,6 +82,26 @@ inline __m128i unsigned_dot(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
   return hsum4_epi32(p[0], p[1], p[2], p[3]);
 }
 
+// The rows' bytes are asked for this far ahead (prefetcht0) of the step that reads them, one stream
+// in address order: each step of a row (four blocks of 32, a super-block) asks for its own bytes'
+// lines kAheadBytes on, spread over the row, where a burst of a whole row's lines at the row's start
+// (session 48) held the cold one-token products at 35-55% of the read probe on one Zen 5 core.
+// Spread, they take 0.65-0.86x the time cold and 0.70-0.96x warm (from L3) (docs/bench/cpu.md "The
+// SSE4 variant, part 2"; 2, 4 and 8 KB ahead measured alike). Without any, the hardware prefetchers
+// alone left them at 40-50% of the burst's rate.
+constexpr size_t kAheadBytes = 4096;
+
+inline void read_ahead(const uint8_t* p, size_t bytes) {
+  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
+}
+
+// A step's read-ahead: the lines of its kSpan bytes, kAheadBytes on (the next step covers a line
+// this one's last byte may start).
+template <size_t kSpan>
+[[gnu::always_inline]] inline void step_ahead(const uint8_t* p) {
+  for (size_t o = 0; o < kSpan; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + kAheadBytes + o), _MM_HINT_T0);
+}
+
 // A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
 // multiplies (values 0-15 in lo, 16-31 in hi), and for signed codes s, whose signs go onto the
 // activations (|w| times x with w's sign).
@@ -147,6 +167,7 @@ template <size_t kBytes, class Dot>
   size_t b = 0;
   for (; b + 4 <= nb; b += 4) {
     const uint8_t* blk = row + kBytes * b;
+    step_ahead<4 * kBytes>(blk);
     const Codes c[4] = {Dot::unpack(blk), Dot::unpack(blk + kBytes), Dot::unpack(blk + 2 * kBytes),
                         Dot::unpack(blk + 3 * kBytes)};
     const __m128 d = f16_of_blocks4<kBytes, 0>(blk);
@@ -235,6 +256,7 @@ struct Iq4NlDot {
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 84 * sb;
+    step_ahead<84>(blk);
     const __m128 dd = f16_words4(_mm_cvtsi32_si128(static_cast<int>(load_u32(blk + 80))));  // d, dmin
     const __m128 d = _mm_shuffle_ps(dd, dd, 0x00), dmin = _mm_shuffle_ps(dd, dd, 0x55);
     const __m128i sc8 = load16(blk);
@@ -281,6 +303,7 @@ struct Iq4NlDot {
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 110 * sb;
+    step_ahead<110>(blk);
     const __m128 d = _mm_set1_ps(f16_at(blk + 108));
     const uint8_t* s = blk + 96;
     alignas(16) int16_t sc[16];
@@ -329,6 +352,7 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + kBytes * sb;
+    step_ahead<kBytes>(blk);
     const uint8_t* qs = blk + (kFiveBit ? 48 : 16);
     __m128i qh[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
     if constexpr (kFiveBit) qh[0] = load16(blk + 16), qh[1] = load16(blk + 32);
@@ -396,6 +420,7 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 210 * sb;
+    step_ahead<210>(blk);
     const __m128i sc8 = load16(blk + 192);
     const __m128i sc16[2] = {_mm_cvtepi8_epi16(sc8), _mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8))};
     const __m128 d = _mm_set1_ps(f16_at(blk + 208));
@@ -447,6 +472,7 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) acc[t] = _mm_setzero_ps();
   for (size_t sb = 0; sb < n_cols / 256; ++sb) {
     const uint8_t* blk = row + 136 * sb;
+    step_ahead<136>(blk);
     const __m128 d = _mm_set1_ps(f16_at(blk));
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -472,14 +498,6 @@ template <bool kFiveBit>
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
 
-// The rows' bytes are asked for this far ahead of the row being dotted (one stream, in address
-// order): the hardware prefetchers alone left one Zen 5 core's cold one-token products at 35-50% of
-// the rate this reaches (Q4_0, Q4_K, Q5_0 2.1-2.5x faster; docs/bench/cpu.md "An SSE4 variant").
-constexpr size_t kAheadBytes = 4096;
-
-inline void read_ahead(const uint8_t* p, size_t bytes) {
-  for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
-}
 
 // The activations' sums of each 16 values (|Σ| <= 16·127, int16), every token, in this thread's
 // scratch: [token][n_cols / 16]. n_cols is a multiple of 256 (the types that read them).
@@ -508,7 +526,6 @@ void matmul_act_q8(const WeightView& w, const QuantizedActs& x, const int16_t* s
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (size_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = base + r * row_bytes;
-    read_ahead(row + kAheadBytes, row_bytes);
     for (size_t t = 0; t < x.n_tok; ++t) {
       const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb, s16 != nullptr ? s16 + t * (n / 16) : nullptr};
       y[t * ldy + r] = row_dot(row, a, n);
@@ -554,11 +571,15 @@ float dot_f32(const float* w, const float* x, size_t n) {
 void h16_row_to_f32(DType t, const uint8_t* src, float* dst, size_t n) {
   size_t c = 0;
   if (t == DType::bf16) {
-    for (; c + 4 <= n; c += 4) _mm_storeu_ps(dst + c, bf16x4(src + 2 * c));
+    for (; c + 4 <= n; c += 4) {
+      if (c % 32 == 0) step_ahead<64>(src + 2 * c);
+      _mm_storeu_ps(dst + c, bf16x4(src + 2 * c));
+    }
     for (; c < n; ++c) dst[c] = bf16_to_f32(load_u16(src + 2 * c));
     return;
   }
   for (; c + 8 <= n; c += 8) {
+    if (c % 32 == 0) step_ahead<64>(src + 2 * c);
     __m128 lo, hi;
     f16x8(src + 2 * c, lo, hi);
     _mm_storeu_ps(dst + c, lo);
@@ -577,7 +598,7 @@ void matmul_plain(const WeightView& w, const float* x, size_t n_tok, float* y, s
   float* buf = w.type == DType::f32 ? nullptr : static_cast<float*>(thread_scratch(kScratchRows, n * sizeof(float)));
   for (size_t r = row_begin; r < row_end; ++r) {
     const uint8_t* src = base + r * row_bytes;
-    read_ahead(src + kAheadBytes, row_bytes);
+    if (buf == nullptr) read_ahead(src + kAheadBytes, row_bytes);  // f32; f16 and bf16 as they convert
     const float* row = reinterpret_cast<const float*>(src);
     if (buf != nullptr) {
       h16_row_to_f32(w.type, src, buf, n);
