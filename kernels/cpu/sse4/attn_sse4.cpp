@@ -446,9 +446,10 @@ void f16_accum_v_heads_sse(const float* p, size_t ldp, size_t n_heads, const uin
   for (size_t j0 = 0; j0 < n; j0 += chunk) {
     const size_t nk = min_size(chunk, n - j0);
     const uint16_t* vj = v + j0 * head_dim;
-    if (convert_once) {
-      prefetch_ahead(vj + kReadAheadRows * head_dim, nk * 2 * head_dim);
+    if (convert_once) {  // reading kReadAheadRows rows ahead as it goes, a line every 32 values
+      const uint16_t* ahead = vj + kReadAheadRows * head_dim;
       for (size_t e = 0; e < nk * head_dim; e += 8) {
+        if (e % 32 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + e), _MM_HINT_T0);
         __m128 lo, hi;
         f16x8(vj + e, lo, hi);
         _mm_store_ps(vf + e, lo);
