@@ -36,11 +36,6 @@ using RowTile = void (*)(const uint8_t* row, const ActRow* xs, size_t nt, size_t
 inline __m128i act_lo(const ActRow& x, size_t b) { return load16(x.q + 32 * b); }
 inline __m128i act_hi(const ActRow& x, size_t b) { return load16(x.q + 32 * b + 16); }
 
-// acc += float(p)·scale, lanes apart (the lanes are summed once at the end of a row).
-inline __m128 add_scaled(__m128 acc, __m128i p, float scale) {
-  return _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(p), _mm_set1_ps(scale)));
-}
-
 // Bytes 0-15 of lo = 0x10 where bits 0-15 of bits are set, bytes 0-15 of hi where bits 16-31 are
 // (the fifth bit of Q5_0 / Q5_1 codes): each byte takes its bit's byte of bits, keeps the bit, and
 // becomes 0x10 where it is set.
@@ -190,13 +185,13 @@ template <size_t kBytes, class Dot>
   for (; b < nb; ++b) {
     const uint8_t* blk = row + kBytes * b;
     const Codes c = Dot::unpack(blk);
-    const float d = f16_at(blk);
+    const float d = f16_at(blk), m = Dot::kMin ? f16_at(blk + 2) : 0.0f;
     for (size_t t = 0; t < nt; ++t) {
       const ActRow& x = xs[t];
       int32_t sum = hsum_epi32(raw_dot<Dot>(c, x, b));
       if constexpr (Dot::kOffShift != 0) sum -= x.s[b] << Dot::kOffShift;
       tail[t] += static_cast<float>(sum) * (d * x.d[b]);
-      if constexpr (Dot::kMin) tail[t] += f16_at(blk + 2) * (x.d[b] * static_cast<float>(x.s[b]));
+      if constexpr (Dot::kMin) tail[t] += m * (x.d[b] * static_cast<float>(x.s[b]));
     }
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]) + tail[t];
@@ -500,16 +495,16 @@ template <bool kFiveBit>
 
 
 // The activations' sums of each 16 values (|Σ| <= 16·127, int16), every token, in this thread's
-// scratch: [token][n_cols / 16]. n_cols is a multiple of 256 (the types that read them).
+// scratch: [token][n_cols / 16], from their sums of each 4 (QuantizedActs::s4). n_cols is a multiple
+// of 256 (the types that read them).
 const int16_t* sums16(const QuantizedActs& x) {
   const size_t per_tok = x.n_cols / 16;
   auto* out = static_cast<int16_t*>(thread_scratch(kScratchSums, x.n_tok * per_tok * sizeof(int16_t)));
-  const __m128i ones8 = _mm_set1_epi8(1), ones16 = _mm_set1_epi16(1);
   for (size_t t = 0; t < x.n_tok; ++t) {
-    const int8_t* q = x.q + t * x.n_cols;
-    for (size_t c = 0; c < x.n_cols; c += 128) {  // 8 sums: each 16 as 4 int32 of 4, then two hadds
+    const int32_t* s4 = x.s4 + t * (x.n_cols / 4);
+    for (size_t c = 0; c < x.n_cols; c += 128) {  // 8 sums: each the 4 sums of 4 in a vector, two hadds
       __m128i f[8];
-      for (int k = 0; k < 8; ++k) f[k] = _mm_madd_epi16(_mm_maddubs_epi16(ones8, load16(q + c + 16 * k)), ones16);
+      for (int k = 0; k < 8; ++k) f[k] = load16(s4 + c / 4 + 4 * k);
       const __m128i lo = _mm_hadd_epi32(_mm_hadd_epi32(f[0], f[1]), _mm_hadd_epi32(f[2], f[3]));
       const __m128i hi = _mm_hadd_epi32(_mm_hadd_epi32(f[4], f[5]), _mm_hadd_epi32(f[6], f[7]));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + t * per_tok + c / 16), _mm_packs_epi32(lo, hi));
@@ -518,34 +513,34 @@ const int16_t* sums16(const QuantizedActs& x) {
   return out;
 }
 
+// Token t of x as an ActRow, with its 16-value sums from s16 (null: none).
+ActRow act_row(const QuantizedActs& x, const int16_t* s16, size_t t) {
+  const size_t n = x.n_cols, nb = n / 32;
+  return ActRow{x.q + t * n, x.d + t * nb, x.s + t * nb, s16 != nullptr ? s16 + t * (n / 16) : nullptr};
+}
+
 // y[t][r] = row_dot(W[r], x[t]): each weight row dotted with every token while it is in L1.
 void matmul_act_q8(const WeightView& w, const QuantizedActs& x, const int16_t* s16, float* y, size_t ldy,
                    size_t row_begin, size_t row_end, RowDot row_dot) {
-  const size_t n = w.n_cols, nb = n / 32;
+  const size_t n = w.n_cols;
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (size_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = base + r * row_bytes;
-    for (size_t t = 0; t < x.n_tok; ++t) {
-      const ActRow a{x.q + t * n, x.d + t * nb, x.s + t * nb, s16 != nullptr ? s16 + t * (n / 16) : nullptr};
-      y[t * ldy + r] = row_dot(row, a, n);
-    }
+    for (size_t t = 0; t < x.n_tok; ++t) y[t * ldy + r] = row_dot(row, act_row(x, s16, t), n);
   }
 }
 
 // y[t][r] for the batch's tokens in tiles of kTileTokens, each row's codes unpacked once a tile.
 void matmul_tiles(const WeightView& w, const QuantizedActs& x, const int16_t* s16, float* y, size_t ldy,
                   size_t row_begin, size_t row_end, RowTile tile) {
-  const size_t n = w.n_cols, nb = n / 32;
+  const size_t n = w.n_cols;
   const size_t row_bytes = dtype_row_bytes(*dtype_info(static_cast<uint32_t>(w.type)), n);
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (size_t t0 = 0; t0 < x.n_tok; t0 += kTileTokens) {
     const size_t nt = std::min(kTileTokens, x.n_tok - t0);
     ActRow xs[kTileTokens];
-    for (size_t t = 0; t < nt; ++t) {
-      xs[t] = ActRow{x.q + (t0 + t) * n, x.d + (t0 + t) * nb, x.s + (t0 + t) * nb,
-                     s16 != nullptr ? s16 + (t0 + t) * (n / 16) : nullptr};
-    }
+    for (size_t t = 0; t < nt; ++t) xs[t] = act_row(x, s16, t0 + t);
     float out[kTileTokens];
     for (size_t r = row_begin; r < row_end; ++r) {
       tile(base + r * row_bytes, xs, nt, n, out);
