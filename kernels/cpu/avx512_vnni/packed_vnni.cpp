@@ -59,12 +59,21 @@ inline __m512 f16x16(const uint8_t* p) {
 // threads, Q8_0 0.97-1.03, the Q4_0 file 1.20-1.27. Q5_0 and Q5_1 measured level on Zen 5 (Q5_0
 // 1.16-1.19 on the Xeon), the K-quants 1.1-1.8 on Zen 5: they keep it.
 // docs/bench/cpu.md, "Decode read-ahead by vendor (session 25)".
+// kLocality: 3 = prefetcht0 (into L1), 2 = prefetcht1 (into L2). The super-block types (Q2_K-Q6_K,
+// IQ4_XS) read ahead into L2 (kSuperLocality). Cold, on one Zen 5 core whose memory read 15-16 GB/s
+// a thread: Q6_K at 85-89% of the read probe instead of 61-76%, Q3_K 80-82% instead of 60-74%,
+// Q4_K 79-82% instead of 73-80%, Q2_K, Q5_K and IQ4_XS 2-8% higher, two threads alike; random
+// Llama-3.2-1B Q4_K decode 0.84-0.87x the time (1 and 2 threads), Q3_K 0.72-0.78x; the H200 host's
+// Xeon, Llama-3.2-1B Q4_K, 1 and 4 threads: 0.89-1.00x. The blocks of 32 read level to 3% slower
+// with it and keep prefetcht0. docs/bench/cpu.md, "Read-ahead into L2 for the super-block types
+// (session 50)".
 constexpr size_t kAhead = 8192;
-template <int T, int kLines, int kParts>
+constexpr int kSuperLocality = 2;
+template <int T, int kLines, int kParts, int kLocality = 3>
 inline void prefetch_part(const uint8_t* p, int part) {
   if constexpr (T == 1) {
     for (int i = kLines * part / kParts; i < kLines * (part + 1) / kParts; ++i) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 64 * i), _MM_HINT_T0);
+      __builtin_prefetch(p + kAhead + 64 * i, 0, kLocality);
     }
   }
 }
@@ -386,7 +395,7 @@ struct Q45_K {
     const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + kBytes * u;
-      prefetch_part<T, static_cast<int>(kBytes / 64), 1>(o, 0);  // at once: spread read 0.8x cold
+      prefetch_part<T, static_cast<int>(kBytes / 64), 1, kSuperLocality>(o, 0);  // at once: spread read 0.8x cold
       const __m512 d = f16x16(o + kHead), dm = f16x16(o + kHead + 32);
       const __m128i* s = reinterpret_cast<const __m128i*>(o + kHead + 64);
 #pragma GCC unroll 8
@@ -490,7 +499,7 @@ struct Q6_K {
       const __m512 dd = f16x16(o + 3328);
 #pragma GCC unroll 1
       for (int j = 0; j < 8; ++j) {
-        prefetch_part<T, 53, 8>(o, j);
+        prefetch_part<T, 53, 8, kSuperLocality>(o, j);
         const uint8_t* nib = o + 384 * j;
         const size_t b = 8 * u + static_cast<size_t>(j);
 #pragma GCC unroll 2
@@ -560,7 +569,7 @@ struct Q3_K {
       scales(o, sc);
 #pragma GCC unroll 1
       for (int j = 0; j < 8; ++j) {
-        prefetch_part<T, 28, 8>(o, j);
+        prefetch_part<T, 28, 8, kSuperLocality>(o, j);
         const uint8_t* c = o + 192 * j;
         const size_t b = 8 * u + static_cast<size_t>(j);
 #pragma GCC unroll 2
@@ -615,7 +624,7 @@ struct Q2_K {
       const __m512 dd = f16x16(o + 1280), dm = f16x16(o + 1312);
 #pragma GCC unroll 1
       for (int j = 0; j < 8; ++j) {
-        prefetch_part<T, 21, 8>(o, j);
+        prefetch_part<T, 21, 8, kSuperLocality>(o, j);
         const uint8_t* c = o + 128 * j;
         const size_t b = 8 * u + static_cast<size_t>(j);
         min_step<T>(acc, mins(o, j), dm, a.ofs + b * T, a.dx + b * T);
@@ -676,7 +685,7 @@ struct IQ4_XS {
     alignas(64) int8_t sc[128];
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + 2176 * u;
-      prefetch_part<T, 34, 1>(o, 0);  // at once, as Q4_K's
+      prefetch_part<T, 34, 1, kSuperLocality>(o, 0);  // at once, as Q4_K's
       const __m512 d = f16x16(o + 2048);
       scales(o, sc);
 #pragma GCC unroll 8
