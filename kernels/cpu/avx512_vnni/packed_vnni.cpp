@@ -63,7 +63,7 @@ inline __m512 f16x16(const uint8_t* p) {
 // IQ4_XS) read ahead into L2 (kSuperLocality). Cold, on one Zen 5 core whose memory read 15-16 GB/s
 // a thread: Q6_K at 85-89% of the read probe instead of 61-76%, Q3_K 80-82% instead of 60-74%,
 // Q4_K 79-82% instead of 73-80%, Q2_K, Q5_K and IQ4_XS 2-8% higher, two threads alike; random
-// Llama-3.2-1B Q4_K decode 0.84-0.87x the time (1 and 2 threads), Q3_K 0.72-0.78x; the H200 host's
+// Llama-3.2-1B Q4_K decode 0.84-0.87x the time (1 and 2 threads), Q3_K 0.72-0.78x; an H100 host's
 // Xeon, Llama-3.2-1B Q4_K, 1 and 4 threads: 0.89-1.00x. The blocks of 32 read level to 3% slower
 // with it and keep prefetcht0. docs/bench/cpu.md, "Read-ahead into L2 for the super-block types
 // (session 50)".
