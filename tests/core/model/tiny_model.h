@@ -105,7 +105,7 @@ inline void add_random(TinyFile& f, std::mt19937& rng, const std::string& name, 
 }
 
 // Whether this CPU's packed products of type t read activations in blocks of 256 (plain AVX2 on
-// Q3_K/Q4_K/Q5_K/Q6_K, kernels::reads_acts_256). A device (or its emulation) quantises in blocks of 32,
+// Q2_K-Q6_K and IQ4_XS, kernels::reads_acts_256). A device (or its emulation) quantises in blocks of 32,
 // and on random-weight models the two quantisations differ by ~5% of the logits, so the checks of
 // GPU against CPU load their model unpacked where this is true (ModelOptions::pack_cpu), and the
 // CPU side then reads blocks of 32 too.

@@ -578,8 +578,8 @@ TEST(Packed, Iq4NlMatchesTheOracleExactlyOnIntegers) {
   }
 }
 
-// Blocks of 256 are read exactly where the plain AVX2 products of packed Q3_K / Q4_K / Q5_K / Q6_K /
-// IQ4_XS run: not for other types, the file's layout, the scalar oracle or the VNNI variants (which
+// Blocks of 256 are read exactly where the plain AVX2 products of packed Q2_K / Q3_K / Q4_K / Q5_K /
+// Q6_K / IQ4_XS run: not for other types, the file's layout, the scalar oracle or the VNNI variants (which
 // keep their blocks of 32).
 TEST(Packed, ActsOf256OnlyForPlainAvx2KQuants) {
   VariantGuard guard;
@@ -588,8 +588,8 @@ TEST(Packed, ActsOf256OnlyForPlainAvx2KQuants) {
     for (const char* v : packed_variants()) {
       set_cpu_variant(v);
       ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
-      const bool k =
-          t == DType::q3_k || t == DType::q4_k || t == DType::q5_k || t == DType::q6_k || t == DType::iq4_xs;
+      const bool k = t == DType::q2_k || t == DType::q3_k || t == DType::q4_k || t == DType::q5_k ||
+                     t == DType::q6_k || t == DType::iq4_xs;
       EXPECT_EQ(reads_acts_256(m.packed()), k && std::string(v) == "avx2") << v << " " << name_of(t);
       EXPECT_FALSE(reads_acts_256(m.plain())) << v << " " << name_of(t);
     }
@@ -604,7 +604,7 @@ TEST(Packed, GivenActsOf256MatchTheOnesMatmulMakes) {
   VariantGuard guard;
   if (!set_cpu_variant("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
   const size_t n_tok = 5, n_cols = 768, n_rows = 32;
-  for (DType t : {DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k, DType::iq4_xs}) {
+  for (DType t : {DType::q2_k, DType::q3_k, DType::q4_k, DType::q5_k, DType::q6_k, DType::iq4_xs}) {
     Matrix m = random_matrix(t, n_rows, n_cols, 70 + static_cast<uint32_t>(t));
     ASSERT_TRUE(pack(m)) << name_of(t);
     ASSERT_TRUE(reads_acts_256(m.packed())) << name_of(t);

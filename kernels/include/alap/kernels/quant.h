@@ -84,8 +84,9 @@ void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q
 void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d);
 
 // True when matmul on w reads QuantizedActs::q256/d256 instead of the blocks of 32: the plain
-// AVX2 products of packed Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, which then apply the sub-block scales and
-// mins in int32 and take one f32 step a super-block (docs/bench/cpu.md, "Super-block activations").
+// AVX2 products of packed Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, which then apply the sub-block
+// scales and mins in int32 and take one f32 step a super-block (docs/bench/cpu.md, "Super-block
+// activations").
 bool reads_acts_256(const WeightView& w);
 
 // The same product as matmul() on activations already quantised by quantize_activations; the
