@@ -45,10 +45,11 @@ inline __m512 f16x16(const uint8_t* p) {
 }
 
 // One token (decode) streams the matrix once, front to back (the layout is one stream): each
-// unit of blocks asks for its kLines lines kAhead bytes further on (prefetcht0), as the unpacked
-// decode does, spread over the unit's kParts steps (part `part` asks for its share). 8192: best
-// or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and 16384 bytes, and level with
-// prefetcht1 (Q8_0 again in session 22 on Zen 5, where the 256-bit kernels gain from it) or one
+// unit of blocks asks for its kLines lines kAhead bytes further on (prefetcht0; the super-block
+// types prefetcht1, below), as the unpacked decode does, spread over the unit's kParts steps (part
+// `part` asks for its share). 8192: best or level for Q8_0 and Q6_K among 0, 2048, 4096, 12288 and
+// 16384 bytes, and in those runs level with prefetcht1 (Q8_0 again in session 22 on Zen 5, where
+// the 256-bit kernels gain from it; Q6_K gained in session 50's slower memory state) or one
 // prefetch per two lines. Spread, not all at the unit's start: a burst of 53
 // (Q6_K) held Q6_K decode at 0.92x of the unpacked path, spread it reads 1.07x (cold, one thread,
 // packed_bench; docs/bench/cpu.md).

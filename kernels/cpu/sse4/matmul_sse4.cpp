@@ -86,7 +86,7 @@ inline __m128i unsigned_dot(__m128i lo, __m128i hi, const ActRow& x, size_t b) {
 // alone left them at 40-50% of the burst's rate.
 constexpr size_t kAheadBytes = 4096;
 
-inline void read_ahead(const uint8_t* p, size_t bytes) {
+[[gnu::always_inline]] inline void read_ahead(const uint8_t* p, size_t bytes) {
   for (size_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
 }
 
@@ -94,7 +94,7 @@ inline void read_ahead(const uint8_t* p, size_t bytes) {
 // this one's last byte may start).
 template <size_t kSpan>
 [[gnu::always_inline]] inline void step_ahead(const uint8_t* p) {
-  for (size_t o = 0; o < kSpan; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + kAheadBytes + o), _MM_HINT_T0);
+  read_ahead(p + kAheadBytes, kSpan);
 }
 
 // A block of 32's weight codes as the per-token dot takes them: u the unsigned bytes pmaddubsw
@@ -492,7 +492,6 @@ template <bool kFiveBit>
   }
   for (size_t t = 0; t < nt; ++t) out[t] = hsum_ps(acc[t]);
 }
-
 
 // The activations' sums of each 16 values (|Σ| <= 16·127, int16), every token, in this thread's
 // scratch: [token][n_cols / 16], from their sums of each 4 (QuantizedActs::s4). n_cols is a multiple
