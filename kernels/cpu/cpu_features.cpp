@@ -1,6 +1,7 @@
 // cpuid leaf 0 (vendor), leaf 1 (family; SSSE3, SSE4.1, AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512
-// F/BW/VL/VNNI), leaf 7.1 (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2) and ZMM/opmask (bits
-// 5-7) state the OS saves. Also the choice of light_read_ahead() (quant.h), made from the vendor.
+// F/BW/VL/VNNI, AMX-TILE/INT8), leaf 7.1 (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2), ZMM/opmask
+// (bits 5-7) and tile (bits 17-18) state the OS saves. Also the choice of light_read_ahead()
+// (quant.h), made from the vendor, and whether prefill uses AMX (amx_prefill()).
 #include "cpu_features.h"
 
 #include <atomic>
@@ -13,10 +14,25 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace alap::kernels {
 
 namespace {
+
+// Linux hands out the 8 KB tile state only to a process that asks (since 5.16); without the
+// permission the first tile instruction faults. Elsewhere no AMX is used.
+bool amx_permitted() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 CpuFeatures detect() {
   CpuFeatures f;
@@ -52,6 +68,8 @@ CpuFeatures detect() {
     f.avx512bw = f.avx512f && ((b >> 30) & 1u);
     f.avx512vl = f.avx512f && ((b >> 31) & 1u);
     f.avx512vnni = f.avx512f && ((c >> 11) & 1u);
+    const bool tile_state = (xcr0 & 0x60000u) == 0x60000u;
+    f.amx_int8 = tile_state && ((d >> 24) & 1u) && ((d >> 25) & 1u) && amx_permitted();
     __cpuid_count(7, 1, a, b, c, d);
     f.avxvnni = f.avx2 && ((a >> 4) & 1u);
   }
@@ -86,6 +104,26 @@ bool automatic_read_ahead() {
 }  // namespace
 
 void set_light_read_ahead(ReadAhead mode) { g_read_ahead.store(static_cast<int>(mode), std::memory_order_relaxed); }
+
+namespace {
+
+std::atomic<bool> g_amx_allowed{true};
+
+bool amx_not_refused() {
+  static const bool ok = [] {
+    const char* env = std::getenv("ALAP_CPU_AMX");
+    return env == nullptr || std::strcmp(env, "off") != 0;
+  }();
+  return ok;
+}
+
+}  // namespace
+
+void set_amx_prefill(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
+
+bool amx_prefill() {
+  return cpu_features().amx_int8 && amx_not_refused() && g_amx_allowed.load(std::memory_order_relaxed);
+}
 
 bool light_read_ahead() {
   switch (static_cast<ReadAhead>(g_read_ahead.load(std::memory_order_relaxed))) {

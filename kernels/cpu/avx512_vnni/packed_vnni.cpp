@@ -208,12 +208,45 @@ struct Unpacked {
   }
 };
 
+// The AMX prefill (amx_k below) reads a column pass of a group unpacked into blocks of kAmxBytes:
+// 8 vectors of signed int8 codes (vector k = quad k of the 16 rows, lane r = row r: one 8 × 64-byte
+// B tile of TDPBSSD, or two 4-row tiles, one a half block), then f32 vectors at byte 512 on:
+//   kAmxPlain    (Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS): the block's scale of each row
+//   kAmxMinAdd   (Q4_1, Q5_1): scale, then m (acc += m·dx·s before the scale step)
+//   kAmxMinSub   (Q4_K, Q5_K): Unpacked<kMins>'s bytes: d·scale, dmin·min (acc −= ...)
+//   kAmxHalves   (Q6_K, Q3_K): Unpacked<kHalves>'s bytes, the codes less the types' offset
+//   kAmxHalfMins (Q2_K): Unpacked<kHalfMins>'s bytes
+// Signed codes (q itself, not the packed layout's q + offset) give TDPBSSD the integer that the VNNI
+// sums reach with their offset words, so no offset is added per token.
+enum AmxForm { kAmxPlain, kAmxMinAdd, kAmxMinSub, kAmxHalves, kAmxHalfMins };
+constexpr size_t amx_bytes(AmxForm f) { return f == kAmxPlain ? 576 : f == kAmxHalfMins ? 768 : 640; }
+constexpr bool amx_halves(AmxForm f) { return f == kAmxHalves || f == kAmxHalfMins; }
+
+// Unpacked<kHalves> codes u of every block of [b0, b1) less off (Q6_K 32, Q3_K 4): signed codes.
+inline void amx_signed_codes(uint8_t* s, size_t n_blocks, int off) {
+  for (size_t b = 0; b < n_blocks; ++b, s += amx_bytes(kAmxHalves)) {
+    for (int k = 0; k < 8; ++k) {
+      _mm512_store_si512(s + 64 * k, _mm512_sub_epi8(_mm512_load_si512(s + 64 * k), _mm512_set1_epi8(static_cast<char>(off))));
+    }
+  }
+}
+
 // kReadAhead false: the one-token pass without its read-ahead (light_read_ahead(), quant.h).
 template <bool kReadAhead = true>
 struct Q8_0 {
   static constexpr bool kDirect = true;  // prefill reads the packed codes as they are
   static constexpr int kOfs = 1;       // ofs per block
   static constexpr int kOfsShift = 7;  // stored q + 128: ofs = −128·s
+  static constexpr AmxForm kAmx = kAmxPlain;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
+      const packed::BlockAt at = packed::block_at(b, nb, 0, 512);
+      for (int j = 0; j < 8; ++j) {
+        _mm512_store_si512(s + 64 * j, _mm512_xor_si512(load64(g + at.quants + 64 * j), _mm512_set1_epi8(-128)));
+      }
+      _mm512_store_ps(s + 512, f16x16(g + at.scales));
+    }
+  }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     size_t b0 = 0;
@@ -267,6 +300,32 @@ struct Q45_01 {
   static constexpr size_t kMins = packed::q45_mins(kMin), kExtra = packed::q45_extra(kFive, kMin);
   static constexpr size_t kUnit = packed::pair_bytes(kExtra, 256);  // a pair of blocks (packed_layout.h)
   static constexpr int kPairLines = static_cast<int>(kUnit / 64);  // 9, 10, 11, 12
+  static constexpr AmxForm kAmx = kMin ? kAmxMinAdd : kAmxPlain;
+  // Block b's codes as block() makes them (less the offset where there is no min), scale and min.
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
+    const __m512i off = _mm512_set1_epi8(kMin ? 0 : (kFive ? 16 : 8));
+    for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
+      const packed::BlockAt at = packed::block_at(b, nb, kExtra, 256);
+      __m512i hb = _mm512_setzero_si512();
+      if constexpr (kFive) hb = load64(g + at.extra + kMins);
+      for (int k = 0; k < 4; ++k) {
+        const __m512i raw = load64(g + at.quants + 64 * k);
+        __m512i lo = _mm512_and_si512(raw, m4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+        if constexpr (kFive) {
+          lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hb, _mm512_set1_epi8(static_cast<char>(1 << (2 * k)))), lo,
+                                    b4);
+          hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hb, _mm512_set1_epi8(static_cast<char>(2 << (2 * k)))), hi,
+                                    b4);
+        }
+        _mm512_store_si512(s + 64 * k, _mm512_sub_epi8(lo, off));
+        _mm512_store_si512(s + 64 * (4 + k), _mm512_sub_epi8(hi, off));
+      }
+      _mm512_store_ps(s + 512, f16x16(g + at.scales));
+      if constexpr (kMin) _mm512_store_ps(s + 576, f16x16(g + at.extra));
+    }
+  }
   // decode_k runs one token over two groups at a time (one_token<2>).
   static constexpr int kStreams = 2;
   template <int T>
@@ -357,6 +416,20 @@ struct Iq4Nl {
   static constexpr int kOfs = 1;
   static constexpr int kOfsShift = 7;
   static constexpr int kPairLines = 9;  // a pair: 2 · (32 + 256) bytes
+  static constexpr AmxForm kAmx = kAmxPlain;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
+      const packed::BlockAt at = packed::block_at(b, nb, 0, 256);
+      for (int j = 0; j < 4; ++j) {
+        const __m512i raw = load64(g + at.quants + 64 * j);
+        _mm512_store_si512(s + 64 * j, _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4)));
+        _mm512_store_si512(s + 64 * (4 + j), _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)));
+      }
+      _mm512_store_ps(s + 512, f16x16(g + at.scales));
+    }
+  }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -390,6 +463,8 @@ struct Q45_K {
   static constexpr int kOfs = 0;  // mins instead: acc −= dmin·m_j · (dx·s)_j
   static constexpr int kOfsShift = 0;
   static constexpr size_t kBytes = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;  // d at kHead
+  static constexpr AmxForm kAmx = kAmxMinSub;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) { unpack(g, b0, b1, nb, s); }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
@@ -478,6 +553,11 @@ struct Q6_K {
   static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 32;
+  static constexpr AmxForm kAmx = kAmxHalves;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack(g, b0, b1, nb, s);
+    amx_signed_codes(s, b1 - b0, kHalfOfs);
+  }
   // The 6-bit codes of vector z of half h of the block whose nibble vectors are at nib.
   static __m512i code(const uint8_t* nib, int h, int z) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
@@ -536,6 +616,11 @@ struct Q3_K {
   static constexpr int kOfs = 2;
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 4;
+  static constexpr AmxForm kAmx = kAmxHalves;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack(g, b0, b1, nb, s);
+    amx_signed_codes(s, b1 - b0, kHalfOfs);
+  }
   // The 3-bit codes of quad k (0..7) of the block whose 3 code vectors are at c: 1 or 2 ops a
   // quad (c_0..c_5 whole in a byte), 4 for c_6 and c_7 (low 2 bits and top bit in two vectors).
   static __m512i code(const uint8_t* c, int k) {
@@ -606,6 +691,8 @@ struct Q2_K {
   static constexpr Form kForm = kHalfMins;
   static constexpr int kOfs = 3;  // ofs per block: S0 & 0xFFFF | S1 << 16
   static constexpr int kOfsShift = 0;
+  static constexpr AmxForm kAmx = kAmxHalfMins;
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) { unpack(g, b0, b1, nb, s); }
   // The 2-bit codes of quad z of the half block whose code vector is at c.
   static __m512i code(const uint8_t* c, int z) {
     const __m512i v = load64(c);
@@ -679,6 +766,27 @@ struct IQ4_XS {
     const __m512i so = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), ho, m4, 0xE4);
     _mm512_store_si512(sc, _mm512_sub_epi8(_mm512_and_si512(se, m6), k32));
     _mm512_store_si512(sc + 64, _mm512_sub_epi8(_mm512_and_si512(so, m6), k32));
+  }
+  static constexpr AmxForm kAmx = kAmxPlain;
+  // Sub-block j's codes through the signed value table and its d·(ls − 32), as run() makes them.
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i values = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    alignas(64) int8_t sc[128];
+    for (size_t u = b0 / 8; u < b1 / 8; ++u) {
+      const uint8_t* o = g + 2176 * u;
+      const __m512 d = f16x16(o + 2048);
+      scales(o, sc);
+      for (int j = 0; j < 8; ++j, s += amx_bytes(kAmx)) {
+        for (int q = 0; q < 4; ++q) {
+          const __m512i raw = load64(o + 256 * j + 64 * q);
+          _mm512_store_si512(s + 64 * q, _mm512_shuffle_epi8(values, _mm512_and_si512(raw, m4)));
+          _mm512_store_si512(s + 64 * (4 + q), _mm512_shuffle_epi8(values, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)));
+        }
+        const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 64 * (j % 2) + 16 * (j / 2)));
+        _mm512_store_ps(s + 512, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8))));
+      }
+    }
   }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
@@ -831,6 +939,233 @@ constexpr size_t ofs_words(size_t nb) {
   return K::kOfs == 2 ? 2 * nb : nb;
 }
 
+// ---- Prefill on the AMX tile unit (amx_prefill(), quant.h) ----
+// A tile of up to 16 tokens × one group of 16 rows: for each block of 32 (a half block for Q6_K, Q3_K
+// and Q2_K), TDPBSSD multiplies the tokens' int8 activations (the A tile, read in place, 16 rows
+// of 32 bytes a token row apart) by the group's unpacked signed codes (the B tile: quad k of the 16
+// rows, as a VNNI weight vector) into 16 × 16 int32 sums, exactly the integers of the VNNI tiles;
+// the tile goes to memory, and each token's row of sums takes the f32 steps of the type's run(),
+// in the same order, on the same f32 values (the same bits as the VNNI path, and so as decode).
+// Two sets of tiles alternate, so that the next block's tile product runs while this block's f32
+// steps do.
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+// Tiles: C (sums) tmm0-3, A (activations) tmm4-5, B (codes) tmm6-7. An unconfigured tile faults.
+inline AmxConfig amx_config(bool halves) {
+  AmxConfig c;
+  for (int i = 0; i < 4; ++i) c.rows[i] = 16, c.colsb[i] = 64;
+  for (int i = 4; i < 6; ++i) c.rows[i] = 16, c.colsb[i] = halves ? 16 : 32;
+  for (int i = 6; i < 8; ++i) c.rows[i] = halves ? 4 : 8, c.colsb[i] = 64;
+  return c;
+}
+// The tile instructions as GCC's AT&T syntax spells them; every load and store names memory.
+inline void amx_load_config(const AmxConfig& c) { __asm__ volatile("ldtilecfg %0" : : "m"(c) : "memory"); }
+inline void amx_release() { __asm__ volatile("tilerelease" : : : "memory"); }
+template <int N>
+inline void amx_zero() {
+  __asm__ volatile("tilezero %%tmm%c0" : : "i"(N));
+}
+template <int N>
+inline void amx_load(const void* p, size_t stride) {
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm%c2" : : "r"(p), "r"(stride), "i"(N) : "memory");
+}
+template <int N>
+inline void amx_store(void* p) {
+  __asm__ volatile("tilestored %%tmm%c2, (%0,%1,1)" : : "r"(p), "r"(size_t{64}), "i"(N) : "memory");
+}
+template <int C, int A, int B>
+inline void amx_dot() {  // C += A · B, signed bytes both
+  __asm__ volatile("tdpbssd %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
+}
+
+// Sums a block: one 16 × 16 int32 tile (two for half blocks, the second 1 KB on).
+template <AmxForm F>
+constexpr size_t amx_sums() {
+  return amx_halves(F) ? 512 : 256;
+}
+// Blocks a batch: as many as there are sum tiles (tmm0-3).
+template <AmxForm F>
+constexpr int amx_batch() {
+  return amx_halves(F) ? 2 : 4;
+}
+
+// The tile products of block J of a batch (unpacked at sb, activations at xb) into sum tiles.
+template <AmxForm F, int J>
+ALAP_INLINE void amx_dots(const uint8_t* sb, const int8_t* xb, size_t ldx) {
+  if constexpr (amx_halves(F)) {
+    amx_load<4>(xb, ldx), amx_load<5>(xb + 16, ldx);
+    amx_load<6>(sb, 64), amx_load<7>(sb + 256, 64);
+    amx_zero<2 * J>(), amx_zero<2 * J + 1>();
+    amx_dot<2 * J, 4, 6>(), amx_dot<2 * J + 1, 5, 7>();
+  } else {
+    amx_load<4 + J % 2>(xb, ldx), amx_load<6 + J % 2>(sb, 64);
+    amx_zero<J>();
+    amx_dot<J, 4 + J % 2, 6 + J % 2>();
+  }
+}
+// Block J's sum tiles to memory at c. After every dot of the batch: a store waits for its dot,
+// and the tile unit takes them in order (stores right after their dots: 0.85x the rate).
+template <AmxForm F, int J>
+ALAP_INLINE void amx_sums_out(int32_t* c) {
+  if constexpr (amx_halves(F)) {
+    amx_store<2 * J>(c), amx_store<2 * J + 1>(c + 256);
+  } else {
+    amx_store<J>(c);
+  }
+}
+
+// What a tile's f32 steps read, block b's values for the tile's 16 tokens as one vector at 16·b:
+// dx (the activations' scales), xs (dx·s, for the mins) and hs (Q2_K's half-block sums as s16
+// pairs). Lane t goes to token t's steps by a permute: broadcasts from memory, one load a token,
+// held the loop at its load ports (0.80x the time without them).
+struct AmxTerms {
+  const float* dx;
+  const float* xs;
+  const int32_t* hs;
+};
+
+ALAP_INLINE __m512 lane(__m512 v, int t) { return _mm512_permutexvar_ps(_mm512_set1_epi32(t), v); }
+
+// acc[t] += float(c[t]) · (dw · dx[t]): scale_step on sums from memory.
+ALAP_INLINE void amx_scale_step(__m512 (&acc)[16], const int32_t* c, __m512 dw, __m512 dx) {
+#pragma GCC unroll 16
+  for (int t = 0; t < 16; ++t) {
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * t)), _mm512_mul_ps(dw, lane(dx, t)), acc[t]);
+  }
+}
+
+// Block b's f32 steps from its sums at c, in the order of the type's run().
+template <AmxForm F>
+ALAP_INLINE void amx_steps(__m512 (&acc)[16], const uint8_t* sb, const int32_t* c, const AmxTerms& a, size_t b) {
+  const __m512 dx = _mm512_load_ps(a.dx + 16 * b);
+  if constexpr (F == kAmxMinAdd || F == kAmxMinSub) {
+    const __m512 m = _mm512_load_ps(sb + 576), xs = _mm512_load_ps(a.xs + 16 * b);
+#pragma GCC unroll 16
+    for (int t = 0; t < 16; ++t) {
+      acc[t] = F == kAmxMinAdd ? _mm512_fmadd_ps(m, lane(xs, t), acc[t]) : _mm512_fnmadd_ps(m, lane(xs, t), acc[t]);
+    }
+  }
+  if constexpr (F == kAmxHalfMins) {
+    const __m512i mp = _mm512_load_si512(sb + 640), hs = _mm512_load_si512(a.hs + 16 * b);
+    const __m512 dm = _mm512_load_ps(sb + 704);
+#pragma GCC unroll 16
+    for (int t = 0; t < 16; ++t) {
+      const __m512i h = _mm512_permutexvar_epi32(_mm512_set1_epi32(t), hs);
+      const __m512 ms = _mm512_cvtepi32_ps(_mm512_madd_epi16(mp, h));
+      acc[t] = _mm512_fnmadd_ps(ms, _mm512_mul_ps(dm, lane(dx, t)), acc[t]);
+    }
+  }
+  amx_scale_step(acc, c, _mm512_load_ps(sb + 512), dx);
+  if constexpr (amx_halves(F)) amx_scale_step(acc, c + 256, _mm512_load_ps(sb + 576), dx);
+}
+
+// One tile of m <= 16 tokens (rows of x ldx bytes apart; a short tile's rows after m are zeros)
+// over the pass [b0, b1) of one group, unpacked at s; acc starts from y unless first.
+template <AmxForm F>
+ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* x, size_t ldx, const AmxTerms& terms,
+                          float* y, size_t ldy, size_t r0, __mmask16 mask, size_t m, bool first, int32_t* cbuf) {
+  constexpr size_t kB = amx_bytes(F);
+  __m512 acc[16];  // in registers: every index below a constant (the loops unrolled)
+#pragma GCC unroll 16
+  for (int t = 0; t < 16; ++t) {
+    acc[t] = first || static_cast<size_t>(t) >= m ? _mm512_setzero_ps()
+                                                  : _mm512_maskz_loadu_ps(mask, y + static_cast<size_t>(t) * ldy + r0);
+  }
+  // Batches of blocks in turn: the next batch's tile products are asked for before this one's
+  // f32 steps, its sums into the other half of cbuf.
+  constexpr int kN = amx_batch<F>();
+  constexpr size_t kC = amx_sums<F>();
+  auto issue = [&]<int... J>(std::integer_sequence<int, J...>, size_t b, int32_t* c) {
+    ((b + J < b1 ? amx_dots<F, J>(s + kB * (b + J - b0), x + 32 * (b + J), ldx) : void()), ...);
+    ((b + J < b1 ? amx_sums_out<F, J>(c + kC * J) : void()), ...);
+  };
+  const auto batch = std::make_integer_sequence<int, kN>{};
+  issue(batch, b0, cbuf);
+  for (size_t b = b0, k = 0; b < b1; b += kN, k ^= 1) {
+    if (b + kN < b1) issue(batch, b + kN, cbuf + kN * kC * (k ^ 1));
+    const int32_t* c = cbuf + kN * kC * k;
+    for (int j = 0; j < kN && b + j < b1; ++j) {
+      amx_steps<F>(acc, s + kB * (b + j - b0), c + kC * j, terms, b + j);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < 16; ++t) {
+    if (static_cast<size_t>(t) < m) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
+  }
+}
+
+template <class K>
+void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  constexpr AmxForm F = K::kAmx;
+  constexpr size_t kB = amx_bytes(F);
+  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_cols = a.n_cols;
+  const size_t gb = packed::group_bytes(w.type, w.n_cols);
+  const auto* base = static_cast<const uint8_t*>(w.packed);
+  const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
+  const size_t n_tiles = (n_tok + 15) / 16, n_pad = 16 * n_tiles, rest = n_tok % 16;
+  // The per-token terms, tile by tile and block by block (AmxTerms), zero after the last token.
+  ScratchArray<float> dx{kScratchActScale}, xs{kScratchSums};
+  ScratchArray<int32_t> hs{kScratchOfs};
+  ScratchArray<int8_t> pad{kScratchActs};
+  ScratchArray<uint8_t> scratch{kScratchUnpacked};
+  constexpr bool kXs = F == kAmxMinAdd || F == kAmxMinSub, kHs = F == kAmxHalfMins;
+  dx.resize(n_pad * nb);
+  if constexpr (kXs) xs.resize(n_pad * nb);
+  if constexpr (kHs) hs.resize(n_pad * nb);
+  for (size_t t = 0; t < n_pad; ++t) {
+    const size_t o = (t / 16) * 16 * nb + t % 16;  // token t's value of block b at o + 16·b
+    for (size_t b = 0; b < nb; ++b) {
+      const size_t i = t * nb + b;
+      const bool real = t < n_tok;
+      dx[o + 16 * b] = real ? a.d[i] : 0.0f;
+      if constexpr (kXs) xs[o + 16 * b] = real ? a.d[i] * static_cast<float>(a.s[i]) : 0.0f;
+      if constexpr (kHs) hs[o + 16 * b] = real ? half_sums(a.s4 + 8 * i) : 0;
+    }
+  }
+  if (rest != 0) {  // the last tile's tokens, then zeros: 16 whole rows for its A tiles
+    pad.resize(16 * n_cols);
+    std::memcpy(pad.data(), a.q + (n_tok - rest) * n_cols, rest * n_cols);
+    std::memset(pad.data() + rest * n_cols, 0, (16 - rest) * n_cols);
+  }
+  scratch.resize(kPass * kB);
+  const AmxConfig config = amx_config(amx_halves(F));
+  amx_load_config(config);
+  alignas(64) int32_t cbuf[2 * 4 * 256];  // two batches of sums
+  // Tiles in chunks whose activations stay in L2 while a group's unpacked pass is reused.
+  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / (16 * n_cols));
+  for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
+    const size_t c1 = std::min(n_tiles, c0 + per_chunk);
+    for (size_t g = g0; g < g1; ++g) {
+      const __mmask16 mask = group_mask(g, rb, re);
+      for (size_t b0 = 0; b0 < nb; b0 += kPass) {
+        const size_t b1 = std::min(nb, b0 + kPass);
+        K::amx_unpack(base + g * gb, b0, b1, nb, scratch.data());
+        const size_t l0 = b0 * gb / nb, l1 = b1 * gb / nb;  // this pass's bytes of a group
+        for (size_t i = c0; i < c1; ++i) {
+          if (g + 1 < g1) {  // the same columns of the next group, a share before each tile
+            const uint8_t* next = base + (g + 1) * gb;
+            for (size_t l = l0 + (i - c0) * (l1 - l0) / (c1 - c0); l < l0 + (i - c0 + 1) * (l1 - l0) / (c1 - c0); l += 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T1);
+            }
+          }
+          const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
+          const int8_t* x = m < 16 ? pad.data() : a.q + t0 * n_cols;
+          const AmxTerms terms{dx.data() + t0 * nb, kXs ? xs.data() + t0 * nb : nullptr,
+                               kHs ? hs.data() + t0 * nb : nullptr};
+          amx_tile<F>(scratch.data(), b0, b1, x, n_cols, terms, y + t0 * ldy, ldy, g * kG, mask, m, b0 == 0, cbuf);
+        }
+      }
+    }
+  }
+  amx_release();
+}
+
+// Prefill takes the AMX tiles from this many tokens (a tile is 16).
+constexpr size_t kAmxMinTokens = 32;
+
 // One token: its interleaved layout is its own, so only ofs / xs are made.
 template <class K>
 void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
@@ -866,6 +1201,7 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
 template <class K>
 void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
+  if (a.n_tok >= kAmxMinTokens && amx_prefill()) return amx_k<K>(w, a, y, ldy, rb, re);
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = ofs_words<K>(nb);
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);

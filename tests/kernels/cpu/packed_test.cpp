@@ -66,6 +66,7 @@ struct VariantGuard {
   ~VariantGuard() {
     set_cpu_variant("best");
     set_light_read_ahead(ReadAhead::automatic);
+    set_amx_prefill(true);
   }
 };
 
@@ -432,6 +433,53 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
   }
 }
 
+// Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles: the same bits as
+// the VNNI tiles (set_amx_prefill(false)) for every packed int8 type, over one block, odd block
+// counts (a last batch of 1-3 blocks) and rows of several column passes; token counts of whole
+// tiles of 16 and with a short last tile; row ranges that cut groups; nothing written outside them.
+TEST(Packed, AmxPrefillHasTheVnniBits) {
+  VariantGuard guard;
+  if (!set_cpu_variant("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  set_amx_prefill(true);
+  if (!amx_prefill()) GTEST_SKIP() << "no AMX-INT8 on this CPU (or ALAP_CPU_AMX=off)";
+  const size_t n_rows = 48;
+  const std::vector<std::pair<size_t, size_t>> ranges = {{0, 48}, {5, 37}, {17, 18}};
+  for (DType t : kPacked) {
+    if (is_h16(t)) continue;
+    const size_t block = unit_of(t);
+    for (size_t n_cols : {block, block * (block == 256 ? 5 : 37), size_t{8192}}) {
+      Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_cols));
+      ASSERT_TRUE(pack(m)) << name_of(t);
+      for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}}) {
+        const std::vector<float> x = random_x(n_tok * n_cols, 11 + static_cast<uint32_t>(n_tok));
+        const Acts a = quantise(x, n_tok, n_cols);
+        const QuantizedActs acts = token_view(x, a, 0, n_tok, n_cols);
+        const size_t ldy = n_rows + 3;
+        std::vector<float> want(n_tok * ldy, -777.0f);
+        set_amx_prefill(false);
+        matmul(m.packed(), acts, want.data(), ldy, 0, n_rows);
+        set_amx_prefill(true);
+        for (const auto& [rb, re] : ranges) {
+          std::vector<float> got(n_tok * ldy, -777.0f);
+          matmul(m.packed(), acts, got.data(), ldy, rb, re);
+          const std::string what = std::string(name_of(t)) + " cols " + std::to_string(n_cols) + " n_tok " +
+                                   std::to_string(n_tok) + " rows " + std::to_string(rb) + ".." + std::to_string(re);
+          for (size_t tok = 0; tok < n_tok; ++tok) {
+            for (size_t r = 0; r < ldy; ++r) {
+              const float g = got[tok * ldy + r];
+              if (r < rb || r >= re) {
+                ASSERT_EQ(g, -777.0f) << what << ": wrote outside the rows, t " << tok << " r " << r;
+              } else {
+                ASSERT_EQ(g, want[tok * ldy + r]) << what << " t " << tok << " r " << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // A variant without a packed path (the scalar oracle) reads w.data and ignores w.packed.
 TEST(Packed, OtherVariantsReadTheUnpackedData) {
   VariantGuard guard;
@@ -515,7 +563,7 @@ TEST(Packed, ExtremeCodesDoNotSaturate) {
     }
     set_cpu_variant(vs[0]);
     ASSERT_TRUE(pack(m)) << name_of(t);
-    for (size_t n_tok : {size_t{1}, size_t{5}}) {
+    for (size_t n_tok : {size_t{1}, size_t{5}, size_t{40}}) {  // 40: the AMX tiles where there are
       std::vector<float> x(n_tok * n_cols);
       for (size_t i = 0; i < x.size(); ++i) x[i] = (t == DType::q8_0 && (i / 64) % 2 == 1) ? -1.0f : 1.0f;
       if (t == DType::q2_k) {  // tokens 1 and 3 all negative: Σx of a half block at −16·127 too
