@@ -192,6 +192,36 @@ ALAP_FMA_LOOP(fma_loop_256, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps,
 #undef ALAP_DOT12
 #undef ALAP_DOT8
 
+// AMX's int8 tile product (TDPBSSD, 16 × 16 int32 sums of 64-byte rows: 16384 multiply-adds an
+// instruction), four independent accumulator tiles, the operands zero: the tile unit's own peak.
+// The prefill products take 32-byte rows a tile product (a block of 32 between f32 steps), so their
+// ceiling is half of it. Runs only where cpu_features().amx_int8 (the process may use the tiles).
+struct alignas(64) AmxPeakConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+int32_t amx_loop(uint64_t iters) {
+  static const AmxPeakConfig config;
+  alignas(64) static const int8_t zeros[16 * 64] = {};
+  alignas(64) int32_t out[16 * 16];
+  __asm__ volatile("ldtilecfg %0" : : "m"(config));
+  __asm__ volatile(
+      "tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3\n\t"
+      "tileloadd (%0,%1,1), %%tmm4\n\ttileloadd (%0,%1,1), %%tmm5\n\t"
+      "tileloadd (%0,%1,1), %%tmm6\n\ttileloadd (%0,%1,1), %%tmm7"
+      :
+      : "r"(zeros), "r"(size_t{64})
+      : "memory");
+  for (uint64_t k = 0; k < iters; ++k) {
+    __asm__ volatile(
+        "tdpbssd %%tmm6, %%tmm4, %%tmm0\n\ttdpbssd %%tmm7, %%tmm4, %%tmm1\n\t"
+        "tdpbssd %%tmm6, %%tmm5, %%tmm2\n\ttdpbssd %%tmm7, %%tmm5, %%tmm3" ::);
+  }
+  __asm__ volatile("tilestored %%tmm0, (%0,%1,1)\n\ttilerelease" : : "r"(out), "r"(size_t{64}) : "memory");
+  return out[0];
+}
+
 // The best rate of loop (each call's iteration does ops_per_iter multiply-adds on each thread) over
 // three runs of about `seconds` on n_threads threads at once, in G multiply-adds a second.
 double time_loop(int32_t (*loop)(uint64_t), double ops_per_iter, size_t n_threads, double seconds) {
@@ -298,6 +328,16 @@ DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds) {
              cpu_features().avx2_set()) {
     p.lanes = 8, p.isa = "fma-256";
     p.gmacs = time_loop(fma_loop_256, 12.0 * 8, p.n_threads, seconds);
+  }
+  return p;
+}
+
+DotPeakProbe measure_amx_int8_peak(size_t n_threads, double seconds) {
+  DotPeakProbe p;
+  p.n_threads = threads_or_all(n_threads);
+  if (cpu_features().amx_int8) {
+    p.lanes = 64, p.isa = "amx-int8";
+    p.gmacs = time_loop(amx_loop, 4.0 * 16 * 16 * 64, p.n_threads, seconds);
   }
   return p;
 }

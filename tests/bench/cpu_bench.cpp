@@ -236,6 +236,9 @@ int main(int argc, char** argv) {
     const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
     const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
     const kernels::DotPeakProbe fma = kernels::measure_f32_fma_peak(threads);
+    // Where the prefill products run on AMX tiles (quant.h amx_prefill()), the tile unit's peak too.
+    const kernels::DotPeakProbe amx =
+        kernels::amx_prefill() ? kernels::measure_amx_int8_peak(threads) : kernels::DotPeakProbe{};
     double w_bytes = 0, layer_macs = 0, output_macs = 0, plain_macs = 0;
     weight_traffic(model, w_bytes, layer_macs, output_macs, plain_macs);
     const double plain = layer_macs > 0 ? plain_macs / layer_macs : 0;  // the plain share
@@ -409,11 +412,11 @@ int main(int argc, char** argv) {
                   "\"prefill_gmacs\":%.2f,\"dot_peak_gmacs\":%.2f,\"dot_peak_isa\":\"%s\",\"kernels\":\"%s\","
                   "\"decode_best_ms\":%.3f,\"dot_peak512_gmacs\":%.2f,\"prefill_cpu_ms\":%.3f,"
                   "\"paired_floor_pct\":%.1f,\"paired_gbps\":%.2f,\"paired_preempted\":%zu,"
-                  "\"fma_peak_gmacs\":%.2f,\"plain_share\":%.3f}\n",
+                  "\"fma_peak_gmacs\":%.2f,\"plain_share\":%.3f,\"amx_peak_gmacs\":%.2f}\n",
                   path.c_str(), cache_name.c_str(), depth, threads, prefill_tps, decode_tps, decode_ms, floor_ms,
                   bw_all.gbps, bw_n.gbps, tok_bytes, prefill_gmacs, peak.gmacs, peak.isa, kernels::cpu_variant_name(),
                   decode_best_s * 1e3, peak512.gmacs, prefill_cpu_s * 1e3, paired_pct, paired_gbps, paired_preempted,
-                  fma.gmacs, plain);
+                  fma.gmacs, plain, amx.gmacs);
     } else {
       std::printf("%s | cache %s | %zu threads | depth %zu | kernels %s\n", path.c_str(), cache_name.c_str(), threads,
                   depth, kernels::cpu_variant_name());
@@ -422,6 +425,10 @@ int main(int argc, char** argv) {
                   n_prompt, prefill_tps, prefill_cpu_s * 1e3, prefill_gmacs, threads, peak.isa, peak.gmacs,
                   100.0 * prefill_gmacs / std::max(peak.gmacs, 1e-9), peak512.isa, peak512.gmacs,
                   100.0 * prefill_gmacs / std::max(peak512.gmacs, 1e-9));
+      if (amx.gmacs > 0) {
+        std::printf("        products on AMX tiles: %s peak %.1f GMAC/s (64-byte rows; the products' 32-byte rows: half): %.0f%%\n",
+                    amx.isa, amx.gmacs, 100.0 * prefill_gmacs / std::max(amx.gmacs, 1e-9));
+      }
       if (plain > 0) {
         std::printf("        %.0f%% of the layers' multiply-adds in f32/f16/bf16 weights; f32 FMA peak %s %.1f GMAC/s: %.0f%%\n",
                     100.0 * plain, fma.isa, fma.gmacs, 100.0 * prefill_gmacs / std::max(fma.gmacs, 1e-9));

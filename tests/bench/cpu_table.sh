@@ -45,6 +45,8 @@ for m in models:
         p256 = 100 * r["prefill_gmacs"] / max(r["dot_peak_gmacs"], 1e-9)
         p512 = 100 * r["prefill_gmacs"] / max(r["dot_peak512_gmacs"], 1e-9)
         peaks = f"{p256:.0f} / {p512:.0f}"
+        if r.get("amx_peak_gmacs", 0) > 0:  # the products on AMX tiles: that unit's peak too
+            peaks += f" (AMX {100 * r['prefill_gmacs'] / r['amx_peak_gmacs']:.0f})"
         if r.get("plain_share", 0) > 0.5:  # f32/f16/bf16 weights: their ceiling is the FMA peak
             peaks += f" (FMA {100 * r['prefill_gmacs'] / max(r['fma_peak_gmacs'], 1e-9):.0f})"
         pct = 100 * r["floor_ms_per_token"] / max(r["decode_ms_per_token"], 1e-9)

@@ -1063,17 +1063,17 @@ ALAP_INLINE void amx_steps(__m512 (&acc)[16], const uint8_t* sb, const int32_t* 
 }
 
 // One tile of m <= 16 tokens (rows of x ldx bytes apart; a short tile's rows after m are zeros)
-// over the pass [b0, b1) of one group, unpacked at s; acc starts from y unless first.
+// over the pass [b0, b1) of one group, unpacked at s. The sums of the group's earlier passes wait
+// in part (16 × 16 f32, the tile's own; not in y, whose lines a cold store and load would fetch
+// from memory a pass); the last pass writes y.
 template <AmxForm F>
 ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* x, size_t ldx, const AmxTerms& terms,
-                          float* y, size_t ldy, size_t r0, __mmask16 mask, size_t m, bool first, int32_t* cbuf) {
+                          float* part, bool first, bool last, float* y, size_t ldy, size_t r0, __mmask16 mask,
+                          size_t m, int32_t* cbuf) {
   constexpr size_t kB = amx_bytes(F);
   __m512 acc[16];  // in registers: every index below a constant (the loops unrolled)
 #pragma GCC unroll 16
-  for (int t = 0; t < 16; ++t) {
-    acc[t] = first || static_cast<size_t>(t) >= m ? _mm512_setzero_ps()
-                                                  : _mm512_maskz_loadu_ps(mask, y + static_cast<size_t>(t) * ldy + r0);
-  }
+  for (int t = 0; t < 16; ++t) acc[t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * t);
   // Batches of blocks in turn: the next batch's tile products are asked for before this one's
   // f32 steps, its sums into the other half of cbuf.
   constexpr int kN = amx_batch<F>();
@@ -1092,9 +1092,8 @@ ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* 
     }
   }
 #pragma GCC unroll 16
-  for (int t = 0; t < 16; ++t) {
-    if (static_cast<size_t>(t) < m) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
-  }
+  for (int t = 0; t < 16; ++t) _mm512_store_ps(part + 16 * t, acc[t]);
+  (void)last, (void)y, (void)ldy, (void)r0, (void)mask, (void)m;
 }
 
 template <class K>
@@ -1131,11 +1130,13 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
     std::memset(pad.data() + rest * n_cols, 0, (16 - rest) * n_cols);
   }
   scratch.resize(kPass * kB);
+  // Tiles in chunks whose activations stay in L2 while a group's unpacked pass is reused.
+  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / (16 * n_cols));
+  ScratchArray<float> part{kScratchRows};  // a chunk's tiles' sums between passes
+  part.resize(256 * std::min(per_chunk, n_tiles));
   const AmxConfig config = amx_config(amx_halves(F));
   amx_load_config(config);
   alignas(64) int32_t cbuf[2 * 4 * 256];  // two batches of sums
-  // Tiles in chunks whose activations stay in L2 while a group's unpacked pass is reused.
-  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / (16 * n_cols));
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
     for (size_t g = g0; g < g1; ++g) {
@@ -1155,7 +1156,16 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
           const int8_t* x = m < 16 ? pad.data() : a.q + t0 * n_cols;
           const AmxTerms terms{dx.data() + t0 * nb, kXs ? xs.data() + t0 * nb : nullptr,
                                kHs ? hs.data() + t0 * nb : nullptr};
-          amx_tile<F>(scratch.data(), b0, b1, x, n_cols, terms, y + t0 * ldy, ldy, g * kG, mask, m, b0 == 0, cbuf);
+          amx_tile<F>(scratch.data(), b0, b1, x, n_cols, terms, part.data() + 256 * (i - c0), b0 == 0, b1 == nb,
+                      y + t0 * ldy, ldy, g * kG, mask, m, cbuf);
+        }
+        if (b1 == nb) {
+          for (size_t i = c0; i < c1; ++i) {
+            const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
+            for (size_t t = 0; t < m; ++t) {
+              _mm512_mask_storeu_ps(y + (t0 + t) * ldy + g * kG, mask, _mm512_load_ps(part.data() + 256 * (i - c0) + 16 * t));
+            }
+          }
         }
       }
     }
