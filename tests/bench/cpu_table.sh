@@ -26,9 +26,14 @@ for model in "$@"; do
     done
   done
 done
-python3 - "$raw" > "$out" <<'EOF'
+# The machine, as the table's first line: the development VM's CPU has changed between sessions.
+machine=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+l2=$(lscpu 2>/dev/null | sed -n 's/^L2 cache: *//p' | head -1)
+amx=$(grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && echo ", AMX-INT8" || true)
+python3 - "$raw" "${machine:-unknown CPU} (L2 ${l2:-?}$amx), $(nproc) CPUs, $(date -u +%F)" > "$out" <<'EOF'
 import json, sys, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(f"Machine: {sys.argv[2]}\n")
 def pre(r):  # tokens the OS preempted (left out of the paired median unless more than half were)
     n = r.get('paired_preempted', 0)
     return f" ({n})" if n else ""
