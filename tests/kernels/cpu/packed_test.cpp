@@ -188,6 +188,24 @@ double tolerance(const Matrix& m, const float* x, size_t r) {
   return 2e-5 * mag + 1.05 * actq + 1e-6;
 }
 
+// Every row of got ([n_tok][ldy]) outside [rb, re) still holds the sentinel −777; inside, wrong(tok,
+// r, value) gives an empty string for a right value, else what is wrong. Stops at the first failure.
+template <class Wrong>
+::testing::AssertionResult rows_written(const std::vector<float>& got, size_t n_tok, size_t ldy, size_t rb, size_t re,
+                                        Wrong wrong) {
+  for (size_t tok = 0; tok < n_tok; ++tok) {
+    for (size_t r = 0; r < ldy; ++r) {
+      const float g = got[tok * ldy + r];
+      if (r < rb || r >= re) {
+        if (g != -777.0f) return ::testing::AssertionFailure() << "wrote outside the rows, t " << tok << " r " << r;
+      } else if (const std::string w = wrong(tok, r, g); !w.empty()) {
+        return ::testing::AssertionFailure() << w << ", t " << tok << " r " << r;
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 TEST(Packed, BytesAreZeroWithoutAPackedForm) {
@@ -262,17 +280,10 @@ TEST(Packed, MatchesScalarOracle) {
             matmul(m.packed(), x.data(), n_tok, got.data(), ldy, rb, re);
             const std::string what = std::string(v) + " " + name_of(t) + " cols " + std::to_string(n_cols) + " n_tok " +
                                      std::to_string(n_tok) + " rows " + std::to_string(rb) + ".." + std::to_string(re);
-            for (size_t tok = 0; tok < n_tok; ++tok) {
-              for (size_t r = 0; r < ldy; ++r) {
-                const float g = got[tok * ldy + r];
-                if (r < rb || r >= re) {
-                  ASSERT_EQ(g, -777.0f) << what << ": wrote outside the rows, t " << tok << " r " << r;
-                } else {
-                  ASSERT_NEAR(g, want[tok * ldy + r], tolerance(m, x.data() + tok * n_cols, r))
-                      << what << " t " << tok << " r " << r;
-                }
-              }
-            }
+            ASSERT_TRUE(rows_written(got, n_tok, ldy, rb, re, [&](size_t tok, size_t r, float g) {
+              const double w = want[tok * ldy + r], tol = tolerance(m, x.data() + tok * n_cols, r);
+              return std::fabs(g - w) <= tol ? std::string() : "got " + std::to_string(g) + ", want " + std::to_string(w);
+            })) << what;
           }
         }
       }
@@ -464,16 +475,10 @@ TEST(Packed, AmxPrefillHasTheVnniBits) {
           matmul(m.packed(), acts, got.data(), ldy, rb, re);
           const std::string what = std::string(name_of(t)) + " cols " + std::to_string(n_cols) + " n_tok " +
                                    std::to_string(n_tok) + " rows " + std::to_string(rb) + ".." + std::to_string(re);
-          for (size_t tok = 0; tok < n_tok; ++tok) {
-            for (size_t r = 0; r < ldy; ++r) {
-              const float g = got[tok * ldy + r];
-              if (r < rb || r >= re) {
-                ASSERT_EQ(g, -777.0f) << what << ": wrote outside the rows, t " << tok << " r " << r;
-              } else {
-                ASSERT_EQ(g, want[tok * ldy + r]) << what << " t " << tok << " r " << r;
-              }
-            }
-          }
+          ASSERT_TRUE(rows_written(got, n_tok, ldy, rb, re, [&](size_t tok, size_t r, float g) {
+            const float w = want[tok * ldy + r];
+            return g == w ? std::string() : "got " + std::to_string(g) + ", the VNNI tiles' " + std::to_string(w);
+          })) << what;
         }
       }
     }
