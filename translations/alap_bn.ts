@@ -598,6 +598,11 @@
         <translation>GPU %1 · %3টির মধ্যে %2টি লেয়ার</translation>
     </message>
     <message>
+        <source>CPU · %1 threads · %2</source>
+        <extracomment>where the model runs: on the processor, with this many threads, and the processor&apos;s vector instructions the engine uses (%2 = &quot;AVX2&quot;, &quot;AVX-512 VNNI + AMX&quot;, ...: names, not translated)</extracomment>
+        <translation>CPU · %1টি থ্রেড · %2</translation>
+    </message>
+    <message>
         <source>CPU · %1 threads</source>
         <extracomment>where the model runs: on the processor, with this many threads</extracomment>
         <translation>CPU · %1টি থ্রেড</translation>

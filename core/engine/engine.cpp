@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "alap/kernels/quant.h"
 #include "core/engine/stop_strings.h"
 #include "core/gguf/gguf.h"
 #include "core/model/forward.h"
@@ -98,8 +99,23 @@ struct Engine::State {
 
 int32_t default_gpu_layers() { return GpuBackend::probe().backend ? -1 : 0; }
 
+std::string cpu_kernels_label() {
+  const std::string v = kernels::cpu_variant_name();
+  std::string s = v == "avx512vnni" ? "AVX-512 VNNI"
+                  : v == "avxvnni"  ? "AVX-VNNI"
+                  : v == "avx2"     ? "AVX2"
+                  : v == "sse4"     ? "SSE4.1"
+                                    : v;
+  if (v == "avx512vnni" && kernels::amx_prefill()) s += " + AMX";
+  return s;
+}
+
 std::string backend_summary(const ModelInfo& info) {
-  if (info.gpu_layers <= 0) return "CPU, " + std::to_string(info.n_threads) + " threads";
+  if (info.gpu_layers <= 0) {
+    std::string s = "CPU, " + std::to_string(info.n_threads) + " threads";
+    if (!info.cpu_kernels.empty()) s += ", " + info.cpu_kernels + " kernels";
+    return s;
+  }
   std::string s = "GPU " + info.backend + ", " + std::to_string(info.gpu_layers) + " of " +
                   std::to_string(info.n_layer) + " layers (" + format_bytes(info.gpu_weights_bytes) + " of weights)";
   if (info.gpu_layers < info.n_layer) s += ", the rest on the CPU (" + std::to_string(info.n_threads) + " threads)";
@@ -306,6 +322,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     info.prefill_chunk = max_batch;  // tokens per prefill batch (the forward's max_batch)
     st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
+    info.cpu_kernels = cpu_kernels_label();
     step(1.0f, "ready");
   } catch (const EngineError&) {
     throw;

@@ -82,6 +82,9 @@ struct ModelInfo {
   int64_t head_dim = 0;
   CacheMode cache_mode = CacheMode::f16;
   size_t n_threads = 0;
+  // The CPU kernels this machine runs, for people: "AVX-512 VNNI + AMX", "AVX2", "SSE4.1", ...
+  // (cpu_kernels_label()); empty where nobody filled it in.
+  std::string cpu_kernels;
   bool chat_template_builtin = false;  // the model's template was missing or unusable: ChatML is used
   std::vector<std::string> warnings;   // one line each (template fallback, GPU layers ignored, ...)
   std::string backend = "CPU";         // "CPU", or the GPU's name ("NVIDIA H200") when layers run there
@@ -108,8 +111,11 @@ struct ModelInfo {
 // for the app and alap-cli. Loads the GPU library to find out (once per call; cheap after the first).
 int32_t default_gpu_layers();
 // One line for people: "GPU NVIDIA H200, 24 of 24 layers (403.2 MiB of weights); long prompts through
-// cuBLAS" or "CPU, 8 threads".
+// cuBLAS" or "CPU, 8 threads" ("CPU, 8 threads, AVX2 kernels" where info.cpu_kernels is filled in).
 std::string backend_summary(const ModelInfo& info);
+// The CPU kernels the dispatcher chose, for people: "AVX-512 VNNI", "AVX-VNNI", "AVX2", "SSE4.1" or
+// "scalar", with " + AMX" where the prefill products run on AMX tiles (kernels/quant.h amx_prefill()).
+std::string cpu_kernels_label();
 
 struct GenerateRequest {
   // Chat: when messages is non-empty they are rendered with the model's chat template (with the

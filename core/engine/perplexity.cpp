@@ -57,6 +57,7 @@ class WindowRunner {
       : model_(model), pool_(pool) {
     info_.n_layer = model.hparams().n_layer;
     info_.n_threads = pool.n_threads();
+    info_.cpu_kernels = cpu_kernels_label();
     if (params.gpu_layers != 0) gpu_ = open_gpu(params);
     if (!gpu_) {  // the host's cache only for the CPU pass (the GPU keeps its own)
       cache_ = std::make_unique<KvCache>(kv_cache_config(model, params.mode, params.n_ctx));

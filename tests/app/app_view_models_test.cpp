@@ -213,6 +213,10 @@ class ViewModelsTest : public QObject {
     QCOMPARE(meter.backendText(), QStringLiteral("CPU · 2 threads"));
     QCOMPARE(meter.backendNote(), QString());
     QCOMPARE(meter.freeLabel(), QStringLiteral("Free system memory"));
+    info.cpu_kernels = "AVX-512 VNNI + AMX";  // the engine names its kernels
+    meter.setModel(info);
+    QCOMPARE(meter.backendText(), QStringLiteral("CPU · 2 threads · AVX-512 VNNI + AMX"));
+    info.cpu_kernels.clear();
 
     info.gpu_status = alap::ModelInfo::GpuStatus::no_device;  // auto found no device
     meter.setModel(info);

@@ -104,8 +104,15 @@ QString MemoryMeter::backendText() const {
     return QCoreApplication::translate("MemoryMeter", "GPU %1 · %2 of %3 layers")
         .arg(QString::fromStdString(m_info.backend), m_locale.toString(m_info.gpu_layers), m_locale.toString(m_info.n_layer));
   }
+  const QString threads = m_locale.toString(qulonglong(m_info.n_threads));
+  if (!m_info.cpu_kernels.empty()) {
+    //: where the model runs: on the processor, with this many threads, and the processor's vector
+    //: instructions the engine uses (%2 = "AVX2", "AVX-512 VNNI + AMX", ...: names, not translated)
+    return QCoreApplication::translate("MemoryMeter", "CPU · %1 threads · %2")
+        .arg(threads, QString::fromStdString(m_info.cpu_kernels));
+  }
   //: where the model runs: on the processor, with this many threads
-  return QCoreApplication::translate("MemoryMeter", "CPU · %1 threads").arg(m_locale.toString(qulonglong(m_info.n_threads)));
+  return QCoreApplication::translate("MemoryMeter", "CPU · %1 threads").arg(threads);
 }
 
 QString MemoryMeter::backendNote() const {

@@ -155,7 +155,9 @@ TEST_F(EngineGpu, AutoWithoutLibraryRunsOnCpuWithTheReason) {
   EXPECT_EQ(info.gpu_reason, "this build has no GPU library (libalap_gpu.so not found): running on the CPU");
   EXPECT_EQ(cpu.model_info().warnings, info.warnings);
   EXPECT_EQ(cpu.model_info().gpu_status, ModelInfo::GpuStatus::not_requested);
-  EXPECT_EQ(backend_summary(info), "CPU, 2 threads");
+  EXPECT_EQ(info.cpu_kernels, cpu_kernels_label());
+  EXPECT_FALSE(info.cpu_kernels.empty());
+  EXPECT_EQ(backend_summary(info), "CPU, 2 threads, " + cpu_kernels_label() + " kernels");
   // Layers asked for by number that cannot be honoured are a warning.
   Engine asked;
   asked.load(model_, params(2));
@@ -390,7 +392,8 @@ TEST_F(EngineGpu, PerplexityRunsOnTheGpuWhenAskedAndSaysWhere) {
   p.n_threads = 2;
   p.mode = CacheMode::k8;
   const PerplexityResult cpu = perplexity(m, vocab, ids, p);
-  EXPECT_EQ(cpu.backend, "CPU, 2 threads");
+  const std::string on_cpu = "CPU, 2 threads, " + cpu_kernels_label() + " kernels";
+  EXPECT_EQ(cpu.backend, on_cpu);
   ASSERT_EQ(cpu.n_chunks, 3u);
   for (int32_t layers : {-1, 2}) {
     p.gpu_layers = layers;
@@ -404,7 +407,7 @@ TEST_F(EngineGpu, PerplexityRunsOnTheGpuWhenAskedAndSaysWhere) {
     ScopedEnv memory("ALAP_HOST_GPU_MEMORY", "4096");
     p.gpu_layers = -1;
     const PerplexityResult none_fit = perplexity(m, vocab, ids, p);
-    EXPECT_EQ(none_fit.backend.rfind("CPU, 2 threads; not on the GPU: ", 0), 0u) << none_fit.backend;
+    EXPECT_EQ(none_fit.backend.rfind(on_cpu + "; not on the GPU: ", 0), 0u) << none_fit.backend;
     EXPECT_EQ(none_fit.nll_mean, cpu.nll_mean);
     p.gpu_layers = 3;
     EXPECT_THROW(perplexity(m, vocab, ids, p), EngineError);
@@ -412,7 +415,7 @@ TEST_F(EngineGpu, PerplexityRunsOnTheGpuWhenAskedAndSaysWhere) {
   ScopedEnv missing("ALAP_GPU_LIBRARY", (dir_ / "no-such-libalap_gpu.so").string());
   p.gpu_layers = -1;
   const PerplexityResult no_library = perplexity(m, vocab, ids, p);
-  EXPECT_EQ(no_library.backend.rfind("CPU, 2 threads; no GPU: ", 0), 0u) << no_library.backend;
+  EXPECT_EQ(no_library.backend.rfind(on_cpu + "; no GPU: ", 0), 0u) << no_library.backend;
   EXPECT_EQ(no_library.nll_mean, cpu.nll_mean);
 }
 
