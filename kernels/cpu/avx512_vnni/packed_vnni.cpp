@@ -4,7 +4,9 @@
 // and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K, Q2_K: the
 // group's codes unpacked to bytes once per column pass, not once per tile). Not the unpacked paths
 // (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
-// and the int32 sums are exact whatever their order, so all batch sizes give the same bits.
+// and the int32 sums are exact whatever their order, so all batch sizes give the same bits. On CPUs
+// with AMX-INT8, prefill from 32 tokens takes its int32 sums from the tile unit instead (amx_k,
+// below), with the same f32 steps: the same bits again.
 // GCC 12's avx512fintrin.h converts from _mm512_undefined_*(), which -Wmaybe-uninitialized reports
 // once inlined at -O3: a false positive in the system header (as in matmul_vnni.cpp).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -945,8 +947,8 @@ constexpr size_t ofs_words(size_t nb) {
 // rows, as a VNNI weight vector) into 16 × 16 int32 sums, exactly the integers of the VNNI tiles;
 // the tile goes to memory, and each token's row of sums takes the f32 steps of the type's run(),
 // in the same order, on the same f32 values (the same bits as the VNNI path, and so as decode).
-// Two sets of tiles alternate, so that the next block's tile product runs while this block's f32
-// steps do.
+// Blocks go in batches of four (two for half blocks): a batch's tile products are asked for before
+// the previous batch's f32 steps run, so that the tile unit works while they do.
 struct alignas(64) AmxConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
   uint16_t colsb[16] = {};
@@ -1005,8 +1007,9 @@ ALAP_INLINE void amx_dots(const uint8_t* sb, const int8_t* xb, size_t ldx) {
     amx_dot<J, 4 + J % 2, 6 + J % 2>();
   }
 }
-// Block J's sum tiles to memory at c. After every dot of the batch: a store waits for its dot,
-// and the tile unit takes them in order (stores right after their dots: 0.85x the rate).
+// Block J's sum tiles to memory at c, after every product of the batch: a store waits for its
+// product, and the tile unit takes them in order (each store right after its product: 0.91-0.95x
+// the rate of 2048 x 2048 products).
 template <AmxForm F, int J>
 ALAP_INLINE void amx_sums_out(int32_t* c) {
   if constexpr (amx_halves(F)) {
@@ -1018,8 +1021,8 @@ ALAP_INLINE void amx_sums_out(int32_t* c) {
 
 // What a tile's f32 steps read, block b's values for the tile's 16 tokens as one vector at 16·b:
 // dx (the activations' scales), xs (dx·s, for the mins) and hs (Q2_K's half-block sums as s16
-// pairs). Lane t goes to token t's steps by a permute: broadcasts from memory, one load a token,
-// held the loop at its load ports (0.80x the time without them).
+// pairs). Lane t goes to token t's steps by a permute, not a broadcast load a token (a stand-alone
+// loop of products and steps took 0.81x the time so; the whole product measured level).
 struct AmxTerms {
   const float* dx;
   const float* xs;
@@ -1063,9 +1066,10 @@ ALAP_INLINE void amx_steps(__m512 (&acc)[16], const uint8_t* sb, const int32_t* 
 
 // One tile of 16 tokens (rows of x ldx bytes apart; a short tile's last rows are zeros) over the
 // pass [b0, b1) of one group, unpacked at s: its 16 × 16 sums continue from part unless first and
-// go back there. The caller writes y from part after a group's last pass: a cold y line's store
-// would hold the tile stores behind it (stores leave the core in order), cold 8192 x 2048 Q4_K
-// 1.05x the VNNI tiles' rate with y written here, 1.26x from part.
+// go back there. The caller writes y from part after a group's last pass: a store to a y line not
+// in the cache holds the tile stores behind it (stores leave the core in order). Cold 2048 x 2048
+// and 8192 x 2048 Q4_K: 1.05-1.10x the VNNI tiles' rate with y written here (its lines asked for
+// a pass ahead), 1.22-1.26x from part.
 template <AmxForm F>
 ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* x, size_t ldx, const AmxTerms& terms,
                           float* part, bool first, int32_t* cbuf) {
@@ -1172,7 +1176,8 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
   amx_release();
 }
 
-// Prefill takes the AMX tiles from this many tokens (a tile is 16).
+// Prefill takes the AMX tiles from this many tokens (a tile is 16). With 16 a group's unpacking
+// serves one tile: 0.95-0.96x the VNNI tiles' rate (Q8_0, Q5_0, Q4_K, Q6_K); 32: 1.11-1.34x.
 constexpr size_t kAmxMinTokens = 32;
 
 // One token: its interleaved layout is its own, so only ofs / xs are made.
