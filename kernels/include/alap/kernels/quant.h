@@ -117,7 +117,7 @@ enum class ReadAhead { automatic, on, off };
 void set_light_read_ahead(ReadAhead mode);  // for tests and benchmarks
 bool light_read_ahead();                    // what the products do now
 
-// Whether the AVX-512 variant's prefill products on packed weights (16 tokens or more) run on the
+// Whether the AVX-512 variant's prefill products on packed weights (32 tokens or more) run on the
 // AMX tile unit (TDPBSSD: Xeon since Sapphire Rapids), where the CPU, the OS and the process allow
 // it and neither ALAP_CPU_AMX=off nor set_amx_prefill(false) refuses it. The integer sums are the
 // same and every f32 step is the VNNI tiles' in the same order, so the results have the same bits
