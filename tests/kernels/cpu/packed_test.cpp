@@ -447,7 +447,8 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
 // Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles: the same bits as
 // the VNNI tiles (set_amx_prefill(false)) for every packed int8 type, over one block, odd block
 // counts (a last batch of 1-3 blocks) and rows of several column passes; token counts of whole
-// tiles of 16 and with a short last tile; row ranges that cut groups; nothing written outside them.
+// tiles of 16 and with a short last tile, and at 8192 columns one of two chunks of tiles (a chunk is
+// 1 MiB of activations: 8 tiles); row ranges that cut groups; nothing written outside them.
 TEST(Packed, AmxPrefillHasTheVnniBits) {
   VariantGuard guard;
   if (!set_cpu_variant("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
@@ -461,7 +462,8 @@ TEST(Packed, AmxPrefillHasTheVnniBits) {
     for (size_t n_cols : {block, block * (block == 256 ? 5 : 37), size_t{8192}}) {
       Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_cols));
       ASSERT_TRUE(pack(m)) << name_of(t);
-      for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}}) {
+      for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
+        if (n_tok > 70 && n_cols != 8192) continue;
         const std::vector<float> x = random_x(n_tok * n_cols, 11 + static_cast<uint32_t>(n_tok));
         const Acts a = quantise(x, n_tok, n_cols);
         const QuantizedActs acts = token_view(x, a, 0, n_tok, n_cols);
