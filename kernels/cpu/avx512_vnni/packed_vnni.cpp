@@ -218,6 +218,8 @@ struct Unpacked {
 //   kAmxMinSub   (Q4_K, Q5_K): Unpacked<kMins>'s bytes: d·scale, dmin·min (acc −= ...)
 //   kAmxHalves   (Q6_K, Q3_K): Unpacked<kHalves>'s bytes, the codes less the types' offset
 //   kAmxHalfMins (Q2_K): Unpacked<kHalfMins>'s bytes
+// The blocks-of-32 types and IQ4_XS write them with amx_unpack(); the types with an unpacked VNNI
+// prefill form take their unpack() (amx_pass, below).
 // Signed codes (q itself, not the packed layout's q + offset) give TDPBSSD the integer that the VNNI
 // sums reach with their offset words, so no offset is added per token.
 enum AmxForm { kAmxPlain, kAmxMinAdd, kAmxMinSub, kAmxHalves, kAmxHalfMins };
@@ -464,7 +466,6 @@ struct Q45_K {
   static constexpr int kOfsShift = 0;
   static constexpr size_t kBytes = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;  // d at kHead
   static constexpr AmxForm kAmx = kAmxMinSub;
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) { unpack(g, b0, b1, nb, s); }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
@@ -554,10 +555,6 @@ struct Q6_K {
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 32;
   static constexpr AmxForm kAmx = kAmxHalves;
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
-    unpack(g, b0, b1, nb, s);
-    amx_signed_codes(s, b1 - b0, kHalfOfs);
-  }
   // The 6-bit codes of vector z of half h of the block whose nibble vectors are at nib.
   static __m512i code(const uint8_t* nib, int h, int z) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
@@ -617,10 +614,6 @@ struct Q3_K {
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 4;
   static constexpr AmxForm kAmx = kAmxHalves;
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
-    unpack(g, b0, b1, nb, s);
-    amx_signed_codes(s, b1 - b0, kHalfOfs);
-  }
   // The 3-bit codes of quad k (0..7) of the block whose 3 code vectors are at c: 1 or 2 ops a
   // quad (c_0..c_5 whole in a byte), 4 for c_6 and c_7 (low 2 bits and top bit in two vectors).
   static __m512i code(const uint8_t* c, int k) {
@@ -692,7 +685,6 @@ struct Q2_K {
   static constexpr int kOfs = 3;  // ofs per block: S0 & 0xFFFF | S1 << 16
   static constexpr int kOfsShift = 0;
   static constexpr AmxForm kAmx = kAmxHalfMins;
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) { unpack(g, b0, b1, nb, s); }
   // The 2-bit codes of quad z of the half block whose code vector is at c.
   static __m512i code(const uint8_t* c, int z) {
     const __m512i v = load64(c);
@@ -1098,6 +1090,18 @@ ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* 
   for (int t = 0; t < 16; ++t) _mm512_store_ps(part + 16 * t, acc[t]);
 }
 
+// Blocks [b0, b1) of the group at g in K's AMX form at s: its own amx_unpack(), or the unpack() of
+// its VNNI prefill form (Unpacked<F>'s bytes), the half-block types' codes less their offset.
+template <class K>
+void amx_pass(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+  if constexpr (requires { K::amx_unpack(g, b0, b1, nb, s); }) {
+    K::amx_unpack(g, b0, b1, nb, s);
+  } else {
+    K::unpack(g, b0, b1, nb, s);
+    if constexpr (K::kAmx == kAmxHalves) amx_signed_codes(s, b1 - b0, K::kHalfOfs);
+  }
+}
+
 template <class K>
 void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   constexpr AmxForm F = K::kAmx;
@@ -1107,23 +1111,28 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
   const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
   const size_t n_tiles = (n_tok + 15) / 16, n_pad = 16 * n_tiles, rest = n_tok % 16;
-  // The per-token terms, tile by tile and block by block (AmxTerms), zero after the last token.
-  ScratchArray<float> dx{kScratchActScale}, xs{kScratchSums};
-  ScratchArray<int32_t> hs{kScratchOfs};
+  // The per-token terms, tile by tile and block by block (AmxTerms), zero after the last token: dx,
+  // and the words block_terms makes for the VNNI tiles where the f32 steps read them (the mins'
+  // dx·s, Q2_K's half-block sums; the offsets the others have are in the signed codes).
+  ScratchArray<float> dx{kScratchActScale}, xs{kScratchSums}, tmp_xs{kScratchSumsOne};
+  ScratchArray<int32_t> hs{kScratchOfs}, tmp_ofs{kScratchOfsOne};
   ScratchArray<int8_t> pad{kScratchActs};
   ScratchArray<uint8_t> scratch{kScratchUnpacked};
   constexpr bool kXs = F == kAmxMinAdd || F == kAmxMinSub, kHs = F == kAmxHalfMins;
+  static_assert(kXs == (K::kOfs == 0) && kHs == (K::kOfs == 3), "the forms read block_terms' words");
   dx.resize(n_pad * nb);
-  if constexpr (kXs) xs.resize(n_pad * nb);
-  if constexpr (kHs) hs.resize(n_pad * nb);
+  if constexpr (kXs) xs.resize(n_pad * nb), tmp_xs.resize(nb);
+  if constexpr (kHs) hs.resize(n_pad * nb), tmp_ofs.resize(ofs_words<K>(nb));
   for (size_t t = 0; t < n_pad; ++t) {
     const size_t o = (t / 16) * 16 * nb + t % 16;  // token t's value of block b at o + 16·b
+    const bool real = t < n_tok;
+    if constexpr (kXs || kHs) {
+      if (real) block_terms<K>(a, t, nb, tmp_ofs.data(), tmp_xs.data());
+    }
     for (size_t b = 0; b < nb; ++b) {
-      const size_t i = t * nb + b;
-      const bool real = t < n_tok;
-      dx[o + 16 * b] = real ? a.d[i] : 0.0f;
-      if constexpr (kXs) xs[o + 16 * b] = real ? a.d[i] * static_cast<float>(a.s[i]) : 0.0f;
-      if constexpr (kHs) hs[o + 16 * b] = real ? half_sums(a.s4 + 8 * i) : 0;
+      dx[o + 16 * b] = real ? a.d[t * nb + b] : 0.0f;
+      if constexpr (kXs) xs[o + 16 * b] = real ? tmp_xs[b] : 0.0f;
+      if constexpr (kHs) hs[o + 16 * b] = real ? tmp_ofs[b] : 0;
     }
   }
   if (rest != 0) {  // the last tile's tokens, then zeros: 16 whole rows for its A tiles
@@ -1147,7 +1156,7 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
       const __mmask16 mask = group_mask(g, rb, re);
       for (size_t b0 = 0; b0 < nb; b0 += kPass) {
         const size_t b1 = std::min(nb, b0 + kPass);
-        K::amx_unpack(base + g * gb, b0, b1, nb, scratch.data());
+        amx_pass<K>(base + g * gb, b0, b1, nb, scratch.data());
         const size_t l0 = b0 * gb / nb, l1 = b1 * gb / nb;  // this pass's bytes of a group
         for (size_t i = c0; i < c1; ++i) {
           if (g + 1 < g1) {  // the same columns of the next group into L2, a share before each tile
