@@ -1,7 +1,7 @@
-// cpuid leaf 0 (vendor), leaf 1 (family; SSSE3, SSE4.1, AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2, AVX-512
-// F/BW/VL/VNNI, AMX-TILE/INT8), leaf 7.1 (AVX-VNNI), and xgetbv(0) for the YMM (bits 1-2), ZMM/opmask
-// (bits 5-7) and tile (bits 17-18) state the OS saves. Also the choice of light_read_ahead()
-// (quant.h), made from the vendor, and whether prefill uses AMX (amx_prefill()).
+// cpuid leaf 0 (vendor), leaf 1 (family; SSSE3, SSE4.1, AVX, FMA, F16C, OSXSAVE), leaf 7.0 (AVX2,
+// AVX-512 F/BW/VL/VNNI, AMX-TILE/BF16), leaf 7.1 (AVX-VNNI, AVX512-BF16), and xgetbv(0) for the
+// YMM (bits 1-2), ZMM/opmask (bits 5-7) and tile (bits 17-18) state the OS saves. Also the choice of
+// light_read_ahead() (quant.h), made from the vendor, and whether prefill uses AMX (amx_prefill()).
 #include "cpu_features.h"
 
 #include <atomic>
@@ -69,9 +69,10 @@ CpuFeatures detect() {
     f.avx512vl = f.avx512f && ((b >> 31) & 1u);
     f.avx512vnni = f.avx512f && ((c >> 11) & 1u);
     const bool tile_state = (xcr0 & 0x60000u) == 0x60000u;
-    f.amx_int8 = tile_state && ((d >> 24) & 1u) && ((d >> 25) & 1u) && amx_permitted();
+    const bool amx_bf16 = tile_state && ((d >> 24) & 1u) && ((d >> 22) & 1u);
     __cpuid_count(7, 1, a, b, c, d);
     f.avxvnni = f.avx2 && ((a >> 4) & 1u);
+    f.amx_bf16 = amx_bf16 && f.avx512f && ((a >> 5) & 1u) && amx_permitted();
   }
 #endif
   return f;
@@ -122,7 +123,7 @@ bool amx_not_refused() {
 void set_amx_prefill(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
 
 bool amx_prefill() {
-  return cpu_features().amx_int8 && amx_not_refused() && g_amx_allowed.load(std::memory_order_relaxed);
+  return cpu_features().amx_bf16 && amx_not_refused() && g_amx_allowed.load(std::memory_order_relaxed);
 }
 
 bool light_read_ahead() {

@@ -10,10 +10,10 @@ struct CpuFeatures {
   bool avx = false, fma = false, f16c = false, avx2 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
   bool avxvnni = false;
-  // AMX-TILE and AMX-INT8 (Xeon since Sapphire Rapids), the OS saving the tile state (XCR0 bits
-  // 17-18), and on Linux this process's permission to use it (arch_prctl ARCH_REQ_XCOMP_PERM,
-  // asked once here).
-  bool amx_int8 = false;
+  // AMX-TILE and AMX-BF16 (TDPBF16PS; Xeon since Sapphire Rapids) with AVX512-BF16 (VCVTNE2PS2BF16),
+  // the OS saving the tile state (XCR0 bits 17-18), and on Linux this process's permission to use
+  // it (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here): what the AMX prefill needs.
+  bool amx_bf16 = false;
   bool amd = false;  // vendor "AuthenticAMD" (or "HygonGenuine", Zen-derived)
   unsigned family = 0;  // display family: base, plus extended when base is 0xF (Zen 5: 0x1A)
 

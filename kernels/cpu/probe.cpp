@@ -192,10 +192,12 @@ ALAP_FMA_LOOP(fma_loop_256, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps,
 #undef ALAP_DOT12
 #undef ALAP_DOT8
 
-// AMX's int8 tile product (TDPBSSD, 16 × 16 int32 sums of 64-byte rows: 16384 multiply-adds an
-// instruction), four independent accumulator tiles, the operands zero: the tile unit's own peak.
-// The prefill products take 32-byte rows a tile product (a block of 32 between f32 steps), so their
-// ceiling is half of it. Runs only where cpu_features().amx_int8 (the process may use the tiles).
+// AMX's bf16 tile product (TDPBF16PS, 16 × 16 f32 sums of rows of 32 bf16: 8192
+// multiply-adds an instruction), four independent accumulator tiles, the operands zero and no
+// loads: the tile unit's own peak. The prefill products load an operand tile a product (each 1 KB
+// from L1 or L2), which this machine's tile unit does not overlap with the products: their ceiling
+// is about 0.55 of it (docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)"). Runs
+// only where cpu_features().amx_bf16 (the process may use the tiles).
 struct alignas(64) AmxPeakConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
   uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
@@ -203,8 +205,8 @@ struct alignas(64) AmxPeakConfig {
 };
 int32_t amx_loop(uint64_t iters) {
   static const AmxPeakConfig config;
-  alignas(64) static const int8_t zeros[16 * 64] = {};
-  alignas(64) int32_t out[16 * 16];
+  alignas(64) static const uint16_t zeros[16 * 32] = {};
+  alignas(64) float out[16 * 16];
   __asm__ volatile("ldtilecfg %0" : : "m"(config));
   __asm__ volatile(
       "tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3\n\t"
@@ -215,11 +217,11 @@ int32_t amx_loop(uint64_t iters) {
       : "memory");
   for (uint64_t k = 0; k < iters; ++k) {
     __asm__ volatile(
-        "tdpbssd %%tmm6, %%tmm4, %%tmm0\n\ttdpbssd %%tmm7, %%tmm4, %%tmm1\n\t"
-        "tdpbssd %%tmm6, %%tmm5, %%tmm2\n\ttdpbssd %%tmm7, %%tmm5, %%tmm3" ::);
+        "tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\ttdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+        "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\ttdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::);
   }
   __asm__ volatile("tilestored %%tmm0, (%0,%1,1)\n\ttilerelease" : : "r"(out), "r"(size_t{64}) : "memory");
-  return out[0];
+  return static_cast<int32_t>(out[0]);
 }
 
 // The best rate of loop (each call's iteration does ops_per_iter multiply-adds on each thread) over
@@ -332,12 +334,12 @@ DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds) {
   return p;
 }
 
-DotPeakProbe measure_amx_int8_peak(size_t n_threads, double seconds) {
+DotPeakProbe measure_amx_peak(size_t n_threads, double seconds) {
   DotPeakProbe p;
   p.n_threads = threads_or_all(n_threads);
-  if (cpu_features().amx_int8) {
-    p.lanes = 64, p.isa = "amx-int8";
-    p.gmacs = time_loop(amx_loop, 4.0 * 16 * 16 * 64, p.n_threads, seconds);
+  if (cpu_features().amx_bf16) {
+    p.lanes = 32, p.isa = "amx-bf16";
+    p.gmacs = time_loop(amx_loop, 4.0 * 16 * 16 * 32, p.n_threads, seconds);
   }
   return p;
 }

@@ -29,7 +29,7 @@ done
 # The machine, as the table's first line: the development VM's CPU has changed between sessions.
 machine=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 l2=$(lscpu 2>/dev/null | sed -n 's/^L2 cache: *//p' | head -1)
-amx=$(grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && echo ", AMX-INT8" || true)
+amx=$(grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null && echo ", AMX-BF16" || true)
 python3 - "$raw" "${machine:-unknown CPU} (L2 ${l2:-?}$amx), $(nproc) CPUs, $(date -u +%F)" > "$out" <<'EOF'
 import json, sys, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

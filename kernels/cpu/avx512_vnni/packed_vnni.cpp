@@ -211,17 +211,16 @@ struct Unpacked {
 };
 
 // The AMX prefill (amx_k below) reads a column pass of a group unpacked into blocks of kAmxBytes:
-// 8 vectors of signed int8 codes (vector k = quad k of the 16 rows, lane r = row r: one 8 × 64-byte
-// B tile of TDPBSSD, or two 4-row tiles, one a half block), then f32 vectors at byte 512 on:
-//   kAmxPlain    (Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS): the block's scale of each row
-//   kAmxMinAdd   (Q4_1, Q5_1): scale, then m (acc += m·dx·s before the scale step)
-//   kAmxMinSub   (Q4_K, Q5_K): Unpacked<kMins>'s bytes: d·scale, dmin·min (acc −= ...)
-//   kAmxHalves   (Q6_K, Q3_K): Unpacked<kHalves>'s bytes, the codes less the types' offset
-//   kAmxHalfMins (Q2_K): Unpacked<kHalfMins>'s bytes
+// 8 vectors of signed int8 codes q (vector k = quad k of the 16 rows, lane r = row r; the first
+// four vectors are half block 0), then f32 vectors at byte 512 on, from which a weight is S·q + O:
+//   kAmxPlain    (Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS): the block's scale S of each row
+//   kAmxMinAdd   (Q4_1, Q5_1): S, then the min m (O = m)
+//   kAmxMinSub   (Q4_K, Q5_K): Unpacked<kMins>'s bytes: S = d·scale, dmin·min (O = −dmin·min)
+//   kAmxHalves   (Q6_K, Q3_K): Unpacked<kHalves>'s bytes (S of each half block), the codes less the
+//                types' offset
+//   kAmxHalfMins (Q2_K): Unpacked<kHalfMins>'s bytes (O = −dmin·min of each half block)
 // The blocks-of-32 types and IQ4_XS write them with amx_unpack(); the types with an unpacked VNNI
 // prefill form take their unpack() (amx_pass, below).
-// Signed codes (q itself, not the packed layout's q + offset) give TDPBSSD the integer that the VNNI
-// sums reach with their offset words, so no offset is added per token.
 enum AmxForm { kAmxPlain, kAmxMinAdd, kAmxMinSub, kAmxHalves, kAmxHalfMins };
 constexpr size_t amx_bytes(AmxForm f) { return f == kAmxPlain ? 576 : f == kAmxHalfMins ? 768 : 640; }
 constexpr bool amx_halves(AmxForm f) { return f == kAmxHalves || f == kAmxHalfMins; }
@@ -932,26 +931,31 @@ constexpr size_t ofs_words(size_t nb) {
   return K::kOfs == 2 ? 2 * nb : nb;
 }
 
-// ---- Prefill on the AMX tile unit (amx_prefill(), quant.h) ----
-// A tile of up to 16 tokens × one group of 16 rows: for each block of 32 (a half block for Q6_K, Q3_K
-// and Q2_K), TDPBSSD multiplies the tokens' int8 activations (the A tile, read in place, 16 rows
-// of 32 bytes a token row apart) by the group's unpacked signed codes (the B tile: quad k of the 16
-// rows, as a VNNI weight vector) into 16 × 16 int32 sums, exactly the integers of the VNNI tiles;
-// the tile goes to memory, and each token's row of sums takes the f32 steps of the type's run(),
-// in the same order, on the same f32 values (the same bits as the VNNI path, and so as decode).
-// Blocks go in batches of four (two for half blocks): a batch's tile products are asked for before
-// the previous batch's f32 steps run, so that the tile unit works while they do.
+// ---- Prefill on the AMX tile unit in bf16 (amx_prefill(), quant.h) ----
+// A column pass of a group, unpacked as the VNNI prefill does (amx_pass: signed codes, the f32
+// scale and offset of each row), becomes the rows' weights in bf16, w = bf16(S_h·q + O_h) (S_h, O_h:
+// the scale and offset of the half block h of 16 columns), and the tokens' f32 activations become
+// bf16 too (QuantizedActs::x; not its int8 blocks). TDPBF16PS then sums a whole row in f32 inside
+// the tile, 16 tokens × 16 rows × 32 columns an instruction, and a tile leaves the unit once a pass.
+// The int8 tiles (TDPBSSD, session 51) had to take every block's sums out of the tile for the
+// block's scales: 16 conversions and FMAs a block and tile beside each product, so they ran at
+// 1.1-1.3x the VNNI tiles' rate where these run at 1.4-2.1x (packed_bench; docs/bench/cpu.md,
+// "Prefill on the AMX tiles in bf16 (session 52)").
+// Not the VNNI path's bits: bf16 keeps 8 significant bits of each weight and activation (2^-9
+// relative), where the VNNI path rounds each activation to int8 steps of its block's max / 127. On
+// random rows these results lie 3x closer to the exact product than the VNNI path's.
+// A B tile is 16 pair rows (columns 2p, 2p + 1) × the 16 rows, 64 bytes a pair row; an A tile is 16
+// tokens × 32 columns.
 struct alignas(64) AmxConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
   uint16_t colsb[16] = {};
   uint8_t rows[16] = {};
 };
-// Tiles: C (sums) tmm0-3, A (activations) tmm4-5, B (codes) tmm6-7. An unconfigured tile faults.
-inline AmxConfig amx_config(bool halves) {
+// Tiles: C (sums) tmm0-3, A (activations) tmm4-5, B (weights) tmm6-7, each 16 rows of 64 bytes.
+// An unconfigured tile faults.
+inline AmxConfig amx_config() {
   AmxConfig c;
-  for (int i = 0; i < 4; ++i) c.rows[i] = 16, c.colsb[i] = 64;
-  for (int i = 4; i < 6; ++i) c.rows[i] = 16, c.colsb[i] = halves ? 16 : 32;
-  for (int i = 6; i < 8; ++i) c.rows[i] = halves ? 4 : 8, c.colsb[i] = 64;
+  for (int i = 0; i < 8; ++i) c.rows[i] = 16, c.colsb[i] = 64;
   return c;
 }
 // The tile instructions as GCC's AT&T syntax spells them; every load and store names memory.
@@ -970,124 +974,8 @@ inline void amx_store(void* p) {
   __asm__ volatile("tilestored %%tmm%c2, (%0,%1,1)" : : "r"(p), "r"(size_t{64}), "i"(N) : "memory");
 }
 template <int C, int A, int B>
-inline void amx_dot() {  // C += A · B, signed bytes both
-  __asm__ volatile("tdpbssd %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
-}
-
-// Sums a block: one 16 × 16 int32 tile (two for half blocks, the second 1 KB on).
-template <AmxForm F>
-constexpr size_t amx_sums() {
-  return amx_halves(F) ? 512 : 256;
-}
-// Blocks a batch: as many as there are sum tiles (tmm0-3).
-template <AmxForm F>
-constexpr int amx_batch() {
-  return amx_halves(F) ? 2 : 4;
-}
-
-// The tile products of block J of a batch (unpacked at sb, activations at xb) into sum tiles.
-template <AmxForm F, int J>
-ALAP_INLINE void amx_dots(const uint8_t* sb, const int8_t* xb, size_t ldx) {
-  if constexpr (amx_halves(F)) {
-    amx_load<4>(xb, ldx), amx_load<5>(xb + 16, ldx);
-    amx_load<6>(sb, 64), amx_load<7>(sb + 256, 64);
-    amx_zero<2 * J>(), amx_zero<2 * J + 1>();
-    amx_dot<2 * J, 4, 6>(), amx_dot<2 * J + 1, 5, 7>();
-  } else {
-    amx_load<4 + J % 2>(xb, ldx), amx_load<6 + J % 2>(sb, 64);
-    amx_zero<J>();
-    amx_dot<J, 4 + J % 2, 6 + J % 2>();
-  }
-}
-// Block J's sum tiles to memory at c, after every product of the batch: a store waits for its
-// product, and the tile unit takes them in order (each store right after its product: 0.91-0.95x
-// the rate of 2048 x 2048 products).
-template <AmxForm F, int J>
-ALAP_INLINE void amx_sums_out(int32_t* c) {
-  if constexpr (amx_halves(F)) {
-    amx_store<2 * J>(c), amx_store<2 * J + 1>(c + 256);
-  } else {
-    amx_store<J>(c);
-  }
-}
-
-// What a tile's f32 steps read, block b's values for the tile's 16 tokens as one vector at 16·b:
-// dx (the activations' scales), xs (dx·s, for the mins) and hs (Q2_K's half-block sums as s16
-// pairs). Lane t goes to token t's steps by a permute, not a broadcast load a token (a stand-alone
-// loop of products and steps took 0.81x the time so; the whole product measured level).
-struct AmxTerms {
-  const float* dx;
-  const float* xs;
-  const int32_t* hs;
-};
-
-ALAP_INLINE __m512 lane(__m512 v, int t) { return _mm512_permutexvar_ps(_mm512_set1_epi32(t), v); }
-
-// acc[t] += float(c[t]) · (dw · dx[t]): scale_step on sums from memory.
-ALAP_INLINE void amx_scale_step(__m512 (&acc)[16], const int32_t* c, __m512 dw, __m512 dx) {
-#pragma GCC unroll 16
-  for (int t = 0; t < 16; ++t) {
-    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * t)), _mm512_mul_ps(dw, lane(dx, t)), acc[t]);
-  }
-}
-
-// Block b's f32 steps from its sums at c, in the order of the type's run().
-template <AmxForm F>
-ALAP_INLINE void amx_steps(__m512 (&acc)[16], const uint8_t* sb, const int32_t* c, const AmxTerms& a, size_t b) {
-  const __m512 dx = _mm512_load_ps(a.dx + 16 * b);
-  if constexpr (F == kAmxMinAdd || F == kAmxMinSub) {
-    const __m512 m = _mm512_load_ps(sb + 576), xs = _mm512_load_ps(a.xs + 16 * b);
-#pragma GCC unroll 16
-    for (int t = 0; t < 16; ++t) {
-      acc[t] = F == kAmxMinAdd ? _mm512_fmadd_ps(m, lane(xs, t), acc[t]) : _mm512_fnmadd_ps(m, lane(xs, t), acc[t]);
-    }
-  }
-  if constexpr (F == kAmxHalfMins) {
-    const __m512i mp = _mm512_load_si512(sb + 640), hs = _mm512_load_si512(a.hs + 16 * b);
-    const __m512 dm = _mm512_load_ps(sb + 704);
-#pragma GCC unroll 16
-    for (int t = 0; t < 16; ++t) {
-      const __m512i h = _mm512_permutexvar_epi32(_mm512_set1_epi32(t), hs);
-      const __m512 ms = _mm512_cvtepi32_ps(_mm512_madd_epi16(mp, h));
-      acc[t] = _mm512_fnmadd_ps(ms, _mm512_mul_ps(dm, lane(dx, t)), acc[t]);
-    }
-  }
-  amx_scale_step(acc, c, _mm512_load_ps(sb + 512), dx);
-  if constexpr (amx_halves(F)) amx_scale_step(acc, c + 256, _mm512_load_ps(sb + 576), dx);
-}
-
-// One tile of 16 tokens (rows of x ldx bytes apart; a short tile's last rows are zeros) over the
-// pass [b0, b1) of one group, unpacked at s: its 16 × 16 sums continue from part unless first and
-// go back there. The caller writes y from part after a group's last pass: a store to a y line not
-// in the cache holds the tile stores behind it (stores leave the core in order). Cold 2048 x 2048
-// and 8192 x 2048 Q4_K: 1.05-1.10x the VNNI tiles' rate with y written here (its lines asked for
-// a pass ahead), 1.22-1.26x from part.
-template <AmxForm F>
-ALAP_INLINE void amx_tile(const uint8_t* s, size_t b0, size_t b1, const int8_t* x, size_t ldx, const AmxTerms& terms,
-                          float* part, bool first, int32_t* cbuf) {
-  constexpr size_t kB = amx_bytes(F);
-  __m512 acc[16];  // in registers: every index below a constant (the loops unrolled)
-#pragma GCC unroll 16
-  for (int t = 0; t < 16; ++t) acc[t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * t);
-  // Batches of blocks in turn: the next batch's tile products are asked for before this one's
-  // f32 steps, its sums into the other half of cbuf.
-  constexpr int kN = amx_batch<F>();
-  constexpr size_t kC = amx_sums<F>();
-  auto issue = [&]<int... J>(std::integer_sequence<int, J...>, size_t b, int32_t* c) {
-    ((b + J < b1 ? amx_dots<F, J>(s + kB * (b + J - b0), x + 32 * (b + J), ldx) : void()), ...);
-    ((b + J < b1 ? amx_sums_out<F, J>(c + kC * J) : void()), ...);
-  };
-  const auto batch = std::make_integer_sequence<int, kN>{};
-  issue(batch, b0, cbuf);
-  for (size_t b = b0, k = 0; b < b1; b += kN, k ^= 1) {
-    if (b + kN < b1) issue(batch, b + kN, cbuf + kN * kC * (k ^ 1));
-    const int32_t* c = cbuf + kN * kC * k;
-    for (int j = 0; j < kN && b + j < b1; ++j) {
-      amx_steps<F>(acc, s + kB * (b + j - b0), c + kC * j, terms, b + j);
-    }
-  }
-#pragma GCC unroll 16
-  for (int t = 0; t < 16; ++t) _mm512_store_ps(part + 16 * t, acc[t]);
+inline void amx_dot() {  // C += A · B, bf16 pairs into f32
+  __asm__ volatile("tdpbf16ps %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
 }
 
 // Blocks [b0, b1) of the group at g in K's AMX form at s: its own amx_unpack(), or the unpack() of
@@ -1102,81 +990,151 @@ void amx_pass(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
   }
 }
 
+// S_h and O_h of half h of the block in AMX form at sb, lane r = row r.
+template <AmxForm F>
+ALAP_INLINE void bf16_terms(const uint8_t* sb, int h, __m512& S, __m512& O) {
+  S = _mm512_load_ps(sb + 512 + (amx_halves(F) ? 64 * h : 0));
+  O = _mm512_setzero_ps();
+  if constexpr (F == kAmxMinAdd) O = _mm512_load_ps(sb + 576);
+  if constexpr (F == kAmxMinSub) O = _mm512_sub_ps(O, _mm512_load_ps(sb + 576));
+  if constexpr (F == kAmxHalfMins) {  // −dmin·m_h: m_h the low (h 0) or high s16 of each row's pair
+    const __m512i mp = _mm512_load_si512(sb + 640);
+    const __m512i m = h == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(mp, 16), 16) : _mm512_srai_epi32(mp, 16);
+    O = _mm512_sub_ps(O, _mm512_mul_ps(_mm512_load_ps(sb + 704), _mm512_cvtepi32_ps(m)));
+  }
+}
+
+// n_blocks blocks in K's AMX form at s to B tiles of bf16 at out (512 values a block: pair row p
+// of 16 rows × 2 at 32·p). Quad k of the codes (16 rows × 4 columns, row r at lanes 4r..4r+3)
+// gives pair rows 2k and 2k + 1.
+template <AmxForm F>
+__attribute__((target("avx512bf16"))) void bf16_weights(const uint8_t* s, size_t n_blocks, uint16_t* out) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i quarter = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
+  for (size_t b = 0; b < n_blocks; ++b, s += amx_bytes(F), out += 512) {
+    for (int h = 0; h < 2; ++h) {
+      __m512 S, O, sq[4], oq[4];  // lane i of quarter q: row 4q + i / 4
+      bf16_terms<F>(s, h, S, O);
+      for (int q = 0; q < 4; ++q) {
+        const __m512i idx = _mm512_add_epi32(quarter, _mm512_set1_epi32(4 * q));
+        sq[q] = _mm512_permutexvar_ps(idx, S), oq[q] = _mm512_permutexvar_ps(idx, O);
+      }
+      for (int z = 0; z < 4; ++z) {
+        const int k = 4 * h + z;
+        __m512 f[4];
+        for (int q = 0; q < 4; ++q) {
+          const __m128i c = _mm_load_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 16 * q));
+          f[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(c)), sq[q], oq[q]);
+        }
+        // dword e of lo: row e / 2's columns 4k + 2(e % 2), +1 (rows 0-7); of hi: rows 8-15
+        const __m512i lo = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f[1], f[0]));
+        const __m512i hi = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f[3], f[2]));
+        _mm512_store_si512(out + 32 * (2 * k), _mm512_permutex2var_epi32(lo, even, hi));
+        _mm512_store_si512(out + 32 * (2 * k + 1), _mm512_permutex2var_epi32(lo, odd, hi));
+      }
+    }
+  }
+}
+
+// Tokens [t0, t1) of x ([n_tok][n_cols] f32; t0 a multiple of 16) to bf16 A tiles at out, zeros
+// from n_tok on: tile i's block b at 512·(nb·i + b), its 16 tokens' 32 values 64 bytes apart (a
+// row of x is 4 KB and more: tile loads that stride over it alias in L1 and L2).
+__attribute__((target("avx512bf16"))) void bf16_acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
+                                                     uint16_t* out) {
+  const size_t nb = n_cols / 32;
+  for (size_t t = t0; t < t1; ++t) {
+    const float* r = x + t * n_cols;
+    uint16_t* o = out + 512 * nb * ((t - t0) / 16) + 32 * (t % 16);
+    for (size_t b = 0; b < nb; ++b) {
+      const __m512i v = t < n_tok ? reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(r + 32 * b + 16),
+                                                                                  _mm512_loadu_ps(r + 32 * b)))
+                                  : _mm512_setzero_si512();
+      _mm512_store_si512(o + 512 * b, v);
+    }
+  }
+}
+
+// NG groups × NT tiles of 16 tokens over n_blocks blocks: C tile 2j + t (group j, tile t) starts
+// at zero (first) or from part + 256·(2t + j) and goes back there. Tile t's A tiles start at
+// xa + t·xstride, group j's B tiles at wa + j·wstride, 512 values a block.
+template <int NG, int NT>
+ALAP_INLINE void bf16_tiles(const uint16_t* wa, size_t wstride, const uint16_t* xa, size_t xstride, size_t n_blocks,
+                            float* part, bool first) {
+  auto each = [&](auto&& f) {
+    f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+    if constexpr (NT > 1) f(std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
+    if constexpr (NG > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
+    if constexpr (NG > 1 && NT > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 1>{});
+  };
+  each([&](auto j, auto t) {
+    if (first) {
+      amx_zero<2 * j + t>();
+    } else {
+      amx_load<2 * j + t>(part + 256 * (2 * t + j), 64);
+    }
+  });
+  for (size_t b = 0; b < n_blocks; ++b) {
+    amx_load<4>(xa + 512 * b, 64);
+    if constexpr (NT > 1) amx_load<5>(xa + xstride + 512 * b, 64);
+    amx_load<6>(wa + 512 * b, 64);
+    if constexpr (NG > 1) amx_load<7>(wa + wstride + 512 * b, 64);
+    each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + t, 6 + j>(); });
+  }
+  each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
+}
+
 template <class K>
 void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   constexpr AmxForm F = K::kAmx;
-  constexpr size_t kB = amx_bytes(F);
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_cols = a.n_cols;
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
-  const size_t n_tiles = (n_tok + 15) / 16, n_pad = 16 * n_tiles, rest = n_tok % 16;
-  // The per-token terms, tile by tile and block by block (AmxTerms), zero after the last token: dx,
-  // and the words block_terms makes for the VNNI tiles where the f32 steps read them (the mins'
-  // dx·s, Q2_K's half-block sums; the offsets the others have are in the signed codes).
-  ScratchArray<float> dx{kScratchActScale}, xs{kScratchSums}, tmp_xs{kScratchSumsOne};
-  ScratchArray<int32_t> hs{kScratchOfs}, tmp_ofs{kScratchOfsOne};
-  ScratchArray<int8_t> pad{kScratchActs};
+  const size_t n_tiles = (n_tok + 15) / 16;
+  constexpr size_t kBfPass = 16;  // blocks a column pass (a multiple of 8: the super-block types)
+  // Chunks of tiles whose bf16 activations (1 MiB) stay in L2 while each pass is reused.
+  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 20) / (32 * n_cols));
   ScratchArray<uint8_t> scratch{kScratchUnpacked};
-  constexpr bool kXs = F == kAmxMinAdd || F == kAmxMinSub, kHs = F == kAmxHalfMins;
-  static_assert(kXs == (K::kOfs == 0) && kHs == (K::kOfs == 3), "the forms read block_terms' words");
-  dx.resize(n_pad * nb);
-  if constexpr (kXs) xs.resize(n_pad * nb), tmp_xs.resize(nb);
-  if constexpr (kHs) hs.resize(n_pad * nb), tmp_ofs.resize(ofs_words<K>(nb));
-  for (size_t t = 0; t < n_pad; ++t) {
-    const size_t o = (t / 16) * 16 * nb + t % 16;  // token t's value of block b at o + 16·b
-    const bool real = t < n_tok;
-    if constexpr (kXs || kHs) {
-      if (real) block_terms<K>(a, t, nb, tmp_ofs.data(), tmp_xs.data());
-    }
-    for (size_t b = 0; b < nb; ++b) {
-      dx[o + 16 * b] = real ? a.d[t * nb + b] : 0.0f;
-      if constexpr (kXs) xs[o + 16 * b] = real ? tmp_xs[b] : 0.0f;
-      if constexpr (kHs) hs[o + 16 * b] = real ? tmp_ofs[b] : 0;
-    }
-  }
-  if (rest != 0) {  // the last tile's tokens, then zeros: 16 whole rows for its A tiles
-    pad.resize(16 * n_cols);
-    std::memcpy(pad.data(), a.q + (n_tok - rest) * n_cols, rest * n_cols);
-    std::memset(pad.data() + rest * n_cols, 0, (16 - rest) * n_cols);
-  }
-  scratch.resize(kPass * kB);
-  // Tiles in chunks whose activations stay in L2 while a group's unpacked pass is reused: 1 MiB of
-  // them (every AMX CPU so far has 2 MiB of L2 a core). Cold weights, 256 tokens, 2048 x 8192 and
-  // 2048 x 4096 Q4_K: 1.12-1.13x the rate of 512 KiB chunks (the VNNI tiles'); 1.5 MiB level.
-  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 20) / (16 * n_cols));
-  ScratchArray<float> part{kScratchRows};  // a chunk's tiles' sums between passes
-  part.resize(256 * std::min(per_chunk, n_tiles));
-  const AmxConfig config = amx_config(amx_halves(F));
-  amx_load_config(config);
-  alignas(64) int32_t cbuf[2 * 4 * 256];  // two batches of sums
+  ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
+  ScratchArray<float> part{kScratchRows};
+  scratch.resize(kBfPass * amx_bytes(F));
+  wb.resize(2 * kBfPass * 512);
+  xb.resize(16 * std::min(per_chunk, n_tiles) * n_cols);
+  part.resize(512 * std::min(per_chunk, n_tiles));
+  amx_load_config(amx_config());
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
-    for (size_t g = g0; g < g1; ++g) {
-      const __mmask16 mask = group_mask(g, rb, re);
-      for (size_t b0 = 0; b0 < nb; b0 += kPass) {
-        const size_t b1 = std::min(nb, b0 + kPass);
-        amx_pass<K>(base + g * gb, b0, b1, nb, scratch.data());
-        const size_t l0 = b0 * gb / nb, l1 = b1 * gb / nb;  // this pass's bytes of a group
-        for (size_t i = c0; i < c1; ++i) {
-          if (g + 1 < g1) {  // the same columns of the next group into L2, a share before each tile
-            const uint8_t* next = base + (g + 1) * gb;
-            const size_t from = l0 + (i - c0) * (l1 - l0) / (c1 - c0), to = l0 + (i - c0 + 1) * (l1 - l0) / (c1 - c0);
-            for (size_t l = from; l < to; l += 64) _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T1);
-          }
-          const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
-          const int8_t* x = m < 16 ? pad.data() : a.q + t0 * n_cols;
-          const AmxTerms terms{dx.data() + t0 * nb, kXs ? xs.data() + t0 * nb : nullptr,
-                               kHs ? hs.data() + t0 * nb : nullptr};
-          amx_tile<F>(scratch.data(), b0, b1, x, n_cols, terms, part.data() + 256 * (i - c0), b0 == 0, cbuf);
+    bf16_acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
+    for (size_t g = g0; g < g1; g += 2) {
+      const int ng = g + 1 < g1 ? 2 : 1;
+      for (size_t b0 = 0; b0 < nb; b0 += kBfPass) {
+        const size_t b1 = std::min(nb, b0 + kBfPass);
+        for (int j = 0; j < ng; ++j) {
+          amx_pass<K>(base + (g + j) * gb, b0, b1, nb, scratch.data());
+          bf16_weights<F>(scratch.data(), b1 - b0, wb.data() + j * kBfPass * 512);
         }
-        if (b1 == nb) {  // the group's sums to y
-          for (size_t i = c0; i < c1; ++i) {
-            const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
-            for (size_t t = 0; t < m; ++t) {
-              const __m512 v = _mm512_load_ps(part.data() + 256 * (i - c0) + 16 * t);
-              _mm512_mask_storeu_ps(y + (t0 + t) * ldy + g * kG, mask, v);
-            }
+        for (size_t i = c0; i < c1; i += 2) {
+          const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
+          float* pt = part.data() + 512 * (i - c0);
+          const size_t ldx = 16 * n_cols, ws = kBfPass * 512;
+          const bool two = i + 1 < c1, first = b0 == 0;
+          if (ng == 2) {
+            two ? bf16_tiles<2, 2>(wb.data(), ws, xa, ldx, b1 - b0, pt, first)
+                : bf16_tiles<2, 1>(wb.data(), ws, xa, ldx, b1 - b0, pt, first);
+          } else {
+            two ? bf16_tiles<1, 2>(wb.data(), ws, xa, ldx, b1 - b0, pt, first)
+                : bf16_tiles<1, 1>(wb.data(), ws, xa, ldx, b1 - b0, pt, first);
+          }
+        }
+      }
+      for (int j = 0; j < ng; ++j) {  // the groups' sums to y
+        const __mmask16 mask = group_mask(g + j, rb, re);
+        for (size_t i = c0; i < c1; ++i) {
+          const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
+          const float* pt = part.data() + 512 * (i - c0) + 256 * j;
+          for (size_t t = 0; t < m; ++t) {
+            _mm512_mask_storeu_ps(y + (t0 + t) * ldy + (g + j) * kG, mask, _mm512_load_ps(pt + 16 * t));
           }
         }
       }
@@ -1185,8 +1143,9 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
   amx_release();
 }
 
-// Prefill takes the AMX tiles from this many tokens (a tile is 16). With 16 a group's unpacking
-// serves one tile: 0.95-0.96x the VNNI tiles' rate (Q8_0, Q5_0, Q4_K, Q6_K); 32: 1.11-1.34x.
+// Prefill takes the AMX tiles from this many tokens (a tile is 16), where a pass's conversion to
+// bf16 serves two tiles or more. 2048 x 2048, one thread: 32 tokens 1.15x (Q8_0) and 1.22x (Q4_K)
+// the VNNI tiles' rate, 64 tokens 1.6-1.8x.
 constexpr size_t kAmxMinTokens = 32;
 
 // One token: its interleaved layout is its own, so only ofs / xs are made.

@@ -407,9 +407,10 @@ TEST(Packed, LightReadAheadFollowsTheVendor) {
 // A batch long enough to be split into token chunks (AVX-512: 8 tiles of 8 tokens a chunk at 8192
 // columns; 70 tokens: 9 tiles of 7-8), over rows of 8192 columns (Q5_K / Q6_K prefill: 8 column
 // passes of 32 blocks whose sums continue through y): every token has the bits of its decode, and
-// agrees with the scalar oracle.
+// agrees with the scalar oracle. On the VNNI tiles: the AMX prefill has its own test below.
 TEST(Packed, LongBatchMatchesDecodeAndOracle) {
   VariantGuard guard;
+  set_amx_prefill(false);  // the AMX prefill sums bf16 products: AmxPrefillSumsBf16Products
   const auto variants = packed_variants();
   if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
   const size_t n_rows = 32, n_cols = 8192, n_tok = 70;
@@ -444,16 +445,21 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
   }
 }
 
-// Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles: the same bits as
-// the VNNI tiles (set_amx_prefill(false)) for every packed int8 type, over one block, odd block
-// counts (a last batch of 1-3 blocks) and rows of several column passes; token counts of whole
-// tiles of 16 and with a short last tile, and at 8192 columns one of two chunks of tiles (a chunk is
-// 1 MiB of activations: 8 tiles); row ranges that cut groups; nothing written outside them.
-TEST(Packed, AmxPrefillHasTheVnniBits) {
+// Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles in bf16: each
+// result is the exact sum of bf16(w)·bf16(x) over the row (w the dequantised weight, both rounded
+// to nearest even) up to f32 summing, for every packed int8 type; over one block, odd block counts
+// and rows of several column passes; token counts of whole tiles of 16, with a short last tile
+// and odd tile counts, and at 8192 columns over two chunks of tiles (a chunk is 1 MiB of bf16
+// activations: 4 tiles); row ranges that cut groups and leave an odd group count; nothing written
+// outside them. A wrong scale on one half block of 16 columns, or one token's tile read for another,
+// lies far outside the bound; an f32 weight one ulp off the kernel's own at a bf16 tie moves one
+// term by 2^-8 of it (the bound's second part).
+TEST(Packed, AmxPrefillSumsBf16Products) {
   VariantGuard guard;
   if (!set_cpu_variant("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   set_amx_prefill(true);
-  if (!amx_prefill()) GTEST_SKIP() << "no AMX-INT8 on this CPU (or ALAP_CPU_AMX=off)";
+  if (!amx_prefill()) GTEST_SKIP() << "no AMX-BF16 on this CPU (or ALAP_CPU_AMX=off)";
+  auto bf = [](float v) { return double(bf16_to_f32(f32_to_bf16(v))); };
   const size_t n_rows = 48;
   const std::vector<std::pair<size_t, size_t>> ranges = {{0, 48}, {5, 37}, {17, 18}};
   for (DType t : kPacked) {
@@ -462,24 +468,36 @@ TEST(Packed, AmxPrefillHasTheVnniBits) {
     for (size_t n_cols : {block, block * (block == 256 ? 5 : 37), size_t{8192}}) {
       Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_cols));
       ASSERT_TRUE(pack(m)) << name_of(t);
+      std::vector<double> wb(m.wf.size());
+      for (size_t i = 0; i < wb.size(); ++i) wb[i] = bf(m.wf[i]);
       for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
         if (n_tok > 70 && n_cols != 8192) continue;
         const std::vector<float> x = random_x(n_tok * n_cols, 11 + static_cast<uint32_t>(n_tok));
         const Acts a = quantise(x, n_tok, n_cols);
         const QuantizedActs acts = token_view(x, a, 0, n_tok, n_cols);
         const size_t ldy = n_rows + 3;
-        std::vector<float> want(n_tok * ldy, -777.0f);
-        set_amx_prefill(false);
-        matmul(m.packed(), acts, want.data(), ldy, 0, n_rows);
-        set_amx_prefill(true);
+        std::vector<double> want(n_tok * n_rows), bound(n_tok * n_rows);
+        for (size_t tok = 0; tok < n_tok; ++tok) {
+          for (size_t r = 0; r < n_rows; ++r) {
+            double sum = 0, mag = 0, top = 0;
+            for (size_t c = 0; c < n_cols; ++c) {
+              const double p = wb[r * n_cols + c] * bf(x[tok * n_cols + c]);
+              sum += p, mag += std::fabs(p), top = std::max(top, std::fabs(p));
+            }
+            want[tok * n_rows + r] = sum;
+            bound[tok * n_rows + r] = 1e-5 * mag + 4.0 * top / 256.0 + 1e-6;
+          }
+        }
         for (const auto& [rb, re] : ranges) {
           std::vector<float> got(n_tok * ldy, -777.0f);
           matmul(m.packed(), acts, got.data(), ldy, rb, re);
           const std::string what = std::string(name_of(t)) + " cols " + std::to_string(n_cols) + " n_tok " +
                                    std::to_string(n_tok) + " rows " + std::to_string(rb) + ".." + std::to_string(re);
           ASSERT_TRUE(rows_written(got, n_tok, ldy, rb, re, [&](size_t tok, size_t r, float g) {
-            const float w = want[tok * ldy + r];
-            return g == w ? std::string() : "got " + std::to_string(g) + ", the VNNI tiles' " + std::to_string(w);
+            const double w = want[tok * n_rows + r];
+            return std::fabs(g - w) <= bound[tok * n_rows + r]
+                       ? std::string()
+                       : "got " + std::to_string(g) + ", the bf16 products' " + std::to_string(w);
           })) << what;
         }
       }

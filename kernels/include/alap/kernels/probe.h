@@ -57,10 +57,10 @@ DotPeakProbe measure_int8_dot_peak(size_t n_threads, size_t lanes = 0, double se
 // variants); lanes 0 and gmacs 0 under the scalar and sse4 variants. The prefill ceiling of a plain file.
 DotPeakProbe measure_f32_fma_peak(size_t n_threads, double seconds = 0.2);
 
-// The same for AMX's int8 tile product (TDPBSSD on 64-byte rows), where the CPU and the OS give
-// the process the tiles (lanes 64, isa "amx-int8"); lanes 0 and gmacs 0 elsewhere. The AVX-512
-// prefill products run on the tiles there (quant.h amx_prefill()) with 32-byte rows a product, so
-// half of this is their ceiling.
-DotPeakProbe measure_amx_int8_peak(size_t n_threads, double seconds = 0.2);
+// The same for AMX's bf16 tile product (TDPBF16PS, rows of 32 bf16), where the CPU and the OS give
+// the process the tiles (lanes 32, isa "amx-bf16"); lanes 0 and gmacs 0 elsewhere. The AVX-512
+// prefill products run on the tiles there (quant.h amx_prefill()); they load an operand tile a
+// product, which holds them to about 0.55 of this.
+DotPeakProbe measure_amx_peak(size_t n_threads, double seconds = 0.2);
 
 }  // namespace alap::kernels
