@@ -5,8 +5,8 @@
 // group's codes unpacked to bytes once per column pass, not once per tile). Not the unpacked paths
 // (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
 // and the int32 sums are exact whatever their order, so all batch sizes give the same bits. On CPUs
-// with AMX-INT8, prefill from 32 tokens takes its int32 sums from the tile unit instead (amx_k,
-// below), with the same f32 steps: the same bits again.
+// with AMX, prefill from 32 tokens runs on the tile unit in bf16 instead (amx_k, below): not these
+// bits.
 // GCC 12's avx512fintrin.h converts from _mm512_undefined_*(), which -Wmaybe-uninitialized reports
 // once inlined at -O3: a false positive in the system header (as in matmul_vnni.cpp).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
