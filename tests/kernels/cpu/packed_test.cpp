@@ -449,8 +449,8 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
 // result is the exact sum of bf16(w)·bf16(x) over the row (w the dequantised weight, both rounded
 // to nearest even) up to f32 summing, for every packed int8 type; over one block, odd block counts
 // and rows of several column passes; token counts of whole tiles of 16, with a short last tile
-// and odd tile counts, and at 8192 columns over two chunks of tiles (a chunk is 1 MiB of bf16
-// activations: 4 tiles); row ranges that cut groups and leave an odd group count; nothing written
+// and odd tile counts, and at 8192 columns over two chunks of tiles (a chunk is 2 MiB of bf16
+// activations: 8 tiles, then 1); row ranges that cut groups and leave an odd group count; nothing written
 // outside them. A wrong scale on one half block of 16 columns, or one token's tile read for another,
 // lies far outside the bound; an f32 weight one ulp off the kernel's own at a bf16 tie moves one
 // term by 2^-8 of it (the bound's second part).
