@@ -1145,6 +1145,185 @@ void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, si
   amx_release();
 }
 
+// ---- F16 / BF16 weights on the AMX tiles ----
+// The packed runs of four (packed_layout.h) hold each row's 32 columns of a block as two 32-byte
+// pieces, so here the weights are the A operand (tile row = weight row: the pieces side by side,
+// no transpose) and the activations the B operand, transposed once a call to pairs of columns ×
+// 16 tokens; the C tile is [row][token] and is transposed on its way to y. BF16 weights are exact
+// in one A tile. An F16 weight w (11 significant bits) is hi + lo exactly, hi = bf16(w) and lo =
+// w − hi (at most 4 significant bits): two products a block, so only the activations are rounded
+// (to bf16, as for the quantised types).
+
+// The 16 × 16 32-bit matrix in r (row i = r[i]) transposed in place.
+ALAP_INLINE void transpose16(__m512i (&r)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    for (int j = 0; j < 2; ++j) {
+      r[i + 2 * j] = _mm512_unpacklo_epi64(t[i + j], t[i + j + 2]);
+      r[i + 2 * j + 1] = _mm512_unpackhi_epi64(t[i + j], t[i + j + 2]);
+    }
+  }
+  // r[4p + c] now holds, in each 128-bit lane L, rows 4p..4p+3's element 4L + c.
+  for (int i = 0; i < 8; ++i) {
+    const int a = (i / 4) * 8 + i % 4, b = a + 4;  // rows 0-3 / 8-11 with 4-7 / 12-15
+    t[2 * i] = _mm512_shuffle_i32x4(r[a], r[b], 0x88), t[2 * i + 1] = _mm512_shuffle_i32x4(r[a], r[b], 0xDD);
+  }
+  // t[2i]: lanes (L0 of a, L2 of a, L0 of b, L2 of b); t[2i + 1]: lanes 1 and 3.
+  for (int c = 0; c < 4; ++c) {
+    for (int h = 0; h < 2; ++h) {  // elements 4(0 + h) + c and 4(2 + h) + c
+      const __m512i lo = t[2 * c + h], hi = t[2 * (c + 4) + h];
+      r[c + 4 * h] = _mm512_shuffle_i32x4(lo, hi, 0x88), r[c + 8 + 4 * h] = _mm512_shuffle_i32x4(lo, hi, 0xDD);
+    }
+  }
+}
+
+// Tokens [t0, t1) of x ([n_tok][n_cols] f32; t0 a multiple of 16) to bf16 B tiles at out, zeros
+// from n_tok on: tile i's block b at 512·(nb·i + b), pair row k (columns 2k, 2k + 1) of its 16
+// tokens at 32·k.
+__attribute__((target("avx512bf16"))) void h16_acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
+                                                    uint16_t* out) {
+  const size_t nb = n_cols / 32;
+  for (size_t i = 0; t0 + 16 * i < t1; ++i) {
+    for (size_t b = 0; b < nb; ++b) {
+      __m512i r[16];
+      for (size_t t = 0; t < 16; ++t) {
+        const size_t tok = t0 + 16 * i + t;
+        const float* p = x + tok * n_cols + 32 * b;
+        r[t] = tok < n_tok ? reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p)))
+                           : _mm512_setzero_si512();
+      }
+      transpose16(r);
+      uint16_t* o = out + 512 * (nb * i + b);
+      for (int k = 0; k < 16; ++k) _mm512_store_si512(o + 32 * k, r[k]);
+    }
+  }
+}
+
+// Blocks [b0, b1) of the group whose runs of four start at g (run i at i·run_bytes) to A tiles:
+// block b's row r at hi + 512·(b − b0) + 32·r; for F16 also lo (w − hi) beside it at lo.
+template <bool kBf16>
+__attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t run_bytes, size_t b0, size_t b1,
+                                                       uint16_t* hi, uint16_t* lo) {
+  for (size_t b = b0; b < b1; ++b, hi += 512, lo += 512) {
+    for (int r = 0; r < 16; ++r) {
+      const uint8_t* p = g + (r / 4) * run_bytes + 256 * b + 32 * (r % 4);  // chunks 2b, 2b + 1 at p, p + 128
+      const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128));
+      if constexpr (kBf16) {
+        _mm512_store_si512(hi + 32 * r, _mm512_inserti64x4(_mm512_castsi256_si512(c0), c1, 1));
+      } else {
+        const __m512 f0 = _mm512_cvtph_ps(c0), f1 = _mm512_cvtph_ps(c1);
+        const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f1, f0));
+        // hi as f32: each bf16 word in the top half of its lane
+        const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+        const __m512 h1 =
+            _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+        _mm512_store_si512(hi + 32 * r, h);
+        _mm512_store_si512(lo + 32 * r, reinterpret_cast<__m512i>(
+                                           _mm512_cvtne2ps_pbh(_mm512_sub_ps(f1, h1), _mm512_sub_ps(f0, h0))));
+      }
+    }
+  }
+}
+
+// NG groups × NT tiles of 16 tokens over n_blocks blocks, weights as A: C tile 2j + t (group j,
+// tile t, [row][token]) starts at zero (first) or from part + 256·(2t + j) and goes back there.
+// Group j's A tiles at wa + j·wstride (then its lo tiles lstride on, kLo), tile t's B tiles at
+// xa + t·xstride, 512 values a block.
+template <int NG, int NT, bool kLo>
+ALAP_INLINE void h16_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
+                           size_t n_blocks, float* part, bool first) {
+  auto each = [&](auto&& f) {
+    f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+    if constexpr (NT > 1) f(std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
+    if constexpr (NG > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
+    if constexpr (NG > 1 && NT > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 1>{});
+  };
+  each([&](auto j, auto t) {
+    if (first) {
+      amx_zero<2 * j + t>();
+    } else {
+      amx_load<2 * j + t>(part + 256 * (2 * t + j), 64);
+    }
+  });
+  for (size_t b = 0; b < n_blocks; ++b) {
+    amx_load<4>(wa + 512 * b, 64);
+    if constexpr (NG > 1) amx_load<5>(wa + wstride + 512 * b, 64);
+    amx_load<6>(xa + 512 * b, 64);
+    if constexpr (NT > 1) amx_load<7>(xa + xstride + 512 * b, 64);
+    each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + j, 6 + t>(); });
+    if constexpr (kLo) {
+      amx_load<4>(wa + lstride + 512 * b, 64);
+      if constexpr (NG > 1) amx_load<5>(wa + wstride + lstride + 512 * b, 64);
+      each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + j, 6 + t>(); });
+    }
+  }
+  each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
+}
+
+// Prefill on packed F16 / BF16 (n_cols a multiple of 32): the structure of amx_k, weights as A.
+template <bool kBf16>
+void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_cols = a.n_cols;
+  const size_t gb = packed::group_bytes(w.type, w.n_cols), run_bytes = gb / 4;
+  const auto* base = static_cast<const uint8_t*>(w.packed);
+  const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
+  const size_t n_tiles = (n_tok + 15) / 16;
+  constexpr size_t kPassH = 16;                  // blocks a column pass
+  constexpr size_t kLoOfs = 2 * kPassH * 512;  // F16: the lo tiles after both groups' hi tiles
+  const size_t per_chunk = std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));  // as amx_k
+  ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
+  ScratchArray<float> part{kScratchRows};
+  wb.resize(2 * kLoOfs);
+  xb.resize(16 * std::min(per_chunk, n_tiles) * n_cols);
+  part.resize(512 * std::min(per_chunk, n_tiles));
+  amx_load_config(amx_config());
+  for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
+    const size_t c1 = std::min(n_tiles, c0 + per_chunk);
+    h16_acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
+    for (size_t g = g0; g < g1; g += 2) {
+      const int ng = g + 1 < g1 ? 2 : 1;
+      for (size_t b0 = 0; b0 < nb; b0 += kPassH) {
+        const size_t b1 = std::min(nb, b0 + kPassH);
+        for (int j = 0; j < ng; ++j) {
+          h16_weights<kBf16>(base + (g + j) * gb, run_bytes, b0, b1, wb.data() + j * kPassH * 512,
+                             wb.data() + kLoOfs + j * kPassH * 512);
+        }
+        for (size_t i = c0; i < c1; i += 2) {
+          const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
+          float* pt = part.data() + 512 * (i - c0);
+          const size_t xs = 16 * n_cols, ws = kPassH * 512, n = b1 - b0;
+          const bool two = i + 1 < c1, first = b0 == 0;
+          if (ng == 2) {
+            two ? h16_tiles<2, 2, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
+                : h16_tiles<2, 1, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+          } else {
+            two ? h16_tiles<1, 2, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
+                : h16_tiles<1, 1, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+          }
+        }
+      }
+      for (int j = 0; j < ng; ++j) {  // the groups' sums, [row][token], to y
+        const __mmask16 mask = group_mask(g + j, rb, re);
+        for (size_t i = c0; i < c1; ++i) {
+          const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
+          const float* pt = part.data() + 512 * (i - c0) + 256 * j;
+          __m512i v[16];
+          for (int r = 0; r < 16; ++r) v[r] = _mm512_load_si512(pt + 16 * r);
+          transpose16(v);
+          for (size_t t = 0; t < m; ++t) {
+            _mm512_mask_storeu_ps(y + (t0 + t) * ldy + (g + j) * kG, mask, _mm512_castsi512_ps(v[t]));
+          }
+        }
+      }
+    }
+  }
+  amx_release();
+}
+
 // Prefill takes the AMX tiles from this many tokens (a tile is 16), where a pass's conversion to
 // bf16 serves two tiles or more. 2048 x 2048, one thread: 32 tokens 1.15x (Q8_0) and 1.22x (Q4_K)
 // the VNNI tiles' rate, 64 tokens 1.6-1.8x.
@@ -1278,6 +1457,13 @@ void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, 
 
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end) {
+  const bool h16 = w.type == DType::f16 || w.type == DType::bf16;
+  if (h16 && x.n_tok >= kAmxMinTokens && amx_prefill() && w.n_cols % 32 == 0 && w.n_rows % kG == 0 &&
+      packed::group_bytes(w.type, w.n_cols) != 0) {
+    w.type == DType::bf16 ? amx_h16_k<true>(w, x, y, ldy, row_begin, row_end)
+                          : amx_h16_k<false>(w, x, y, ldy, row_begin, row_end);
+    return true;
+  }
   if (x.q == nullptr || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
   switch (w.type) {
     case DType::q8_0:

@@ -447,7 +447,8 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
 
 // Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles in bf16: each
 // result is the exact sum of bf16(w)·bf16(x) over the row (w the dequantised weight, both rounded
-// to nearest even) up to f32 summing, for every packed int8 type; over one block, odd block counts
+// to nearest even) up to f32 summing, for every packed int8 type, and of w·bf16(x) for F16 and
+// BF16 (their weights exact: F16 as two bf16 parts, transposed tiles); over one block, odd block counts
 // and rows of several column passes; token counts of whole tiles of 16, with a short last tile
 // and odd tile counts, and at 8192 columns over two chunks of tiles (a chunk is 2 MiB of bf16
 // activations: 8 tiles, then 1); row ranges that cut groups and leave an odd group count; nothing written
@@ -463,18 +464,17 @@ TEST(Packed, AmxPrefillSumsBf16Products) {
   const size_t n_rows = 48;
   const std::vector<std::pair<size_t, size_t>> ranges = {{0, 48}, {5, 37}, {17, 18}};
   for (DType t : kPacked) {
-    if (is_h16(t)) continue;
-    const size_t block = unit_of(t);
+    const size_t block = is_h16(t) ? 32 : unit_of(t);  // F16 / BF16 take the tiles in blocks of 32
     for (size_t n_cols : {block, block * (block == 256 ? 5 : 37), size_t{8192}}) {
       Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_cols));
       ASSERT_TRUE(pack(m)) << name_of(t);
-      std::vector<double> wb(m.wf.size());
-      for (size_t i = 0; i < wb.size(); ++i) wb[i] = bf(m.wf[i]);
+      std::vector<double> wb(m.wf.size());  // F16 and BF16 weights stay exact (F16 as two bf16 parts)
+      for (size_t i = 0; i < wb.size(); ++i) wb[i] = is_h16(t) ? double(m.wf[i]) : bf(m.wf[i]);
       for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
         if (n_tok > 70 && n_cols != 8192) continue;
         const std::vector<float> x = random_x(n_tok * n_cols, 11 + static_cast<uint32_t>(n_tok));
-        const Acts a = quantise(x, n_tok, n_cols);
-        const QuantizedActs acts = token_view(x, a, 0, n_tok, n_cols);
+        const Acts a = is_h16(t) ? Acts{} : quantise(x, n_tok, n_cols);
+        const QuantizedActs acts = acts_for(t, x, a, 0, n_tok, n_cols);
         const size_t ldy = n_rows + 3;
         std::vector<double> want(n_tok * n_rows), bound(n_tok * n_rows);
         for (size_t tok = 0; tok < n_tok; ++tok) {
