@@ -1325,9 +1325,12 @@ void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy
 }
 
 // Prefill takes the AMX tiles from this many tokens (a tile is 16), where a pass's conversion to
-// bf16 serves two tiles or more. 2048 x 2048, one thread: 32 tokens 1.15x (Q8_0) and 1.22x (Q4_K)
-// the VNNI tiles' rate, 64 tokens 1.6-1.8x.
+// bf16 serves two tiles or more. 2048 x 2048, one thread, AMX against the VNNI tiles: 16 tokens
+// 0.79-0.92x (Q8_0, Q4_K, Q6_K), 24 0.86-0.97x, 32 1.08-1.24x, 64 1.6-1.8x.
 constexpr size_t kAmxMinTokens = 32;
+// F16 / BF16 from 16 (against the FMA products; the eval f16 file's prompts, one thread): 4 tokens
+// 0.6-0.7x, 8 level, 16 1.7-1.9x, 24 1.9-2.2x.
+constexpr size_t kAmxMinTokensH16 = 16;
 
 // One token: its interleaved layout is its own, so only ofs / xs are made.
 template <class K>
@@ -1458,7 +1461,7 @@ void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, 
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end) {
   const bool h16 = w.type == DType::f16 || w.type == DType::bf16;
-  if (h16 && x.n_tok >= kAmxMinTokens && amx_prefill() && w.n_cols % 32 == 0 && w.n_rows % kG == 0 &&
+  if (h16 && x.n_tok >= kAmxMinTokensH16 && amx_prefill() && w.n_cols % 32 == 0 && w.n_rows % kG == 0 &&
       packed::group_bytes(w.type, w.n_cols) != 0) {
     w.type == DType::bf16 ? amx_h16_k<true>(w, x, y, ldy, row_begin, row_end)
                           : amx_h16_k<false>(w, x, y, ldy, row_begin, row_end);

@@ -470,8 +470,8 @@ TEST(Packed, AmxPrefillSumsBf16Products) {
       ASSERT_TRUE(pack(m)) << name_of(t);
       std::vector<double> wb(m.wf.size());  // F16 and BF16 weights stay exact (F16 as two bf16 parts)
       for (size_t i = 0; i < wb.size(); ++i) wb[i] = is_h16(t) ? double(m.wf[i]) : bf(m.wf[i]);
-      for (size_t n_tok : {size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
-        if (n_tok > 70 && n_cols != 8192) continue;
+      for (size_t n_tok : {size_t{16}, size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
+        if ((n_tok > 70 && n_cols != 8192) || (n_tok < 32 && !is_h16(t))) continue;  // F16 / BF16 from 16
         const std::vector<float> x = random_x(n_tok * n_cols, 11 + static_cast<uint32_t>(n_tok));
         const Acts a = is_h16(t) ? Acts{} : quantise(x, n_tok, n_cols);
         const QuantizedActs acts = acts_for(t, x, a, 0, n_tok, n_cols);

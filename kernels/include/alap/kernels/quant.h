@@ -117,13 +117,14 @@ enum class ReadAhead { automatic, on, off };
 void set_light_read_ahead(ReadAhead mode);  // for tests and benchmarks
 bool light_read_ahead();                    // what the products do now
 
-// Whether the AVX-512 variant's prefill products on packed int8-code weights (32 tokens or more a
-// call) run on the AMX tile unit in bf16 (TDPBF16PS: Xeon since Sapphire Rapids), where the CPU,
-// the OS and the process allow it and neither ALAP_CPU_AMX=off nor set_amx_prefill(false) refuses
-// it. There each weight (scale · code + offset) and each f32 activation is rounded to bf16 and the
-// products are summed in f32: not the bits of the int8 activation blocks, which a decode token and
-// a call of fewer tokens take (on random rows the bf16 sums lie nearer the exact product). A token's
-// result still does not depend on the other tokens of its call, the row range or the thread.
+// Whether the AVX-512 variant's prefill products on packed weights (32 tokens or more a call; F16
+// and BF16 from 16) run on the AMX tile unit in bf16 (TDPBF16PS: Xeon since Sapphire Rapids), where
+// the CPU, the OS and the process allow it and neither ALAP_CPU_AMX=off nor set_amx_prefill(false)
+// refuses it. There each quantised weight (scale · code + offset) and each f32 activation is
+// rounded to bf16 (F16 weights stay exact, as two bf16 parts) and the products are summed in f32:
+// not the bits of the int8 activation blocks (or f32 FMAs) that a decode token and a call of fewer
+// tokens take (on random rows the bf16 sums lie nearer the exact product). A token's result still
+// does not depend on the other tokens of its call, the row range or the thread.
 // docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)".
 void set_amx_prefill(bool allowed);  // for tests and benchmarks
 bool amx_prefill();                  // what the products do now
