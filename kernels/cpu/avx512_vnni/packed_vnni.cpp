@@ -1055,96 +1055,6 @@ __attribute__((target("avx512bf16"))) void bf16_acts(const float* x, size_t n_to
   }
 }
 
-// NG groups × NT tiles of 16 tokens over n_blocks blocks: C tile 2j + t (group j, tile t) starts
-// at zero (first) or from part + 256·(2t + j) and goes back there. Tile t's A tiles start at
-// xa + t·xstride, group j's B tiles at wa + j·wstride, 512 values a block.
-template <int NG, int NT>
-ALAP_INLINE void bf16_tiles(const uint16_t* wa, size_t wstride, const uint16_t* xa, size_t xstride, size_t n_blocks,
-                            float* part, bool first) {
-  auto each = [&](auto&& f) {
-    f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
-    if constexpr (NT > 1) f(std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
-    if constexpr (NG > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
-    if constexpr (NG > 1 && NT > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 1>{});
-  };
-  each([&](auto j, auto t) {
-    if (first) {
-      amx_zero<2 * j + t>();
-    } else {
-      amx_load<2 * j + t>(part + 256 * (2 * t + j), 64);
-    }
-  });
-  for (size_t b = 0; b < n_blocks; ++b) {
-    amx_load<4>(xa + 512 * b, 64);
-    if constexpr (NT > 1) amx_load<5>(xa + xstride + 512 * b, 64);
-    amx_load<6>(wa + 512 * b, 64);
-    if constexpr (NG > 1) amx_load<7>(wa + wstride + 512 * b, 64);
-    each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + t, 6 + j>(); });
-  }
-  each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
-}
-
-template <class K>
-void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
-  constexpr AmxForm F = K::kAmx;
-  const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_cols = a.n_cols;
-  const size_t gb = packed::group_bytes(w.type, w.n_cols);
-  const auto* base = static_cast<const uint8_t*>(w.packed);
-  const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
-  const size_t n_tiles = (n_tok + 15) / 16;
-  constexpr size_t kBfPass = 16;  // blocks a column pass (a multiple of 8: the super-block types)
-  // Chunks of tiles of at most 2 MiB of bf16 activations: 128 tokens (the engine's CPU batch) at
-  // 8192 columns in one chunk, so each weight is converted once a call. Cold 2048 x 8192, 128
-  // tokens: 1.15-1.2x the rate of 1 MiB chunks (two of them); 4 MiB level; 8192 x 2048 level.
-  const size_t per_chunk = std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));
-  ScratchArray<uint8_t> scratch{kScratchUnpacked};
-  ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
-  ScratchArray<float> part{kScratchRows};
-  scratch.resize(kBfPass * amx_bytes(F));
-  wb.resize(2 * kBfPass * 512);
-  xb.resize(16 * std::min(per_chunk, n_tiles) * n_cols);
-  part.resize(512 * std::min(per_chunk, n_tiles));
-  amx_load_config(amx_config());
-  for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
-    const size_t c1 = std::min(n_tiles, c0 + per_chunk);
-    bf16_acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
-    for (size_t g = g0; g < g1; g += 2) {
-      const int ng = g + 1 < g1 ? 2 : 1;
-      for (size_t b0 = 0; b0 < nb; b0 += kBfPass) {
-        const size_t b1 = std::min(nb, b0 + kBfPass);
-        for (int j = 0; j < ng; ++j) {
-          amx_pass<K>(base + (g + j) * gb, b0, b1, nb, scratch.data());
-          bf16_weights<F>(scratch.data(), b1 - b0, wb.data() + j * kBfPass * 512);
-        }
-        for (size_t i = c0; i < c1; i += 2) {
-          const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
-          float* pt = part.data() + 512 * (i - c0);
-          const size_t ldx = 16 * n_cols, ws = kBfPass * 512;
-          const bool two = i + 1 < c1, first = b0 == 0;
-          if (ng == 2) {
-            two ? bf16_tiles<2, 2>(wb.data(), ws, xa, ldx, b1 - b0, pt, first)
-                : bf16_tiles<2, 1>(wb.data(), ws, xa, ldx, b1 - b0, pt, first);
-          } else {
-            two ? bf16_tiles<1, 2>(wb.data(), ws, xa, ldx, b1 - b0, pt, first)
-                : bf16_tiles<1, 1>(wb.data(), ws, xa, ldx, b1 - b0, pt, first);
-          }
-        }
-      }
-      for (int j = 0; j < ng; ++j) {  // the groups' sums to y
-        const __mmask16 mask = group_mask(g + j, rb, re);
-        for (size_t i = c0; i < c1; ++i) {
-          const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
-          const float* pt = part.data() + 512 * (i - c0) + 256 * j;
-          for (size_t t = 0; t < m; ++t) {
-            _mm512_mask_storeu_ps(y + (t0 + t) * ldy + (g + j) * kG, mask, _mm512_load_ps(pt + 16 * t));
-          }
-        }
-      }
-    }
-  }
-  amx_release();
-}
-
 // ---- F16 / BF16 weights on the AMX tiles ----
 // The packed runs of four (packed_layout.h) hold each row's 32 columns of a block as two 32-byte
 // pieces, so here the weights are the A operand (tile row = weight row: the pieces side by side,
@@ -1229,18 +1139,30 @@ __attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t 
   }
 }
 
-// NG groups × NT tiles of 16 tokens over n_blocks blocks, weights as A: C tile 2j + t (group j,
-// tile t, [row][token]) starts at zero (first) or from part + 256·(2t + j) and goes back there.
-// Group j's A tiles at wa + j·wstride (then its lo tiles lstride on, kLo), tile t's B tiles at
-// xa + t·xstride, 512 values a block.
-template <int NG, int NT, bool kLo>
-ALAP_INLINE void h16_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
+// ---- The tile loop of both forms ----
+// NG groups × NT tiles of 16 tokens over n_blocks blocks: C tile 2j + t (group j, tile t) starts
+// at zero (first) or from part + 256·(2t + j) and goes back there. Group j's weight tiles at
+// wa + j·wstride (kLo: its lo tiles lstride on, a second product), tile t's activation tiles at
+// xa + t·xstride, 512 values a block. kWeightsA: the weights are the A operand (tmm4 + j; the sums
+// [row][token]), else the B operand (tmm6 + j, the activations tmm4 + t; the sums [token][row]).
+template <int NG, int NT, bool kWeightsA, bool kLo>
+ALAP_INLINE void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
                            size_t n_blocks, float* part, bool first) {
+  constexpr int W = kWeightsA ? 4 : 6, X = kWeightsA ? 6 : 4;
   auto each = [&](auto&& f) {
     f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
     if constexpr (NT > 1) f(std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
     if constexpr (NG > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
     if constexpr (NG > 1 && NT > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 1>{});
+  };
+  auto dots = [&] {
+    each([&](auto j, auto t) {
+      if constexpr (kWeightsA) {
+        amx_dot<2 * j + t, W + j, X + t>();
+      } else {
+        amx_dot<2 * j + t, X + t, W + j>();
+      }
+    });
   };
   each([&](auto j, auto t) {
     if (first) {
@@ -1250,31 +1172,65 @@ ALAP_INLINE void h16_tiles(const uint16_t* wa, size_t wstride, size_t lstride, c
     }
   });
   for (size_t b = 0; b < n_blocks; ++b) {
-    amx_load<4>(wa + 512 * b, 64);
-    if constexpr (NG > 1) amx_load<5>(wa + wstride + 512 * b, 64);
-    amx_load<6>(xa + 512 * b, 64);
-    if constexpr (NT > 1) amx_load<7>(xa + xstride + 512 * b, 64);
-    each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + j, 6 + t>(); });
+    amx_load<X>(xa + 512 * b, 64);
+    if constexpr (NT > 1) amx_load<X + 1>(xa + xstride + 512 * b, 64);
+    amx_load<W>(wa + 512 * b, 64);
+    if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + 512 * b, 64);
+    dots();
     if constexpr (kLo) {
-      amx_load<4>(wa + lstride + 512 * b, 64);
-      if constexpr (NG > 1) amx_load<5>(wa + wstride + lstride + 512 * b, 64);
-      each([&](auto j, auto t) { amx_dot<2 * j + t, 4 + j, 6 + t>(); });
+      amx_load<W>(wa + lstride + 512 * b, 64);
+      if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + lstride + 512 * b, 64);
+      dots();
     }
   }
   each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
 }
 
-// Prefill on packed F16 / BF16 (n_cols a multiple of 32): the structure of amx_k, weights as A.
+// The two forms amx_run takes: a pass of a group's weights as tiles (hi, and lo for F16) and a
+// chunk's activations as tiles, kWeightsA and kLo as for amx_tiles.
+// The packed int8-code types (K): the pass unpacked (amx_pass) and made bf16 B tiles.
+template <class K>
+struct QuantTiles {
+  static constexpr bool kWeightsA = false, kLo = false;
+  const uint8_t* base;
+  size_t gb, nb;
+  uint8_t* scratch;  // one pass of a group in K's AMX form
+  void weights(size_t g, size_t b0, size_t b1, uint16_t* hi, uint16_t*) const {
+    amx_pass<K>(base + g * gb, b0, b1, nb, scratch);
+    bf16_weights<K::kAmx>(scratch, b1 - b0, hi);
+  }
+  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out) {
+    bf16_acts(x, n_tok, n_cols, t0, t1, out);
+  }
+};
+// Packed F16 / BF16: the rows' pieces side by side as A tiles, the activations transposed.
 template <bool kBf16>
-void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+struct H16Tiles {
+  static constexpr bool kWeightsA = true, kLo = !kBf16;
+  const uint8_t* base;
+  size_t gb;
+  void weights(size_t g, size_t b0, size_t b1, uint16_t* hi, uint16_t* lo) const {
+    h16_weights<kBf16>(base + g * gb, gb / 4, b0, b1, hi, lo);
+  }
+  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out) {
+    h16_acts(x, n_tok, n_cols, t0, t1, out);
+  }
+};
+
+// Rows [rb, re) of y for a's tokens on the AMX tiles in form f: chunks of tiles of 16 tokens, pairs
+// of groups, column passes of kAmxPass blocks whose weights are converted once and serve every
+// tile pair of the chunk.
+constexpr size_t kAmxPass = 16;  // blocks a column pass (a multiple of 8: the super-block types)
+template <class T>
+void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_cols = a.n_cols;
-  const size_t gb = packed::group_bytes(w.type, w.n_cols), run_bytes = gb / 4;
-  const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
   const size_t n_tiles = (n_tok + 15) / 16;
-  constexpr size_t kPassH = 16;                  // blocks a column pass
-  constexpr size_t kLoOfs = 2 * kPassH * 512;  // F16: the lo tiles after both groups' hi tiles
-  const size_t per_chunk = std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));  // as amx_k
+  constexpr size_t kLoOfs = 2 * kAmxPass * 512;  // F16: the lo tiles after both groups' hi tiles
+  // Chunks of tiles of at most 2 MiB of bf16 activations: 128 tokens (the engine's CPU batch) at
+  // 8192 columns in one chunk, so each weight is converted once a call. Cold 2048 x 8192, 128
+  // tokens: 1.15-1.2x the rate of 1 MiB chunks (two of them); 4 MiB level; 8192 x 2048 level.
+  const size_t per_chunk = std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));
   ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
   ScratchArray<float> part{kScratchRows};
   wb.resize(2 * kLoOfs);
@@ -1283,37 +1239,37 @@ void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy
   amx_load_config(amx_config());
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
-    h16_acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
+    T::acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
     for (size_t g = g0; g < g1; g += 2) {
       const int ng = g + 1 < g1 ? 2 : 1;
-      for (size_t b0 = 0; b0 < nb; b0 += kPassH) {
-        const size_t b1 = std::min(nb, b0 + kPassH);
+      for (size_t b0 = 0; b0 < nb; b0 += kAmxPass) {
+        const size_t b1 = std::min(nb, b0 + kAmxPass);
         for (int j = 0; j < ng; ++j) {
-          h16_weights<kBf16>(base + (g + j) * gb, run_bytes, b0, b1, wb.data() + j * kPassH * 512,
-                             wb.data() + kLoOfs + j * kPassH * 512);
+          f.weights(g + j, b0, b1, wb.data() + j * kAmxPass * 512, wb.data() + kLoOfs + j * kAmxPass * 512);
         }
         for (size_t i = c0; i < c1; i += 2) {
           const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
           float* pt = part.data() + 512 * (i - c0);
-          const size_t xs = 16 * n_cols, ws = kPassH * 512, n = b1 - b0;
+          const size_t xs = 16 * n_cols, ws = kAmxPass * 512, n = b1 - b0;
           const bool two = i + 1 < c1, first = b0 == 0;
+          constexpr bool A = T::kWeightsA, L = T::kLo;
           if (ng == 2) {
-            two ? h16_tiles<2, 2, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
-                : h16_tiles<2, 1, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+            two ? amx_tiles<2, 2, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
+                : amx_tiles<2, 1, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
           } else {
-            two ? h16_tiles<1, 2, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
-                : h16_tiles<1, 1, !kBf16>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+            two ? amx_tiles<1, 2, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
+                : amx_tiles<1, 1, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
           }
         }
       }
-      for (int j = 0; j < ng; ++j) {  // the groups' sums, [row][token], to y
+      for (int j = 0; j < ng; ++j) {  // the groups' sums to y ([row][token] ones transposed first)
         const __mmask16 mask = group_mask(g + j, rb, re);
         for (size_t i = c0; i < c1; ++i) {
           const size_t t0 = 16 * i, m = std::min<size_t>(16, n_tok - t0);
           const float* pt = part.data() + 512 * (i - c0) + 256 * j;
           __m512i v[16];
           for (int r = 0; r < 16; ++r) v[r] = _mm512_load_si512(pt + 16 * r);
-          transpose16(v);
+          if constexpr (T::kWeightsA) transpose16(v);
           for (size_t t = 0; t < m; ++t) {
             _mm512_mask_storeu_ps(y + (t0 + t) * ldy + (g + j) * kG, mask, _mm512_castsi512_ps(v[t]));
           }
@@ -1322,6 +1278,22 @@ void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy
     }
   }
   amx_release();
+}
+
+template <class K>
+void amx_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  ScratchArray<uint8_t> scratch{kScratchUnpacked};
+  scratch.resize(kAmxPass * amx_bytes(K::kAmx));
+  const QuantTiles<K> f{static_cast<const uint8_t*>(w.packed), packed::group_bytes(w.type, w.n_cols), a.n_cols / 32,
+                        scratch.data()};
+  amx_run(f, a, y, ldy, rb, re);
+}
+
+// Prefill on packed F16 / BF16 (n_cols a multiple of 32).
+template <bool kBf16>
+void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  amx_run(H16Tiles<kBf16>{static_cast<const uint8_t*>(w.packed), packed::group_bytes(w.type, w.n_cols)}, a, y, ldy, rb,
+          re);
 }
 
 // Prefill takes the AMX tiles from this many tokens (a tile is 16), where a pass's conversion to
