@@ -192,9 +192,9 @@ ALAP_FMA_LOOP(fma_loop_256, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps,
 #undef ALAP_DOT12
 #undef ALAP_DOT8
 
-// AMX's bf16 tile product (TDPBF16PS, 16 × 16 f32 sums of rows of 32 bf16: 8192
-// multiply-adds an instruction), four independent accumulator tiles, the operands zero and no
-// loads: the tile unit's own peak. The prefill products load an operand tile a product (each 1 KB
+// AMX's bf16 tile product (TDPBF16PS, 16 × 16 f32 sums of rows of 32 bf16: 8192 multiply-adds an
+// instruction), four independent accumulator tiles, the operands zero and no loads: the tile
+// unit's own peak. The prefill products load an operand tile a product (each 1 KB
 // from L1 or L2), which this machine's tile unit does not overlap with the products: their ceiling
 // is about 0.55 of it (docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)"). Runs
 // only where cpu_features().amx_bf16 (the process may use the tiles).

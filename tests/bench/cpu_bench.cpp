@@ -427,7 +427,7 @@ int main(int argc, char** argv) {
                   100.0 * prefill_gmacs / std::max(peak.gmacs, 1e-9), peak512.isa, peak512.gmacs,
                   100.0 * prefill_gmacs / std::max(peak512.gmacs, 1e-9));
       if (amx.gmacs > 0) {
-        std::printf("        products on AMX tiles: %s peak %.1f GMAC/s (no operand loads; with them about 0.55): %.0f%%\n",
+        std::printf("        products on AMX tiles: %s peak %.1f GMAC/s (no operand loads; with them ~0.55): %.0f%%\n",
                     amx.isa, amx.gmacs, 100.0 * prefill_gmacs / std::max(amx.gmacs, 1e-9));
       }
       if (plain > 0) {

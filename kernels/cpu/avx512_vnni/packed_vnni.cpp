@@ -944,15 +944,15 @@ constexpr size_t ofs_words(size_t nb) {
 // Not the VNNI path's bits: bf16 keeps 8 significant bits of each weight and activation (2^-9
 // relative), where the VNNI path rounds each activation to int8 steps of its block's max / 127. On
 // random rows these results lie 3x closer to the exact product than the VNNI path's.
-// A B tile is 16 pair rows (columns 2p, 2p + 1) × the 16 rows, 64 bytes a pair row; an A tile is 16
-// tokens × 32 columns.
+// Here a B tile is 16 pair rows (columns 2p, 2p + 1) × the 16 rows, 64 bytes a pair row, and an A
+// tile 16 tokens × 32 columns (QuantTiles; packed F16 / BF16 take them the other way round, below).
 struct alignas(64) AmxConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
   uint16_t colsb[16] = {};
   uint8_t rows[16] = {};
 };
-// Tiles: C (sums) tmm0-3, A (activations) tmm4-5, B (weights) tmm6-7, each 16 rows of 64 bytes.
-// An unconfigured tile faults.
+// Tiles: C (sums) tmm0-3, A tmm4-5, B tmm6-7 (amx_tiles says which operand holds the weights),
+// each 16 rows of 64 bytes. An unconfigured tile faults.
 inline AmxConfig amx_config() {
   AmxConfig c;
   for (int i = 0; i < 8; ++i) c.rows[i] = 16, c.colsb[i] = 64;
@@ -1061,8 +1061,11 @@ __attribute__((target("avx512bf16"))) void bf16_acts(const float* x, size_t n_to
 // no transpose) and the activations the B operand, transposed once a call to pairs of columns ×
 // 16 tokens; the C tile is [row][token] and is transposed on its way to y. BF16 weights are exact
 // in one A tile. An F16 weight w (11 significant bits) is hi + lo exactly, hi = bf16(w) and lo =
-// w − hi (at most 4 significant bits): two products a block, so only the activations are rounded
-// (to bf16, as for the quantised types).
+// w − hi (at most 4 significant bits). An activation x is hi + lo to 2^-17 (hi = bf16(x), lo =
+// bf16(x − hi)). The products wh·xh + wh·xl + wl·xh (BF16: wh·xh + wh·xl) leave each term within
+// ~2^-16 of w·x, as near as the f32 sums, where bf16 activations alone moved the F16 files' logits
+// 3-6x further from transformers' than their f16 storage does (HfReference's F16 cases: 5.2e-3
+// against a 1.5e-3 cap).
 
 // The 16 × 16 32-bit matrix in r (row i = r[i]) transposed in place.
 ALAP_INLINE void transpose16(__m512i (&r)[16]) {
@@ -1090,24 +1093,35 @@ ALAP_INLINE void transpose16(__m512i (&r)[16]) {
   }
 }
 
+// hi = bf16(v) of 32 f32 values (v1 the upper 16) and lo = bf16(v − hi), 32 words each.
+__attribute__((target("avx512bf16"))) inline void bf16_split(__m512 v0, __m512 v1, __m512i& hi, __m512i& lo) {
+  hi = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0));
+  // hi as f32: each bf16 word in the top half of its lane
+  const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
+  const __m512 h1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
+  lo = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_sub_ps(v1, h1), _mm512_sub_ps(v0, h0)));
+}
+
 // Tokens [t0, t1) of x ([n_tok][n_cols] f32; t0 a multiple of 16) to bf16 B tiles at out, zeros
 // from n_tok on: tile i's block b at 512·(nb·i + b), pair row k (columns 2k, 2k + 1) of its 16
-// tokens at 32·k.
+// tokens at 32·k; x − bf16(x) as bf16 the same way at out_lo.
 __attribute__((target("avx512bf16"))) void h16_acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
-                                                    uint16_t* out) {
+                                                    uint16_t* out, uint16_t* out_lo) {
   const size_t nb = n_cols / 32;
   for (size_t i = 0; t0 + 16 * i < t1; ++i) {
     for (size_t b = 0; b < nb; ++b) {
-      __m512i r[16];
+      __m512i r[16], l[16];
       for (size_t t = 0; t < 16; ++t) {
         const size_t tok = t0 + 16 * i + t;
         const float* p = x + tok * n_cols + 32 * b;
-        r[t] = tok < n_tok ? reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p)))
-                           : _mm512_setzero_si512();
+        r[t] = l[t] = _mm512_setzero_si512();
+        if (tok < n_tok) bf16_split(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16), r[t], l[t]);
       }
       transpose16(r);
+      transpose16(l);
       uint16_t* o = out + 512 * (nb * i + b);
-      for (int k = 0; k < 16; ++k) _mm512_store_si512(o + 32 * k, r[k]);
+      uint16_t* ol = out_lo + 512 * (nb * i + b);
+      for (int k = 0; k < 16; ++k) _mm512_store_si512(o + 32 * k, r[k]), _mm512_store_si512(ol + 32 * k, l[k]);
     }
   }
 }
@@ -1125,15 +1139,10 @@ __attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t 
       if constexpr (kBf16) {
         _mm512_store_si512(hi + 32 * r, _mm512_inserti64x4(_mm512_castsi256_si512(c0), c1, 1));
       } else {
-        const __m512 f0 = _mm512_cvtph_ps(c0), f1 = _mm512_cvtph_ps(c1);
-        const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f1, f0));
-        // hi as f32: each bf16 word in the top half of its lane
-        const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
-        const __m512 h1 =
-            _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+        __m512i h, l;
+        bf16_split(_mm512_cvtph_ps(c0), _mm512_cvtph_ps(c1), h, l);
         _mm512_store_si512(hi + 32 * r, h);
-        _mm512_store_si512(lo + 32 * r, reinterpret_cast<__m512i>(
-                                           _mm512_cvtne2ps_pbh(_mm512_sub_ps(f1, h1), _mm512_sub_ps(f0, h0))));
+        _mm512_store_si512(lo + 32 * r, l);
       }
     }
   }
@@ -1142,12 +1151,13 @@ __attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t 
 // ---- The tile loop of both forms ----
 // NG groups × NT tiles of 16 tokens over n_blocks blocks: C tile 2j + t (group j, tile t) starts
 // at zero (first) or from part + 256·(2t + j) and goes back there. Group j's weight tiles at
-// wa + j·wstride (kLo: its lo tiles lstride on, a second product), tile t's activation tiles at
-// xa + t·xstride, 512 values a block. kWeightsA: the weights are the A operand (tmm4 + j; the sums
-// [row][token]), else the B operand (tmm6 + j, the activations tmm4 + t; the sums [token][row]).
-template <int NG, int NT, bool kWeightsA, bool kLo>
+// wa + j·wstride (kLo: its lo tiles lstride on), tile t's activation tiles at xa + t·xstride
+// (kXLo: their lo tiles xlstride on), 512 values a block; the products hi·hi, then lo·hi (kLo)
+// and hi·lo (kXLo). kWeightsA: the weights are the A operand (tmm4 + j; the sums [row][token]),
+// else the B operand (tmm6 + j, the activations tmm4 + t; the sums [token][row]).
+template <int NG, int NT, bool kWeightsA, bool kLo, bool kXLo>
 ALAP_INLINE void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
-                           size_t n_blocks, float* part, bool first) {
+                           size_t xlstride, size_t n_blocks, float* part, bool first) {
   constexpr int W = kWeightsA ? 4 : 6, X = kWeightsA ? 6 : 4;
   auto each = [&](auto&& f) {
     f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
@@ -1171,27 +1181,32 @@ ALAP_INLINE void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride, c
       amx_load<2 * j + t>(part + 256 * (2 * t + j), 64);
     }
   });
+  auto weights = [&](size_t o) {
+    amx_load<W>(wa + o, 64);
+    if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + o, 64);
+  };
+  auto acts = [&](size_t o) {
+    amx_load<X>(xa + o, 64);
+    if constexpr (NT > 1) amx_load<X + 1>(xa + xstride + o, 64);
+  };
   for (size_t b = 0; b < n_blocks; ++b) {
-    amx_load<X>(xa + 512 * b, 64);
-    if constexpr (NT > 1) amx_load<X + 1>(xa + xstride + 512 * b, 64);
-    amx_load<W>(wa + 512 * b, 64);
-    if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + 512 * b, 64);
-    dots();
-    if constexpr (kLo) {
-      amx_load<W>(wa + lstride + 512 * b, 64);
-      if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + lstride + 512 * b, 64);
-      dots();
+    acts(512 * b), weights(512 * b), dots();
+    if constexpr (kLo) weights(lstride + 512 * b), dots();
+    if constexpr (kXLo) {
+      if constexpr (kLo) weights(512 * b);
+      acts(xlstride + 512 * b), dots();
     }
   }
   each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
 }
 
 // The two forms amx_run takes: a pass of a group's weights as tiles (hi, and lo for F16) and a
-// chunk's activations as tiles, kWeightsA and kLo as for amx_tiles.
+// chunk's activations as tiles (hi, and lo for F16 / BF16), kWeightsA, kLo and kXLo as for
+// amx_tiles.
 // The packed int8-code types (K): the pass unpacked (amx_pass) and made bf16 B tiles.
 template <class K>
 struct QuantTiles {
-  static constexpr bool kWeightsA = false, kLo = false;
+  static constexpr bool kWeightsA = false, kLo = false, kXLo = false;
   const uint8_t* base;
   size_t gb, nb;
   uint8_t* scratch;  // one pass of a group in K's AMX form
@@ -1199,21 +1214,21 @@ struct QuantTiles {
     amx_pass<K>(base + g * gb, b0, b1, nb, scratch);
     bf16_weights<K::kAmx>(scratch, b1 - b0, hi);
   }
-  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out) {
+  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out, uint16_t*) {
     bf16_acts(x, n_tok, n_cols, t0, t1, out);
   }
 };
 // Packed F16 / BF16: the rows' pieces side by side as A tiles, the activations transposed.
 template <bool kBf16>
 struct H16Tiles {
-  static constexpr bool kWeightsA = true, kLo = !kBf16;
+  static constexpr bool kWeightsA = true, kLo = !kBf16, kXLo = true;
   const uint8_t* base;
   size_t gb;
   void weights(size_t g, size_t b0, size_t b1, uint16_t* hi, uint16_t* lo) const {
     h16_weights<kBf16>(base + g * gb, gb / 4, b0, b1, hi, lo);
   }
-  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out) {
-    h16_acts(x, n_tok, n_cols, t0, t1, out);
+  static void acts(const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out, uint16_t* lo) {
+    h16_acts(x, n_tok, n_cols, t0, t1, out, lo);
   }
 };
 
@@ -1234,12 +1249,13 @@ void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb
   ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
   ScratchArray<float> part{kScratchRows};
   wb.resize(2 * kLoOfs);
-  xb.resize(16 * std::min(per_chunk, n_tiles) * n_cols);
+  const size_t chunk_values = 16 * std::min(per_chunk, n_tiles) * n_cols;  // the lo tiles after them (kXLo)
+  xb.resize((T::kXLo ? 2 : 1) * chunk_values);
   part.resize(512 * std::min(per_chunk, n_tiles));
   amx_load_config(amx_config());
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
-    T::acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data());
+    T::acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data(), xb.data() + (T::kXLo ? chunk_values : 0));
     for (size_t g = g0; g < g1; g += 2) {
       const int ng = g + 1 < g1 ? 2 : 1;
       for (size_t b0 = 0; b0 < nb; b0 += kAmxPass) {
@@ -1252,13 +1268,14 @@ void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb
           float* pt = part.data() + 512 * (i - c0);
           const size_t xs = 16 * n_cols, ws = kAmxPass * 512, n = b1 - b0;
           const bool two = i + 1 < c1, first = b0 == 0;
-          constexpr bool A = T::kWeightsA, L = T::kLo;
+          constexpr bool A = T::kWeightsA, L = T::kLo, XL = T::kXLo;
+          const size_t cv = chunk_values;
           if (ng == 2) {
-            two ? amx_tiles<2, 2, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
-                : amx_tiles<2, 1, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+            two ? amx_tiles<2, 2, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first)
+                : amx_tiles<2, 1, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first);
           } else {
-            two ? amx_tiles<1, 2, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first)
-                : amx_tiles<1, 1, A, L>(wb.data(), ws, kLoOfs, xa, xs, n, pt, first);
+            two ? amx_tiles<1, 2, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first)
+                : amx_tiles<1, 1, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first);
           }
         }
       }

@@ -447,12 +447,13 @@ TEST(Packed, LongBatchMatchesDecodeAndOracle) {
 
 // Where the CPU has AMX, the AVX-512 prefill from 32 tokens on runs on its tiles in bf16: each
 // result is the exact sum of bf16(w)·bf16(x) over the row (w the dequantised weight, both rounded
-// to nearest even) up to f32 summing, for every packed int8 type, and of w·bf16(x) for F16 and
-// BF16 (their weights exact: F16 as two bf16 parts, transposed tiles); over one block, odd block counts
-// and rows of several column passes; token counts of whole tiles of 16, with a short last tile
-// and odd tile counts, and at 8192 columns over two chunks of tiles (a chunk is 2 MiB of bf16
-// activations: 8 tiles, then 1); row ranges that cut groups and leave an odd group count; nothing written
-// outside them. A wrong scale on one half block of 16 columns, or one token's tile read for another,
+// to nearest even) up to f32 summing, for every packed int8 type; F16 and BF16 (from 16 tokens,
+// transposed tiles, each weight and activation as two bf16 parts) lie within 5e-5 of Σ|w·x| of
+// the exact w·x. Over one block, odd block counts and rows of several column passes; token counts
+// of whole tiles of 16, with a short last tile and odd tile counts, and at 8192 columns over two
+// chunks of tiles (a chunk is 2 MiB of bf16 activations: 8 tiles, then 1); row ranges that cut
+// groups and leave an odd group count; nothing written outside them. A wrong scale on one half
+// block of 16 columns, one token's tile read for another, or a part of F16's products left out
 // lies far outside the bound; an f32 weight one ulp off the kernel's own at a bf16 tie moves one
 // term by 2^-8 of it (the bound's second part).
 TEST(Packed, AmxPrefillSumsBf16Products) {
@@ -468,7 +469,7 @@ TEST(Packed, AmxPrefillSumsBf16Products) {
     for (size_t n_cols : {block, block * (block == 256 ? 5 : 37), size_t{8192}}) {
       Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t) + static_cast<uint32_t>(n_cols));
       ASSERT_TRUE(pack(m)) << name_of(t);
-      std::vector<double> wb(m.wf.size());  // F16 and BF16 weights stay exact (F16 as two bf16 parts)
+      std::vector<double> wb(m.wf.size());  // F16 and BF16 weights stay exact
       for (size_t i = 0; i < wb.size(); ++i) wb[i] = is_h16(t) ? double(m.wf[i]) : bf(m.wf[i]);
       for (size_t n_tok : {size_t{16}, size_t{32}, size_t{45}, size_t{70}, size_t{140}}) {
         if ((n_tok > 70 && n_cols != 8192) || (n_tok < 32 && !is_h16(t))) continue;  // F16 / BF16 from 16
@@ -481,11 +482,13 @@ TEST(Packed, AmxPrefillSumsBf16Products) {
           for (size_t r = 0; r < n_rows; ++r) {
             double sum = 0, mag = 0, top = 0;
             for (size_t c = 0; c < n_cols; ++c) {
-              const double p = wb[r * n_cols + c] * bf(x[tok * n_cols + c]);
+              const double xc = is_h16(t) ? double(x[tok * n_cols + c]) : bf(x[tok * n_cols + c]);
+              const double p = wb[r * n_cols + c] * xc;
               sum += p, mag += std::fabs(p), top = std::max(top, std::fabs(p));
             }
             want[tok * n_rows + r] = sum;
-            bound[tok * n_rows + r] = 1e-5 * mag + 4.0 * top / 256.0 + 1e-6;
+            // F16 / BF16: each term within ~2^-16 (the parts' products), f32 sums
+            bound[tok * n_rows + r] = is_h16(t) ? 5e-5 * mag + 1e-6 : 1e-5 * mag + 4.0 * top / 256.0 + 1e-6;
           }
         }
         for (const auto& [rb, re] : ranges) {
