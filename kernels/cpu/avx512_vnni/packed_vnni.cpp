@@ -17,6 +17,7 @@
 #include <cstring>
 #include <utility>
 
+#include "avx512_vnni/transpose_avx512.h"
 #include "cpu_variants.h"
 #include "packed_layout.h"
 #include "thread_scratch.h"
@@ -939,8 +940,8 @@ constexpr size_t ofs_words(size_t nb) {
 // the tile, 16 tokens × 16 rows × 32 columns an instruction, and a tile leaves the unit once a pass.
 // The int8 tiles (TDPBSSD, session 51) had to take every block's sums out of the tile for the
 // block's scales: 16 conversions and FMAs a block and tile beside each product, so they ran at
-// 1.1-1.3x the VNNI tiles' rate where these run at 1.4-2.1x (packed_bench; docs/bench/cpu.md,
-// "Prefill on the AMX tiles in bf16 (session 52)").
+// 1.1-1.3x the VNNI tiles' rate where these run at 1.4-2.4x (docs/bench/cpu.md, "Prefill on the
+// AMX tiles in bf16 (session 52)", runs/session52/amx_products.log).
 // Not the VNNI path's bits: bf16 keeps 8 significant bits of each weight and activation (2^-9
 // relative), where the VNNI path rounds each activation to int8 steps of its block's max / 127. On
 // random rows these results lie 3x closer to the exact product than the VNNI path's.
@@ -1066,32 +1067,6 @@ __attribute__((target("avx512bf16"))) void bf16_acts(const float* x, size_t n_to
 // ~2^-16 of w·x, as near as the f32 sums, where bf16 activations alone moved the F16 files' logits
 // 3-6x further from transformers' than their f16 storage does (HfReference's F16 cases: 5.2e-3
 // against a 1.5e-3 cap).
-
-// The 16 × 16 32-bit matrix in r (row i = r[i]) transposed in place.
-ALAP_INLINE void transpose16(__m512i (&r)[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    for (int j = 0; j < 2; ++j) {
-      r[i + 2 * j] = _mm512_unpacklo_epi64(t[i + j], t[i + j + 2]);
-      r[i + 2 * j + 1] = _mm512_unpackhi_epi64(t[i + j], t[i + j + 2]);
-    }
-  }
-  // r[4p + c] now holds, in each 128-bit lane L, rows 4p..4p+3's element 4L + c.
-  for (int i = 0; i < 8; ++i) {
-    const int a = (i / 4) * 8 + i % 4, b = a + 4;  // rows 0-3 / 8-11 with 4-7 / 12-15
-    t[2 * i] = _mm512_shuffle_i32x4(r[a], r[b], 0x88), t[2 * i + 1] = _mm512_shuffle_i32x4(r[a], r[b], 0xDD);
-  }
-  // t[2i]: lanes (L0 of a, L2 of a, L0 of b, L2 of b); t[2i + 1]: lanes 1 and 3.
-  for (int c = 0; c < 4; ++c) {
-    for (int h = 0; h < 2; ++h) {  // elements 4(0 + h) + c and 4(2 + h) + c
-      const __m512i lo = t[2 * c + h], hi = t[2 * (c + 4) + h];
-      r[c + 4 * h] = _mm512_shuffle_i32x4(lo, hi, 0x88), r[c + 8 + 4 * h] = _mm512_shuffle_i32x4(lo, hi, 0xDD);
-    }
-  }
-}
 
 // hi = bf16(v) of 32 f32 values (v1 the upper 16) and lo = bf16(v − hi), 32 words each.
 __attribute__((target("avx512bf16"))) inline void bf16_split(__m512 v0, __m512 v1, __m512i& hi, __m512i& lo) {
