@@ -106,7 +106,7 @@ std::string cpu_kernels_label() {
                   : v == "avx2"     ? "AVX2"
                   : v == "sse4"     ? "SSE4.1"
                                     : v;
-  if (v == "avx512vnni" && kernels::amx_prefill()) s += " + AMX";
+  if (kernels::amx_prefill_active()) s += " + AMX";
   return s;
 }
 

@@ -114,7 +114,7 @@ int32_t default_gpu_layers();
 // cuBLAS" or "CPU, 8 threads" ("CPU, 8 threads, AVX2 kernels" where info.cpu_kernels is filled in).
 std::string backend_summary(const ModelInfo& info);
 // The CPU kernels the dispatcher chose, for people: "AVX-512 VNNI", "AVX-VNNI", "AVX2", "SSE4.1" or
-// "scalar", with " + AMX" where the prefill products run on AMX tiles (kernels/quant.h amx_prefill()).
+// "scalar", with " + AMX" where the prefill products run on AMX tiles (kernels/quant.h amx_prefill_active()).
 std::string cpu_kernels_label();
 
 struct GenerateRequest {

@@ -348,6 +348,8 @@ void kv_row_to_fp16(const float* x, size_t n, uint16_t* out) { active_heads().kv
 
 const char* cpu_variant_name() { return active().name; }
 
+bool amx_prefill_active() { return &active() == &avx512vnni::kVariant && amx_prefill(); }
+
 void force_scalar_kernels(bool on) { g_override = on ? &scalar::kVariant : nullptr; }
 
 bool set_cpu_variant(const char* name) {

@@ -236,10 +236,9 @@ int main(int argc, char** argv) {
     const kernels::DotPeakProbe peak = kernels::measure_int8_dot_peak(threads, 32);
     const kernels::DotPeakProbe peak512 = kernels::measure_int8_dot_peak(threads, 0);
     const kernels::DotPeakProbe fma = kernels::measure_f32_fma_peak(threads);
-    // Where the prefill products run on AMX tiles (the AVX-512 variant, quant.h amx_prefill()), the
-    // tile unit's peak too.
-    const bool on_amx = kernels::amx_prefill() && std::string(kernels::cpu_variant_name()) == "avx512vnni";
-    const kernels::DotPeakProbe amx = on_amx ? kernels::measure_amx_peak(threads) : kernels::DotPeakProbe{};
+    // Where the prefill products run on AMX tiles (quant.h amx_prefill_active()), the tile unit's peak too.
+    const kernels::DotPeakProbe amx =
+        kernels::amx_prefill_active() ? kernels::measure_amx_peak(threads) : kernels::DotPeakProbe{};
     double w_bytes = 0, layer_macs = 0, output_macs = 0, plain_macs = 0;
     weight_traffic(model, w_bytes, layer_macs, output_macs, plain_macs);
     const double plain = layer_macs > 0 ? plain_macs / layer_macs : 0;  // the plain share

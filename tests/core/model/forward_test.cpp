@@ -200,7 +200,7 @@ TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
   } guard;
   for (bool amx : {false, true}) {
     kernels::set_amx_prefill(amx);
-    if (amx && !kernels::amx_prefill()) break;
+    if (amx && !kernels::amx_prefill_active()) break;
     SCOPED_TRACE(amx ? "AMX tiles" : "no AMX tiles");
     each_weight_type_and_mode(GetParam().spec, [&](const Model& m, CacheMode mode) {
       const std::vector<float> one = run_batch(m, mode, ids, 1, 128);

@@ -508,6 +508,19 @@ TEST(Packed, AmxPrefillSumsBf16Products) {
   }
 }
 
+// The tiles run only under the AVX-512 variant: amx_prefill_active() follows amx_prefill() there and
+// is false under every other variant, and when the tiles are refused.
+TEST(Packed, AmxPrefillActiveOnlyOnTheAvx512Variant) {
+  VariantGuard guard;
+  for (const char* v : {"scalar", "sse4", "avx2", "avxvnni", "avx512vnni"}) {
+    if (!set_cpu_variant(v)) continue;
+    set_amx_prefill(true);
+    EXPECT_EQ(amx_prefill_active(), std::string(v) == "avx512vnni" && amx_prefill()) << v;
+    set_amx_prefill(false);
+    EXPECT_FALSE(amx_prefill_active()) << v;
+  }
+}
+
 // A variant without a packed path (the scalar oracle) reads w.data and ignores w.packed.
 TEST(Packed, OtherVariantsReadTheUnpackedData) {
   VariantGuard guard;

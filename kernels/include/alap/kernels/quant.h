@@ -128,5 +128,8 @@ bool light_read_ahead();                    // what the products do now
 // docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)".
 void set_amx_prefill(bool allowed);  // for tests and benchmarks
 bool amx_prefill();                  // what the products do now
+// Whether the active variant's prefill runs on the tiles: it is the AVX-512 variant (a forced
+// 256-bit variant has none) and amx_prefill().
+bool amx_prefill_active();
 
 }  // namespace alap::kernels
