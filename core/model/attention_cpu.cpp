@@ -10,6 +10,7 @@
 
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
+#include "alap/kernels/quant.h"
 
 namespace alap {
 
@@ -102,8 +103,11 @@ void combine(const Dims& d, const float* parts, size_t n_blocks, float* out) {
 
 size_t blocks_for(size_t n_keys) { return (n_keys + CpuAttention::kKeyBlock - 1) / CpuAttention::kKeyBlock; }
 
-// Rows of query heads a prefill tile holds: whole tokens of one group, up to kTileRows rows.
-size_t tile_tokens(size_t G) { return std::max<size_t>(1, CpuAttention::kTileRows / G); }
+// Rows of query heads a prefill tile holds: whole tokens of one group, up to kTileRows rows
+// (kTileRowsAmx on the AMX tiles).
+size_t tile_tokens(size_t G, bool amx) {
+  return std::max<size_t>(1, (amx ? CpuAttention::kTileRowsAmx : CpuAttention::kTileRows) / G);
+}
 
 // One thread's buffers for a tile (sized by run).
 struct TileScratch {
@@ -120,12 +124,16 @@ struct TileScratch {
 // then the V sums: fp16 V for all those rows over the keys they share, then the ragged last keys,
 // each for the rows (tokens) that reach it (an FMA chain a lane, keys in order); packed V one call
 // per run of tokens with the same keys (the v16 rule scales a row by its keys of the block).
+// With the AMX tiles (amx), the rows of tokens that see the whole block (a suffix again) take the
+// tile calls for fp16 K scores and fp16 V sums (attn.h "Prompt tiles"; packed-K scores take them
+// inside k8_scores_heads with the same bits): which path a token's block takes depends on its own
+// position alone, not on its tile.
 // Partials per block: {m[R], l[R], o[R][Dv]}, R = tile rows.
 void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const float* q, const int8_t* qq,
                    const uint16_t* qd, size_t g, size_t t0, size_t nt, size_t pos0, float scale,
-                   const TileScratch& th) {
+                   const TileScratch& th, bool amx) {
   constexpr size_t kKeyBlock = CpuAttention::kKeyBlock;
-  const size_t R = tile_tokens(d.G) * d.G, ld = kKeyBlock, pr = R * (d.Dv + 2);
+  const size_t R = tile_tokens(d.G, amx) * d.G, ld = kKeyBlock, pr = R * (d.Dv + 2);
   const size_t rows = nt * d.G;
   const bool kp = cache.k_packed();
   // The tile's queries, rows in order (their heads are H apart per token in q).
@@ -145,13 +153,19 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
     const size_t u0 = pos0 + t0 + 1 > k0 ? 0 : k0 - (pos0 + t0);
     auto keys = [&](size_t u) { return std::min(pos0 + t0 + u + 1, k0 + kKeyBlock) - k0; };
     const size_t r0 = u0 * d.G, nr = rows - r0, nk = keys(nt - 1);
+    // Tokens [uf, nt) see all kKeyBlock keys of the block (rows [rf, rows)): the tiles' rows.
+    const size_t whole = k0 + kKeyBlock - 1 > pos0 + t0 ? k0 + kKeyBlock - 1 - (pos0 + t0) : 0;
+    const size_t uf = amx ? std::clamp(whole, u0, nt) : nt, rf = uf * d.G;
     float* scores = th.scores + r0 * ld;
     if (kp) {
       kernels::k8_scores_heads(th.qq + r0 * d.Dk, th.qd + r0 * d.nbk, nr, cache.k_q8(layer, g) + k0 * d.Dk,
                                cache.k_scales(layer, g) + k0 * d.nbk, d.Dk, nk, scale, scores, ld);
     } else {
-      kernels::f16_scores_heads(th.qf + r0 * d.Dk, nr, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores,
-                                ld);
+      const uint16_t* k = cache.k_f16(layer, g) + k0 * d.Dk;
+      if (uf > u0) kernels::f16_scores_heads(th.qf + r0 * d.Dk, rf - r0, k, d.Dk, keys(uf - 1), scale, scores, ld);
+      if (uf < nt) {
+        kernels::f16_scores_tiles(th.qf + rf * d.Dk, rows - rf, k, d.Dk, kKeyBlock, scale, th.scores + rf * ld, ld);
+      }
     }
     float* part = th.partials + b * pr;
     float* m = part;
@@ -179,13 +193,17 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
       continue;
     }
     size_t done = 0;
-    for (size_t u = u0; u < nt; ++u) {
+    for (size_t u = u0; u < uf; ++u) {
       const size_t ku = keys(u);
       if (ku == done) continue;
       const size_t ru = u * d.G, kj = k0 + done;
-      kernels::f16_accum_v_heads(th.scores + ru * ld + done, ld, rows - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv,
+      kernels::f16_accum_v_heads(th.scores + ru * ld + done, ld, rf - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv,
                                  ku - done, o + ru * d.Dv);
       done = ku;
+    }
+    if (uf < nt) {
+      kernels::f16_accum_v_tiles(th.scores + rf * ld, ld, rows - rf, cache.v_f16(layer, g) + k0 * d.Dv, d.Dv,
+                                 kKeyBlock, o + rf * d.Dv);
     }
   }
 }
@@ -305,7 +323,8 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
   // key independently (fp16 V sums run keys in order, so the ragged last keys are extra calls for
   // the rows that have them; a packed V sum takes each row's keys of the block in one call), so a
   // token's result does not depend on its tile.
-  const size_t tt = std::min(n, tile_tokens(d.G)), R = tile_tokens(d.G) * d.G, n_tiles = (n + tt - 1) / tt;
+  const bool amx = n >= kAmxMinTokens && kernels::amx_prefill_active();
+  const size_t tt = std::min(n, tile_tokens(d.G, amx)), R = tile_tokens(d.G, amx) * d.G, n_tiles = (n + tt - 1) / tt;
   const size_t pr = R * (d.Dv + 2);  // floats per block of a tile's partials: m[R], l[R], o[R][Dv]
   for (Thread& th : threads_) {
     th.scores.resize(std::max(th.scores.size(), R * kKeyBlock));
@@ -321,7 +340,7 @@ void CpuAttention::run(const KvCache& cache, ThreadPool& pool, size_t layer, con
       const size_t g = it % Hk, t0 = (it / Hk) * tt, t1 = std::min(n, t0 + tt), nt = t1 - t0;
       const bool kp = cache.k_packed();
       tile_partials(cache, layer, d, q, kp ? qq_.data() : nullptr, kp ? qd_.data() : nullptr, g, t0, nt, pos0, scale,
-                    th);
+                    th, amx);
       for (size_t u = 0; u < nt; ++u) {
         const size_t nb = blocks_for(pos0 + t0 + u + 1);
         combine_rows(d, th.partials, pr, R, u * d.G, nb, o + ((t0 + u) * d.H + g * d.G) * d.Dv);

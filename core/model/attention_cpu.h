@@ -30,6 +30,12 @@ class CpuAttention {
   // with p threads taking part, 2/p of it) runs attention on the calling thread (run()).
   static constexpr size_t kAloneWork = size_t{1} << 18;
   static constexpr size_t kTileRows = 32;   // prefill: query rows (whole tokens × a group's heads) per pass
+  static constexpr size_t kTileRowsAmx = 128;  // the same on the AMX tiles, which convert K and V once a pass
+  // A call of this many tokens or more takes the AMX tiles where kernels::amx_prefill_active(), as
+  // the quantised products do (a token's block sees them only where it sees all kKeyBlock keys):
+  // within such calls a token's bits do not depend on its tile; a decode token or a shorter call
+  // keeps the FMA and VNNI kernels' bits (kernels/attn.h "Prompt tiles").
+  static constexpr size_t kAmxMinTokens = 32;
 
   // For tokens t < n at positions pos0 + t: o[t][h] = Σ_j softmax_j(scale · q[t][h]·K[j]) V[j] over
   // positions j <= pos0 + t of `layer`, query head h reading KV head h / (n_head / n_head_kv).

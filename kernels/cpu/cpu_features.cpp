@@ -70,9 +70,11 @@ CpuFeatures detect() {
     f.avx512vnni = f.avx512f && ((c >> 11) & 1u);
     const bool tile_state = (xcr0 & 0x60000u) == 0x60000u;
     const bool amx_bf16 = tile_state && ((d >> 24) & 1u) && ((d >> 22) & 1u);
+    const bool amx_int8 = (d >> 25) & 1u;
     __cpuid_count(7, 1, a, b, c, d);
     f.avxvnni = f.avx2 && ((a >> 4) & 1u);
     f.amx_bf16 = amx_bf16 && f.avx512f && ((a >> 5) & 1u) && amx_permitted();
+    f.amx_int8 = f.amx_bf16 && amx_int8;
   }
 #endif
   return f;

@@ -14,6 +14,7 @@ struct CpuFeatures {
   // the OS saving the tile state (XCR0 bits 17-18), and on Linux this process's permission to use
   // it (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here): what the AMX prefill needs.
   bool amx_bf16 = false;
+  bool amx_int8 = false;  // and AMX-INT8 (TDPBSSD): the prompt tiles' packed-K scores
   bool amd = false;  // vendor "AuthenticAMD" (or "HygonGenuine", Zen-derived)
   unsigned family = 0;  // display family: base, plus extended when base is 0xF (Zen 5: 0x1A)
 

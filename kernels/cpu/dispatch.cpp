@@ -249,12 +249,21 @@ void check_ld(const char* where, size_t n, size_t ld) {
 }
 }  // namespace
 
+// k8_scores_heads takes the AMX tiles above this many rows (query heads): a prompt tile's rows. Up to
+// 8 heads, a decode token's KV group, the AVX-512 path keeps every head's sums in registers.
+constexpr size_t kAmxScoreRows = 8;
+
 void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                      size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
   const size_t block = checked_k8_block("k8_scores_heads", head_dim);
   check_ld("k8_scores_heads", n, ld);
   if (n == 0 || n_heads == 0) return;
   const CpuVariant& v = active();
+  // Many rows (prompt tiles) on the AMX tiles where they are allowed: the same bits (attn_amx.cpp).
+  if (&v == &avx512vnni::kVariant && n_heads > kAmxScoreRows && amx_prefill() && cpu_features().amx_int8 &&
+      avx512vnni::k8_scores_amx(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld)) {
+    return;
+  }
   if (&v == &avx512vnni::kVariant || &v == &scalar::kVariant || &v == &sse4::kVariant) {
     return active_heads().k8_scores_heads(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld);
   }
@@ -283,6 +292,26 @@ void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_
   check_ld("f16_accum_v_heads", n, ldp);
   if (n == 0 || n_heads == 0) return;
   active_heads().f16_accum_v_heads(p, ldp, n_heads, v, head_dim, n, out);
+}
+
+void f16_scores_tiles(const float* q, size_t n_rows, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld) {
+  check_ld("f16_scores_tiles", n, ld);
+  if (n == 0 || n_rows == 0) return;
+  if (amx_prefill_active() && head_dim % 32 == 0) {
+    return avx512vnni::f16_scores_amx(q, n_rows, k, head_dim, n, scale, scores, ld);
+  }
+  active_heads().f16_scores_heads(q, n_rows, k, head_dim, n, scale, scores, ld);
+}
+
+void f16_accum_v_tiles(const float* p, size_t ldp, size_t n_rows, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out) {
+  check_ld("f16_accum_v_tiles", n, ldp);
+  if (n == 0 || n_rows == 0) return;
+  if (amx_prefill_active() && head_dim % 16 == 0) {
+    return avx512vnni::f16_accum_v_amx(p, ldp, n_rows, v, head_dim, n, out);
+  }
+  active_heads().f16_accum_v_heads(p, ldp, n_rows, v, head_dim, n, out);
 }
 
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,

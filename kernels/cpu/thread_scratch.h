@@ -22,6 +22,9 @@ enum ScratchSlot : int {
   kScratchRows,      // plain-weight prefill: a panel of rows as f32
   kScratchBf16Acts,  // AMX bf16 prefill: a chunk's activations as bf16
   kScratchBf16Rows,  // AMX bf16 prefill: a column pass of two groups as bf16
+  kScratchAttnA,     // AMX prompt attention: the rows' A tiles (queries, probabilities)
+  kScratchAttnB,     // AMX prompt attention: the keys' or values' B tiles
+  kScratchAttnC,     // AMX prompt attention: the sums out of the tiles
   kScratchSlots
 };
 

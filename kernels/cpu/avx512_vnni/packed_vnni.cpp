@@ -17,6 +17,7 @@
 #include <cstring>
 #include <utility>
 
+#include "avx512_vnni/amx_avx512.h"
 #include "avx512_vnni/transpose_avx512.h"
 #include "cpu_variants.h"
 #include "packed_layout.h"
@@ -947,38 +948,6 @@ constexpr size_t ofs_words(size_t nb) {
 // random rows these results lie 3x closer to the exact product than the VNNI path's.
 // Here a B tile is 16 pair rows (columns 2p, 2p + 1) × the 16 rows, 64 bytes a pair row, and an A
 // tile 16 tokens × 32 columns (QuantTiles; packed F16 / BF16 take them the other way round, below).
-struct alignas(64) AmxConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-// Tiles: C (sums) tmm0-3, A tmm4-5, B tmm6-7 (amx_tiles says which operand holds the weights),
-// each 16 rows of 64 bytes. An unconfigured tile faults.
-inline AmxConfig amx_config() {
-  AmxConfig c;
-  for (int i = 0; i < 8; ++i) c.rows[i] = 16, c.colsb[i] = 64;
-  return c;
-}
-// The tile instructions as GCC's AT&T syntax spells them; every load and store names memory.
-inline void amx_load_config(const AmxConfig& c) { __asm__ volatile("ldtilecfg %0" : : "m"(c) : "memory"); }
-inline void amx_release() { __asm__ volatile("tilerelease" : : : "memory"); }
-template <int N>
-inline void amx_zero() {
-  __asm__ volatile("tilezero %%tmm%c0" : : "i"(N));
-}
-template <int N>
-inline void amx_load(const void* p, size_t stride) {
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm%c2" : : "r"(p), "r"(stride), "i"(N) : "memory");
-}
-template <int N>
-inline void amx_store(void* p) {
-  __asm__ volatile("tilestored %%tmm%c2, (%0,%1,1)" : : "r"(p), "r"(size_t{64}), "i"(N) : "memory");
-}
-template <int C, int A, int B>
-inline void amx_dot() {  // C += A · B, bf16 pairs into f32
-  __asm__ volatile("tdpbf16ps %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
-}
-
 // Blocks [b0, b1) of the group at g in K's AMX form at s: its own amx_unpack(), or the unpack() of
 // its VNNI prefill form (Unpacked<F>'s bytes), the half-block types' codes less their offset.
 template <class K>
@@ -1068,15 +1037,6 @@ __attribute__((target("avx512bf16"))) void bf16_acts(const float* x, size_t n_to
 // 3-6x further from transformers' than their f16 storage does (HfReference's F16 cases: 5.2e-3
 // against a 1.5e-3 cap).
 
-// hi = bf16(v) of 32 f32 values (v1 the upper 16) and lo = bf16(v − hi), 32 words each.
-__attribute__((target("avx512bf16"))) inline void bf16_split(__m512 v0, __m512 v1, __m512i& hi, __m512i& lo) {
-  hi = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0));
-  // hi as f32: each bf16 word in the top half of its lane
-  const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
-  const __m512 h1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
-  lo = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_sub_ps(v1, h1), _mm512_sub_ps(v0, h0)));
-}
-
 // Tokens [t0, t1) of x ([n_tok][n_cols] f32; t0 a multiple of 16) to bf16 B tiles at out, zeros
 // from n_tok on: tile i's block b at 512·(nb·i + b), pair row k (columns 2k, 2k + 1) of its 16
 // tokens at 32·k; x − bf16(x) as bf16 the same way at out_lo.
@@ -1121,58 +1081,6 @@ __attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t 
       }
     }
   }
-}
-
-// ---- The tile loop of both forms ----
-// NG groups × NT tiles of 16 tokens over n_blocks blocks: C tile 2j + t (group j, tile t) starts
-// at zero (first) or from part + 256·(2t + j) and goes back there. Group j's weight tiles at
-// wa + j·wstride (kLo: its lo tiles lstride on), tile t's activation tiles at xa + t·xstride
-// (kXLo: their lo tiles xlstride on), 512 values a block; the products hi·hi, then lo·hi (kLo)
-// and hi·lo (kXLo). kWeightsA: the weights are the A operand (tmm4 + j; the sums [row][token]),
-// else the B operand (tmm6 + j, the activations tmm4 + t; the sums [token][row]).
-template <int NG, int NT, bool kWeightsA, bool kLo, bool kXLo>
-ALAP_INLINE void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
-                           size_t xlstride, size_t n_blocks, float* part, bool first) {
-  constexpr int W = kWeightsA ? 4 : 6, X = kWeightsA ? 6 : 4;
-  auto each = [&](auto&& f) {
-    f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
-    if constexpr (NT > 1) f(std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
-    if constexpr (NG > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
-    if constexpr (NG > 1 && NT > 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, 1>{});
-  };
-  auto dots = [&] {
-    each([&](auto j, auto t) {
-      if constexpr (kWeightsA) {
-        amx_dot<2 * j + t, W + j, X + t>();
-      } else {
-        amx_dot<2 * j + t, X + t, W + j>();
-      }
-    });
-  };
-  each([&](auto j, auto t) {
-    if (first) {
-      amx_zero<2 * j + t>();
-    } else {
-      amx_load<2 * j + t>(part + 256 * (2 * t + j), 64);
-    }
-  });
-  auto weights = [&](size_t o) {
-    amx_load<W>(wa + o, 64);
-    if constexpr (NG > 1) amx_load<W + 1>(wa + wstride + o, 64);
-  };
-  auto acts = [&](size_t o) {
-    amx_load<X>(xa + o, 64);
-    if constexpr (NT > 1) amx_load<X + 1>(xa + xstride + o, 64);
-  };
-  for (size_t b = 0; b < n_blocks; ++b) {
-    acts(512 * b), weights(512 * b), dots();
-    if constexpr (kLo) weights(lstride + 512 * b), dots();
-    if constexpr (kXLo) {
-      if constexpr (kLo) weights(512 * b);
-      acts(xlstride + 512 * b), dots();
-    }
-  }
-  each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
 }
 
 // The two forms amx_run takes: a pass of a group's weights as tiles (hi, and lo for F16) and a

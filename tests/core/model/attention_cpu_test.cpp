@@ -8,10 +8,12 @@
 #include <iterator>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/kv_k8.h"
+#include "alap/kernels/quant.h"
 #include "core/model/attention_cpu.h"
 
 namespace alap {
@@ -116,12 +118,14 @@ TEST_P(AttentionCpu, MatchesDoubleAttentionAcrossKeyBlocks) {
   // Prefill of 6 tokens across the block edge at 256 and 512, 37 (several tiles) across 256, decode at 777 (4 blocks), the first position.
   const struct {
     size_t n, pos0, threads;
-  } steps[] = {{6, 250, 2}, {3, 509, 1}, {1, 776, 2}, {1, 0, 2}, {2, 100, 3}, {37, 230, 2}};
+  } steps[] = {{6, 250, 2}, {3, 509, 1}, {1, 776, 2}, {1, 0, 2}, {2, 100, 3}, {37, 230, 2}, {70, 600, 2}};
   for (const auto& st : steps) {
     const std::vector<float> q = random_q(st.n, cs.n_head, cs.head_dim, uint32_t(st.pos0 + 1));
     const std::vector<float> got = run(attn, cache, st.threads, 1, q, st.n, st.pos0, cs.n_head);
     const std::vector<double> want = reference(cache, 1, q, st.n, st.pos0, cs.n_head);
     ASSERT_EQ(got.size(), want.size());
+    // Calls of 32 tokens or more take the AMX tiles where the CPU has them: each fp16 product there
+    // is within ~2^-16 of its term (kernels/attn.h), far inside these bounds.
     // Packed V: the engine's V sum rounds each probability·scale to 16 bits (kernels/attn.h, the
     // v16 rule): up to 2.6e-4 here (k8v8_H14_Hk2_D64), ~1/40 of what int8 V itself moves an output
     // (docs/bench/cpu.md, session 31); the reference reads the same int8 V, so only the former is
@@ -192,7 +196,9 @@ TEST_P(AttentionCpu, GroupSplitGivesRunsBits) {
 // on which tile it lands in, where the tile starts against the key blocks, or the tile's length.
 // The batch crosses the block edge at 512; it is cut into pieces of every kind of length and
 // start, and each piece's rows must equal the whole batch's.
+// Without the AMX tiles (the FMA and VNNI kernels' bits); with them, below.
 TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
+  kernels::set_amx_prefill(false);
   const Case cs = GetParam();
   KvCache cache({cs.mode, 1, cs.n_head_kv, cs.head_dim, cs.head_dim, 600});
   fill(cache, 600, 31);
@@ -216,6 +222,33 @@ TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
     const std::vector<float> w(want.begin() + t * H * Dv, want.begin() + (t + 1) * H * Dv);
     ASSERT_EQ(run(parts, cache, 2, 0, qt, 1, pos0 + t, H), w) << "token " << t;
   }
+  kernels::set_amx_prefill(true);
+}
+
+// With the AMX tiles (calls of CpuAttention::kAmxMinTokens tokens or more, where the CPU has them):
+// a token's bits do not depend on its tile, the call's start or length, or the thread count. The
+// batch crosses the block edge at 512, and its pieces start at several offsets of a tile.
+TEST_P(AttentionCpu, AmxPrefillTilesDoNotChangeAToken) {
+  const Case cs = GetParam();
+  KvCache cache({cs.mode, 1, cs.n_head_kv, cs.head_dim, cs.head_dim, 900});
+  fill(cache, 900, 33);
+  const size_t n = 130, pos0 = 500, H = cs.n_head, Dk = cs.head_dim, Dv = cs.head_dim;
+  const std::vector<float> q = random_q(n, H, Dk, 19);
+  CpuAttention whole, parts;
+  const std::vector<float> want = run(whole, cache, 2, 0, q, n, pos0, H);
+  // Token 11 (position 511) is the first to see all of keys [256, 512): pieces whose tiles put it
+  // first, in the middle and last.
+  const std::pair<size_t, size_t> pieces[] = {{0, 33}, {1, 40}, {3, 36}, {9, 45}, {11, 43}, {33, 65}, {65, 98}, {98, 130}};
+  for (size_t threads : {size_t{1}, size_t{3}}) {
+    for (const auto& [a, b] : pieces) {
+      ASSERT_GE(b - a, CpuAttention::kAmxMinTokens);
+      const std::vector<float> qp(q.begin() + a * H * Dk, q.begin() + b * H * Dk);
+      const std::vector<float> got = run(parts, cache, threads, 0, qp, b - a, pos0 + a, H);
+      const std::vector<float> w(want.begin() + a * H * Dv, want.begin() + b * H * Dv);
+      ASSERT_EQ(got, w) << "tokens [" << a << ", " << b << ") threads " << threads;
+    }
+  }
+  if (!kernels::amx_prefill_active()) GTEST_SKIP() << "no AMX tiles on this CPU: the FMA / VNNI kernels ran";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, AttentionCpu,

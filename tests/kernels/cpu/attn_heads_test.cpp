@@ -241,7 +241,9 @@ TEST(AttnHeads, EachHeadAndKeyStandsAlone) {
 TEST(AttnHeads, ExtremeCodesMatchTheScalarRule) {
   int checked = 0;
   for (const Shape& sh :
-       {Shape{64, 7, 29}, Shape{128, 5, 16}, Shape{256, 2, 11}, Shape{32, 33, 9}, Shape{320, 3, 10}}) {
+       {Shape{64, 7, 29}, Shape{128, 5, 16}, Shape{256, 2, 11}, Shape{32, 33, 9}, Shape{320, 3, 10},
+        // many rows: the AMX tiles where the CPU has them (k8_scores_heads' bits)
+        Shape{64, 20, 29}, Shape{128, 17, 16}, Shape{256, 33, 5}}) {
     const size_t hd = sh.head_dim, nb = hd / 32, ld = sh.n + 2;
     std::mt19937 rng(static_cast<uint32_t>(hd + sh.n_heads));
     std::vector<int8_t> qq(sh.n_heads * hd), kq(sh.n * hd);
@@ -274,6 +276,95 @@ TEST(AttnHeads, ExtremeCodesMatchTheScalarRule) {
   }
   set_cpu_variant("best");
   EXPECT_GE(checked, 4);
+}
+
+// The packed-K scores of many rows (prompt tiles) on the AMX tiles are k8_scores_heads' bits
+// without them: the same int32 block sums and float steps (attn_amx.cpp). Row counts around the
+// tiles' 16 and 32, key counts around 16, every head_dim the tiles take, one they do not (96).
+TEST(AttnHeads, PackedScoresOnTheTilesKeepTheirBits) {
+  if (!set_cpu_variant("avx512vnni") || !amx_prefill_active()) {
+    set_cpu_variant("best");
+    GTEST_SKIP() << "no AMX tiles on this CPU";
+  }
+  for (const Shape& sh : {Shape{64, 9, 300}, Shape{64, 16, 16}, Shape{64, 31, 17}, Shape{64, 32, 256},
+                          Shape{64, 45, 1}, Shape{128, 28, 45}, Shape{128, 64, 33}, Shape{256, 17, 40},
+                          Shape{96, 20, 19}}) {
+    const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 31);
+    std::vector<float> tiles(g.n_heads * g.ld, 5.0f), plain(g.n_heads * g.ld, 5.0f);
+    k8_scores_heads(g.qq.data(), g.qd.data(), g.n_heads, g.kq.data(), g.kd.data(), g.head_dim, g.n, 0.125f,
+                    tiles.data(), g.ld);
+    set_amx_prefill(false);
+    k8_scores_heads(g.qq.data(), g.qd.data(), g.n_heads, g.kq.data(), g.kd.data(), g.head_dim, g.n, 0.125f,
+                    plain.data(), g.ld);
+    set_amx_prefill(true);
+    EXPECT_EQ(tiles, plain) << "head_dim " << sh.head_dim << " rows " << sh.n_heads << " keys " << sh.n;
+  }
+  set_cpu_variant("best");
+}
+
+// f16_scores_tiles and f16_accum_v_tiles (attn.h): on the AMX tiles each term's bf16 parts leave it
+// within ~2^-17 of q·k (p·v), and the f32 sums add one rounding a step, so a result is within
+// (2^-16 + 3·terms·2^-24)·Σ|terms| of the exact sum; a V sum adds to out. Each row stands alone:
+// rows [5, n_rows) in a call of their own give the same bits. Without the tiles both are the
+// _heads calls' bits. Dropping a lo part moves results ~2^-9 of a term, far outside the bound.
+TEST(AttnHeads, TilesSumBf16PartsWithinTheirBound) {
+  const bool tiles = set_cpu_variant("avx512vnni") && amx_prefill_active();
+  set_cpu_variant("best");
+  int checked = 0;
+  for (const Shape& sh : {Shape{64, 32, 256}, Shape{64, 28, 300}, Shape{128, 16, 37}, Shape{64, 9, 1},
+                          Shape{64, 70, 33}, Shape{32, 17, 64}, Shape{128, 33, 256}, Shape{96, 20, 31}}) {
+    const Group g = make_group(sh.head_dim, sh.n_heads, sh.n, 41);
+    const size_t hd = g.head_dim;
+    std::vector<float> s(g.n_heads * g.ld, 5.0f), o(g.n_heads * hd);
+    for (size_t i = 0; i < o.size(); ++i) o[i] = 0.25f * float(i % 7) - 0.5f;
+    const std::vector<float> o0 = o;
+    f16_scores_tiles(g.q.data(), g.n_heads, g.kf.data(), hd, g.n, 0.125f, s.data(), g.ld);
+    f16_accum_v_tiles(g.p.data(), g.ld, g.n_heads, g.kf.data(), hd, g.n, o.data());
+    for (size_t h = 0; h < g.n_heads; ++h) {
+      for (size_t j = 0; j < g.n; ++j) {
+        double want = 0.0, mag = 0.0;
+        for (size_t i = 0; i < hd; ++i) {
+          const double t = double(g.q[h * hd + i]) * fp16_to_f32(g.kf[j * hd + i]);
+          want += t, mag += std::fabs(t);
+        }
+        ASSERT_NEAR(s[h * g.ld + j], 0.125 * want, 0.125 * (0x1p-16 + 3.0 * double(hd) * 0x1p-24) * mag + 1e-30)
+            << "h " << h << " j " << j << " head_dim " << hd;
+      }
+      for (size_t j = g.n; j < g.ld; ++j) ASSERT_EQ(s[h * g.ld + j], 5.0f);  // nothing past n written
+      for (size_t i = 0; i < hd; ++i) {
+        double want = o0[h * hd + i], mag = std::fabs(want);
+        for (size_t j = 0; j < g.n; ++j) {
+          const double t = double(g.p[h * g.ld + j]) * fp16_to_f32(g.kf[j * hd + i]);
+          want += t, mag += std::fabs(t);
+        }
+        ASSERT_NEAR(o[h * hd + i], want, (0x1p-16 + 3.0 * double(g.n + 1) * 0x1p-24) * mag)
+            << "h " << h << " i " << i << " head_dim " << hd << " keys " << g.n;
+      }
+    }
+    // Rows [5, n_rows) alone: the same bits.
+    const size_t h0 = 5, nh = g.n_heads - h0;
+    std::vector<float> s2(nh * g.ld, 5.0f), o2(o0.begin() + h0 * hd, o0.end());
+    f16_scores_tiles(&g.q[h0 * hd], nh, g.kf.data(), hd, g.n, 0.125f, s2.data(), g.ld);
+    f16_accum_v_tiles(&g.p[h0 * g.ld], g.ld, nh, g.kf.data(), hd, g.n, o2.data());
+    EXPECT_EQ(s2, std::vector<float>(s.begin() + h0 * g.ld, s.end())) << "head_dim " << hd;
+    EXPECT_EQ(o2, std::vector<float>(o.begin() + h0 * hd, o.end())) << "head_dim " << hd;
+    // Without the tiles: the _heads calls.
+    set_amx_prefill(false);
+    std::vector<float> s3(g.n_heads * g.ld, 5.0f), s4 = s3, o3 = o0, o4 = o0;
+    f16_scores_tiles(g.q.data(), g.n_heads, g.kf.data(), hd, g.n, 0.125f, s3.data(), g.ld);
+    f16_scores_heads(g.q.data(), g.n_heads, g.kf.data(), hd, g.n, 0.125f, s4.data(), g.ld);
+    f16_accum_v_tiles(g.p.data(), g.ld, g.n_heads, g.kf.data(), hd, g.n, o3.data());
+    f16_accum_v_heads(g.p.data(), g.ld, g.n_heads, g.kf.data(), hd, g.n, o4.data());
+    set_amx_prefill(true);
+    EXPECT_EQ(s3, s4);
+    EXPECT_EQ(o3, o4);
+    if (tiles) {
+      EXPECT_NE(o, o4) << "head_dim " << hd << ": the tiles gave the FMA chain's bits";
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  if (!tiles) GTEST_SKIP() << "no AMX tiles on this CPU: checked the _heads calls only";
 }
 
 TEST(AttnHeads, SoftmaxPartialIsTheUnnormalisedSoftmax) {

@@ -72,6 +72,25 @@ constexpr float kV16MinWeight = 0x1p-64f;
 void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* q, const uint16_t* d,
                       size_t head_dim, size_t block, size_t n, float* out);
 
+// --- Prompt tiles: many rows of query heads (a prefill tile's tokens × a KV group's heads) against
+// one block of the group's keys. Where amx_prefill_active() (quant.h) they run on the AMX tile unit
+// in bf16 parts; elsewhere they are f16_scores_heads and f16_accum_v_heads (those bits). (The packed-K
+// scores need no second call: k8_scores_heads itself takes the tiles for many rows, with its own
+// bits, on CPUs with AMX-INT8.)
+// On the tiles an fp16 K or V value is hi + lo in bf16 exactly and an f32 query or probability x is
+// xh + xl (xh = bf16(x), xl = bf16(x − xh)); the products xh·vh + xh·vl + xl·vh of each term are summed
+// in f32, so a result is within ~2^-16 of Σ|x·v| of the exact sum (beside the f32 sums' rounding),
+// not the FMA chain's bits. A row's result depends only on its own queries or probabilities and the
+// keys, not on the rows beside it, their count or the thread; the forward pass takes the tiles for a
+// token's key block only where the token sees the whole block, so a token's bits do not depend on
+// the prefill tile it falls in (docs/bench/cpu.md, "Prompt attention on the AMX tiles (session 53)").
+// scores[r·ld + j] = scale · Σ_i q[r·head_dim + i]·fp16(k[j][i]) for r < n_rows, j < n (ld >= n).
+void f16_scores_tiles(const float* q, size_t n_rows, const uint16_t* k, size_t head_dim, size_t n, float scale,
+                      float* scores, size_t ld);
+// out[r·head_dim + i] += Σ_j p[r·ldp + j]·fp16(v[j][i]) for r < n_rows (ldp >= n).
+void f16_accum_v_tiles(const float* p, size_t ldp, size_t n_rows, const uint16_t* v, size_t head_dim, size_t n,
+                       float* out);
+
 // One block of n keys of one KV group, as the forward pass's decode runs it: K as fp16 rows (k)
 // or packed (kq, kd: kv_k8.h, with the packed queries qq, qd), V as fp16 rows (v) or packed (vq,
 // vd, blocks of block_v). K rows [n][head_dim_k], V rows [n][head_dim_v], scales [n][dim / block].
