@@ -152,39 +152,55 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
     // First token of the tile with keys in this block, and each token's key count here.
     const size_t u0 = pos0 + t0 + 1 > k0 ? 0 : k0 - (pos0 + t0);
     auto keys = [&](size_t u) { return std::min(pos0 + t0 + u + 1, k0 + kKeyBlock) - k0; };
-    const size_t r0 = u0 * d.G, nr = rows - r0, nk = keys(nt - 1);
-    // Tokens [uf, nt) see all kKeyBlock keys of the block (rows [rf, rows)): the tiles' rows.
+    // Tokens [uf, nt) see all kKeyBlock keys of the block (rows [rf, rows)): one attn_block_tiles
+    // call takes them on the AMX tiles. Without the tiles uf = nt: every row below.
     const size_t whole = k0 + kKeyBlock - 1 > pos0 + t0 ? k0 + kKeyBlock - 1 - (pos0 + t0) : 0;
     const size_t uf = amx ? std::clamp(whole, u0, nt) : nt, rf = uf * d.G;
+    const size_t r0 = u0 * d.G, nr = rf - r0;
+    float* part = th.partials + b * pr;
+    float* m = part;
+    float* l = part + R;
+    float* o = part + 2 * R;
+    if (uf < nt) {
+      kernels::AttnBlock blk;
+      blk.head_dim_k = d.Dk, blk.head_dim_v = d.Dv, blk.block_v = cache.block_v();
+      if (kp) {
+        blk.qq = th.qq + rf * d.Dk, blk.qd = th.qd + rf * d.nbk;
+        blk.kq = cache.k_q8(layer, g) + k0 * d.Dk, blk.kd = cache.k_scales(layer, g) + k0 * d.nbk;
+      } else {
+        blk.q = th.qf + rf * d.Dk, blk.k = cache.k_f16(layer, g) + k0 * d.Dk;
+      }
+      if (cache.v_packed()) {
+        blk.vq = cache.v_q8(layer, g) + k0 * d.Dv, blk.vd = cache.v_scales(layer, g) + k0 * d.nbv;
+      } else {
+        blk.v = cache.v_f16(layer, g) + k0 * d.Dv;
+      }
+      kernels::attn_block_tiles(blk, rows - rf, kKeyBlock, scale, th.scores + rf * ld, ld, m + rf, l + rf,
+                                o + rf * d.Dv);
+    }
+    if (nr == 0) continue;
+    const size_t nk = keys(uf - 1);  // the most keys of rows [r0, rf)
     float* scores = th.scores + r0 * ld;
     if (kp) {
       kernels::k8_scores_heads(th.qq + r0 * d.Dk, th.qd + r0 * d.nbk, nr, cache.k_q8(layer, g) + k0 * d.Dk,
                                cache.k_scales(layer, g) + k0 * d.nbk, d.Dk, nk, scale, scores, ld);
     } else {
-      const uint16_t* k = cache.k_f16(layer, g) + k0 * d.Dk;
-      if (uf > u0) kernels::f16_scores_heads(th.qf + r0 * d.Dk, rf - r0, k, d.Dk, keys(uf - 1), scale, scores, ld);
-      if (uf < nt) {
-        kernels::f16_scores_tiles(th.qf + rf * d.Dk, rows - rf, k, d.Dk, kKeyBlock, scale, th.scores + rf * ld, ld);
-      }
+      kernels::f16_scores_heads(th.qf + r0 * d.Dk, nr, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores, ld);
     }
-    float* part = th.partials + b * pr;
-    float* m = part;
-    float* l = part + R;
-    float* o = part + 2 * R;
-    for (size_t u = u0; u < nt; ++u) {
+    for (size_t u = u0; u < uf; ++u) {
       for (size_t h = 0; h < d.G; ++h) {
         const size_t r = u * d.G + h;
         kernels::softmax_partial(th.scores + r * ld, keys(u), &m[r], &l[r]);
       }
     }
-    std::fill(o + r0 * d.Dv, o + rows * d.Dv, 0.0f);
+    std::fill(o + r0 * d.Dv, o + rf * d.Dv, 0.0f);
     if (cache.v_packed()) {
       // The v16 rule scales each row's codes by its own keys of the block (attn.h): one call per
       // run of tokens with the same key count (all the tile's tokens but on the diagonal block).
-      for (size_t u = u0; u < nt;) {
+      for (size_t u = u0; u < uf;) {
         const size_t ku = keys(u);
         size_t ue = u + 1;
-        while (ue < nt && keys(ue) == ku) ++ue;
+        while (ue < uf && keys(ue) == ku) ++ue;
         kernels::k8_accum_v_heads(th.scores + u * d.G * ld, ld, (ue - u) * d.G, cache.v_q8(layer, g) + k0 * d.Dv,
                                   cache.v_scales(layer, g) + k0 * d.nbv, d.Dv, cache.block_v(), ku,
                                   o + u * d.G * d.Dv);
@@ -200,10 +216,6 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
       kernels::f16_accum_v_heads(th.scores + ru * ld + done, ld, rf - ru, cache.v_f16(layer, g) + kj * d.Dv, d.Dv,
                                  ku - done, o + ru * d.Dv);
       done = ku;
-    }
-    if (uf < nt) {
-      kernels::f16_accum_v_tiles(th.scores + rf * ld, ld, rows - rf, cache.v_f16(layer, g) + k0 * d.Dv, d.Dv,
-                                 kKeyBlock, o + rf * d.Dv);
     }
   }
 }

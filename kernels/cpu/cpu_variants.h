@@ -126,6 +126,9 @@ void f16_scores_amx(const float* q, size_t n_rows, const uint16_t* k, size_t hea
                     float* scores, size_t ld);  // head_dim a multiple of 32
 void f16_accum_v_amx(const float* p, size_t ldp, size_t n_rows, const uint16_t* v, size_t head_dim, size_t n,
                      float* out);  // head_dim a multiple of 16
+// attn_block_tiles' fp16-V blocks (false: a shape it does not take, packed V included).
+bool attn_block_amx(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
+                    float* l, float* out);
 // avx512_vnni/activation_vnni.cpp
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4);
 void silu_mul(float* gate, const float* up, size_t n);

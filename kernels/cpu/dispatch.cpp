@@ -328,19 +328,45 @@ void k8_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const int8_t* 
   active_heads().k8_accum_v_heads(p, ldp, n_heads, q, d, head_dim, block, n, out);
 }
 
-void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
-                      float* l, float* out) {
-  check_ld("attn_block_heads", n, ld);
-  if (n == 0) throw std::invalid_argument("attn_block_heads: no keys");
+namespace {
+// attn_block_heads' and attn_block_tiles' arguments.
+void check_block(const char* where, const AttnBlock& b, size_t n, size_t ld) {
+  check_ld(where, n, ld);
+  if (n == 0) throw std::invalid_argument(std::string(where) + ": no keys");
   if ((b.kq != nullptr ? b.qq == nullptr || b.qd == nullptr || b.kd == nullptr : b.q == nullptr || b.k == nullptr) ||
       (b.vq != nullptr ? b.vd == nullptr : b.v == nullptr)) {
-    throw std::invalid_argument("attn_block_heads: a query, K or V pointer is missing");
+    throw std::invalid_argument(std::string(where) + ": a query, K or V pointer is missing");
   }
-  if (b.kq != nullptr) checked_k8_block("attn_block_heads", b.head_dim_k);
+  if (b.kq != nullptr) checked_k8_block(where, b.head_dim_k);
   if (b.vq != nullptr && (b.block_v == 0 || b.head_dim_v % b.block_v != 0)) {
-    throw std::invalid_argument("attn_block_heads: V block " + std::to_string(b.block_v) +
+    throw std::invalid_argument(std::string(where) + ": V block " + std::to_string(b.block_v) +
                                 " does not divide head_dim_v " + std::to_string(b.head_dim_v));
   }
+}
+}  // namespace
+
+void attn_block_tiles(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out) {
+  check_block("attn_block_tiles", b, n, ld);
+  if (n_rows == 0) return;
+  if (amx_prefill_active() && avx512vnni::attn_block_amx(b, n_rows, n, scale, scores, ld, m, l, out)) return;
+  if (b.kq != nullptr) {
+    k8_scores_heads(b.qq, b.qd, n_rows, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
+  } else {
+    f16_scores_tiles(b.q, n_rows, b.k, b.head_dim_k, n, scale, scores, ld);
+  }
+  for (size_t r = 0; r < n_rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+  std::fill(out, out + n_rows * b.head_dim_v, 0.0f);
+  if (b.vq != nullptr) {
+    k8_accum_v_heads(scores, ld, n_rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);
+  } else {
+    f16_accum_v_tiles(scores, ld, n_rows, b.v, b.head_dim_v, n, out);
+  }
+}
+
+void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out) {
+  check_block("attn_block_heads", b, n, ld);
   if (n_heads == 0) return;
   const CpuVariant& v = active();
   if (&v == &avx2::kVariant) {

@@ -22,9 +22,12 @@ enum ScratchSlot : int {
   kScratchRows,      // plain-weight prefill: a panel of rows as f32
   kScratchBf16Acts,  // AMX bf16 prefill: a chunk's activations as bf16
   kScratchBf16Rows,  // AMX bf16 prefill: a column pass of two groups as bf16
-  kScratchAttnA,     // AMX prompt attention: the rows' A tiles (queries, probabilities)
-  kScratchAttnB,     // AMX prompt attention: the keys' or values' B tiles
-  kScratchAttnC,     // AMX prompt attention: the sums out of the tiles
+  kScratchAttnQ,       // AMX prompt attention: the queries (A tiles, or packed rows)
+  kScratchAttnK,       // AMX prompt attention: the keys' B tiles
+  kScratchAttnScales,  // AMX prompt attention: packed queries' and keys' scales
+  kScratchAttnV,       // AMX prompt attention: the values' B tiles
+  kScratchAttnP,       // AMX prompt attention: a slab's probabilities as A tiles
+  kScratchAttnC,       // AMX prompt attention: the sums out of the tiles
   kScratchSlots
 };
 

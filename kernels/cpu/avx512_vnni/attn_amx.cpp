@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "alap/kernels/attn.h"
 #include "alap/kernels/fp16.h"
 #include "avx512_vnni/amx_avx512.h"
 #include "avx512_vnni/transpose_avx512.h"
+#include "cpu_features.h"
 #include "cpu_variants.h"
 #include "thread_scratch.h"
 
@@ -127,75 +129,190 @@ inline AmxConfig amx_config_k8() {
   return c;
 }
 
+// ---- The pieces: keys, values and queries as tiles once a call, then slabs of 32 rows ----
+
+// Packed keys [0, n) as int8 B tiles (64 dims of 16 keys a pass, transposed to dword columns): key
+// tile t's block b at kb + 16·head_dim·t + 512·b, row c lane i = dims 4c..4c+3 of key 16t + i within
+// the block; fk + 16·(nb·t + b): the 16 keys' block b scales (0 past n).
+void k8_key_tiles(const int8_t* k, const uint16_t* dk, size_t head_dim, size_t n, int8_t* kb, float* fk) {
+  const size_t nb = head_dim / 32;
+  for (size_t j = 0, t = 0; j < n; j += 16, ++t) {
+    const size_t rk = std::min<size_t>(16, n - j);
+    for (size_t b = 0; b < nb; ++b) {
+      for (size_t i = 0; i < 16; ++i) fk[16 * (nb * t + b) + i] = i < rk ? fp16_to_f32(dk[(j + i) * nb + b]) : 0.0f;
+    }
+    for (size_t z = 0; z < head_dim / 64; ++z) {
+      __m512i r[16];
+      for (size_t i = 0; i < 16; ++i) {
+        r[i] = i < rk ? _mm512_loadu_si512(k + (j + i) * head_dim + 64 * z) : _mm512_setzero_si512();
+      }
+      transpose16(r);
+      for (int c = 0; c < 16; ++c) _mm512_store_si512(kb + 16 * head_dim * t + 1024 * z + 64 * c, r[c]);
+    }
+  }
+}
+
+// Packed-K scores of rows [r0, min(n_rows, r0 + 32)) (r0 a multiple of 32; qa holds the packed
+// queries [32·⌈n_rows/32⌉][head_dim], zero rows past n_rows, fq their block scales [n_rows][nb]).
+// The vpdpbusd path's float steps on TDPBSSD's int32 sums: x = float(Σ)·(dq·dk) a block, the blocks
+// added in order (the first is x itself), then the scale. sums: 4 tiles of [16][16] int32; acc:
+// [32][16]. The packed-K tile configuration must be loaded.
+void k8_scores_slab(const int8_t* qa, const float* fq, size_t n_rows, size_t r0, const int8_t* kb, const float* fk,
+                    size_t head_dim, size_t n, float scale, float* scores, size_t ld, int32_t* sums, float* acc) {
+  const size_t nb = head_dim / 32, r1 = std::min(n_rows, r0 + 32);
+  const int8_t* q0 = qa + r0 * head_dim;
+  const int8_t* q1 = q0 + 16 * head_dim;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0, t = 0; j < n; j += 16, ++t) {
+    const size_t rk = std::min<size_t>(16, n - j);
+    const int8_t* kt = kb + 16 * head_dim * t;
+    const float* ft = fk + 16 * nb * t;
+    for (size_t b = 0; b < nb; b += 2) {  // blocks b, b + 1: tiles (row tile, block) 0-3
+      amx_load<6>(kt + 512 * b, 64);
+      amx_load<7>(kt + 512 * (b + 1), 64);
+      amx_zero<0>(), amx_zero<1>(), amx_zero<2>(), amx_zero<3>();
+      amx_load<4>(q0 + 32 * b, head_dim);
+      amx_load<5>(q1 + 32 * b, head_dim);
+      amx_dot_i8<0, 4, 6>(), amx_dot_i8<1, 5, 6>();
+      amx_load<4>(q0 + 32 * (b + 1), head_dim);
+      amx_load<5>(q1 + 32 * (b + 1), head_dim);
+      amx_dot_i8<2, 4, 7>(), amx_dot_i8<3, 5, 7>();
+      amx_store<0>(sums), amx_store<1>(sums + 256), amx_store<2>(sums + 512), amx_store<3>(sums + 768);
+      const __m512 fk0 = _mm512_load_ps(ft + 16 * b), fk1 = _mm512_load_ps(ft + 16 * (b + 1));
+      for (size_t r = r0; r < r1; ++r) {
+        const size_t i = r - r0;  // tile i / 16, row i % 16
+        const int32_t* s0 = sums + 256 * (i / 16) + 16 * (i % 16);
+        const __m512 d0 = _mm512_mul_ps(_mm512_set1_ps(fq[r * nb + b]), fk0);
+        const __m512 d1 = _mm512_mul_ps(_mm512_set1_ps(fq[r * nb + b + 1]), fk1);
+        const __m512 x0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(s0)), d0);
+        const __m512 x1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(s0 + 512)), d1);
+        const __m512 a = _mm512_add_ps(b == 0 ? x0 : _mm512_add_ps(_mm512_load_ps(acc + 16 * i), x0), x1);
+        if (b + 2 < nb) {
+          _mm512_store_ps(acc + 16 * i, a);
+        } else {
+          _mm512_mask_storeu_ps(scores + r * ld + j, first_lanes(rk), _mm512_mul_ps(vscale, a));
+        }
+      }
+    }
+  }
+}
+
+// fp16-K scores of rows [r0, min(n_rows, r0 + 32)) (r0 a multiple of 32): qa the queries' A tiles
+// (bf16_rows, row tile t's chunk c at 512·(nc·t + c), lo at qa_lo), kb the keys' B tiles (bf16_keys,
+// key tile t at 512·nc·t, lo at kb_lo). c: 4 tiles of [16][16] f32. The bf16 configuration.
+void f16_scores_slab(const uint16_t* qa, size_t qa_lo, size_t n_rows, size_t r0, const uint16_t* kb, size_t kb_lo,
+                     size_t head_dim, size_t n, float scale, float* scores, size_t ld, float* c) {
+  const size_t nc = head_dim / 32, rt = r0 / 16;
+  const int nt = n_rows > r0 + 16 ? 2 : 1;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t j = 0; j < n; j += 32) {  // two key tiles a pass
+    const int nk = j + 16 < n ? 2 : 1;
+    tiles_hl(nk, nt, kb + 512 * nc * (j / 16), 512 * nc, kb_lo, qa + 512 * nc * rt, 512 * nc, qa_lo, nc, c);
+    for (size_t r = r0; r < std::min(n_rows, r0 + 32); ++r) {  // C tile (key tile kt, row tile t) at c + 256·(2t + kt)
+      const size_t i = r - r0;
+      for (int kt = 0; kt < nk; ++kt) {
+        const size_t j0 = j + 16 * kt;
+        _mm512_mask_storeu_ps(scores + r * ld + j0, first_lanes(n - j0),
+                              _mm512_mul_ps(vscale, _mm512_load_ps(c + 256 * (2 * (i / 16) + kt) + 16 * (i % 16))));
+      }
+    }
+  }
+}
+
+// out[r·head_dim + i] += Σ_j p[r·ldp + j]·v[j][i] for rows [r0, min(n_rows, r0 + 32)) (r0 a
+// multiple of 32): vb the values' B tiles (bf16_values, n_chunks chunks, lo at vb_lo), pa scratch
+// for the slab's A tiles (2·2·512·n_chunks words), c: 4 tiles of [16][16] f32. The bf16
+// configuration.
+void f16_accum_v_slab(const float* p, size_t ldp, size_t n_rows, size_t r0, const uint16_t* vb, size_t vb_lo,
+                      size_t head_dim, size_t n, uint16_t* pa, float* c, float* out) {
+  const size_t nkc = (n + 31) / 32, n_lt = head_dim / 16, rows = std::min<size_t>(32, n_rows - r0);
+  const int nt = rows > 16 ? 2 : 1;
+  const size_t pa_lo = 1024 * nkc;
+  bf16_rows(p + r0 * ldp, ldp, rows, n, nt, nkc, pa, pa_lo);
+  for (size_t lt = 0; lt < n_lt; lt += 2) {
+    const int nl = lt + 1 < n_lt ? 2 : 1;
+    tiles_hl(nl, nt, vb + 512 * nkc * lt, 512 * nkc, vb_lo, pa, 512 * nkc, pa_lo, nkc, c);
+    for (size_t i = 0; i < rows; ++i) {  // C tile (lane tile l, row tile t) at c + 256·(2t + l)
+      for (int l = 0; l < nl; ++l) {
+        float* o = out + (r0 + i) * head_dim + 16 * (lt + l);
+        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), _mm512_load_ps(c + 256 * (2 * (i / 16) + l) + 16 * (i % 16))));
+      }
+    }
+  }
+}
+
+// The call-wide pieces, in this thread's scratch.
+struct PackedQueries {  // k8: the queries padded to whole slabs, their scales, the keys' tiles
+  int8_t* qa;
+  float* fq;
+  int8_t* kb;
+  float* fk;
+};
+PackedQueries packed_tiles(const int8_t* q, const uint16_t* dq, size_t n_rows, const int8_t* k, const uint16_t* dk,
+                           size_t head_dim, size_t n) {
+  const size_t nb = head_dim / 32, n_pad = 32 * ((n_rows + 31) / 32), nkt = (n + 15) / 16;
+  ScratchArray<int8_t> qa{kScratchAttnQ}, kb{kScratchAttnK};
+  ScratchArray<float> f{kScratchAttnScales};
+  qa.resize(n_pad * head_dim);
+  kb.resize(16 * head_dim * nkt);
+  f.resize(16 * nb * nkt + n_rows * nb);  // the keys' first: their rows of 16 are loaded aligned
+  float* fk = f.data();
+  float* fq = fk + 16 * nb * nkt;
+  std::memcpy(qa.data(), q, n_rows * head_dim);
+  std::memset(qa.data() + n_rows * head_dim, 0, (n_pad - n_rows) * head_dim);
+  for (size_t i = 0; i < n_rows * nb; ++i) fq[i] = fp16_to_f32(dq[i]);
+  k8_key_tiles(k, dk, head_dim, n, kb.data(), fk);
+  return {qa.data(), fq, kb.data(), fk};
+}
+struct F16Tiles {  // fp16 K: the queries' A tiles and the keys' B tiles, and where their lo parts start
+  uint16_t* qa;
+  size_t qa_lo;
+  uint16_t* kb;
+  size_t kb_lo;
+};
+F16Tiles f16_tiles(const float* q, size_t n_rows, const uint16_t* k, size_t head_dim, size_t n) {
+  const size_t nc = head_dim / 32, n_rt = (n_rows + 15) / 16, nkt = (n + 15) / 16;
+  ScratchArray<uint16_t> qa{kScratchAttnQ}, kb{kScratchAttnK};
+  const size_t qa_lo = 512 * nc * n_rt, kb_lo = 512 * nc * nkt;
+  qa.resize(2 * qa_lo);
+  kb.resize(2 * kb_lo);
+  bf16_rows(q, head_dim, n_rows, head_dim, n_rt, nc, qa.data(), qa_lo);
+  for (size_t t = 0; t < nkt; ++t) bf16_keys(k, head_dim, n, 16 * t, kb.data() + 512 * nc * t, kb_lo);
+  return {qa.data(), qa_lo, kb.data(), kb_lo};
+}
+struct ValueTiles {  // fp16 V as B tiles, and slab scratch for the probabilities' A tiles
+  uint16_t* vb;
+  size_t vb_lo;
+  uint16_t* pa;
+};
+ValueTiles value_tiles(const uint16_t* v, size_t head_dim, size_t n) {
+  const size_t nkc = (n + 31) / 32;
+  ScratchArray<uint16_t> vb{kScratchAttnV}, pa{kScratchAttnP};
+  const size_t vb_lo = 512 * (head_dim / 16) * nkc;
+  vb.resize(2 * vb_lo);
+  pa.resize(2048 * nkc);
+  bf16_values(v, head_dim, n, nkc, vb.data(), vb_lo);
+  return {vb.data(), vb_lo, pa.data()};
+}
+float* sums_scratch() {  // 4 tiles of sums and a slab's [32][16] block accumulators
+  ScratchArray<float> c{kScratchAttnC};
+  c.resize(1024 + 512);
+  return c.data();
+}
+
+bool packed_k_fits(size_t head_dim) { return head_dim % 64 == 0 && head_dim <= 256; }
+
 }  // namespace
 
 bool k8_scores_amx(const int8_t* q, const uint16_t* dq, size_t n_rows, const int8_t* k, const uint16_t* dk,
                    size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
-  if (head_dim % 64 != 0 || head_dim > 256 || n_rows == 0 || n == 0) return false;
-  const size_t nb = head_dim / 32, n_rt = (n_rows + 15) / 16, n_pad = 32 * ((n_rows + 31) / 32);
-  // The queries, zero rows to a whole pair of row tiles; each row's block scales; the sums.
-  ScratchArray<int8_t> qa{kScratchAttnA};
-  ScratchArray<int8_t> kb{kScratchAttnB};
-  ScratchArray<float> cs{kScratchAttnC};
-  qa.resize(n_pad * head_dim);
-  kb.resize(32 * head_dim);
-  cs.resize(1024 + 16 * n_rows + n_rows * nb);
-  std::memcpy(qa.data(), q, n_rows * head_dim);
-  std::memset(qa.data() + n_rows * head_dim, 0, (n_pad - n_rows) * head_dim);
-  int32_t* sums = reinterpret_cast<int32_t*>(cs.data());  // 4 tiles of [16][16]
-  float* acc = cs.data() + 1024;                            // [n_rows][16]
-  float* fq = acc + 16 * n_rows;                            // [n_rows][nb]
-  for (size_t i = 0; i < n_rows * nb; ++i) fq[i] = fp16_to_f32(dq[i]);
-  const __m512 vscale = _mm512_set1_ps(scale);
+  if (!packed_k_fits(head_dim) || n_rows == 0 || n == 0) return false;
+  const PackedQueries t = packed_tiles(q, dq, n_rows, k, dk, head_dim, n);
+  float* c = sums_scratch();
   amx_load_config(amx_config_k8());
-  for (size_t j = 0; j < n; j += 16) {
-    const size_t rk = std::min<size_t>(16, n - j);
-    alignas(64) float fk[8][16];  // block b's scale of key j + i (0 past n)
-    for (size_t b = 0; b < nb; ++b) {
-      for (size_t i = 0; i < 16; ++i) fk[b][i] = i < rk ? fp16_to_f32(dk[(j + i) * nb + b]) : 0.0f;
-    }
-    // B tiles: 64 dims (two blocks) of the 16 keys a pass, transposed to dword columns: block b's
-    // tile at kb + 512·b, row c lane i = dims 4c..4c+3 of key j + i within the block.
-    for (size_t z = 0; z < head_dim / 64; ++z) {
-      __m512i t[16];
-      for (size_t i = 0; i < 16; ++i) {
-        t[i] = i < rk ? _mm512_loadu_si512(k + (j + i) * head_dim + 64 * z) : _mm512_setzero_si512();
-      }
-      transpose16(t);
-      for (int c = 0; c < 16; ++c) _mm512_store_si512(kb.data() + 1024 * z + 64 * c, t[c]);
-    }
-    for (size_t rt = 0; rt < n_rt; rt += 2) {
-      const int8_t* q0 = qa.data() + 16 * rt * head_dim;
-      const int8_t* q1 = q0 + 16 * head_dim;
-      for (size_t b = 0; b < nb; b += 2) {  // blocks b, b + 1: tiles (row tile, block) 0-3
-        amx_load<6>(kb.data() + 512 * b, 64);
-        amx_load<7>(kb.data() + 512 * (b + 1), 64);
-        amx_zero<0>(), amx_zero<1>(), amx_zero<2>(), amx_zero<3>();
-        amx_load<4>(q0 + 32 * b, head_dim);
-        amx_load<5>(q1 + 32 * b, head_dim);
-        amx_dot_i8<0, 4, 6>(), amx_dot_i8<1, 5, 6>();
-        amx_load<4>(q0 + 32 * (b + 1), head_dim);
-        amx_load<5>(q1 + 32 * (b + 1), head_dim);
-        amx_dot_i8<2, 4, 7>(), amx_dot_i8<3, 5, 7>();
-        amx_store<0>(sums), amx_store<1>(sums + 256), amx_store<2>(sums + 512), amx_store<3>(sums + 768);
-        // The vpdpbusd path's float steps: x = float(Σ) · (dq · dk) a block, the blocks added in
-        // order (the first is x itself).
-        for (size_t r = 16 * rt; r < std::min(n_rows, 16 * rt + 32); ++r) {
-          const size_t t = (r - 16 * rt) / 16, i = r % 16;
-          __m512 a = b == 0 ? _mm512_setzero_ps() : _mm512_load_ps(acc + 16 * r);
-          for (size_t e = 0; e < 2; ++e) {
-            const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(fq[r * nb + b + e]), _mm512_load_ps(fk[b + e]));
-            const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 256 * (2 * e + t) + 16 * i)), dd);
-            a = b + e == 0 ? x : _mm512_add_ps(a, x);
-          }
-          if (b + 2 < nb) {
-            _mm512_store_ps(acc + 16 * r, a);
-          } else {
-            _mm512_mask_storeu_ps(scores + r * ld + j, first_lanes(rk), _mm512_mul_ps(vscale, a));
-          }
-        }
-      }
-    }
+  for (size_t r0 = 0; r0 < n_rows; r0 += 32) {
+    k8_scores_slab(t.qa, t.fq, n_rows, r0, t.kb, t.fk, head_dim, n, scale, scores, ld, reinterpret_cast<int32_t*>(c),
+                   c + 1024);
   }
   amx_release();
   return true;
@@ -203,65 +320,59 @@ bool k8_scores_amx(const int8_t* q, const uint16_t* dq, size_t n_rows, const int
 
 void f16_scores_amx(const float* q, size_t n_rows, const uint16_t* k, size_t head_dim, size_t n, float scale,
                     float* scores, size_t ld) {
-  const size_t nc = head_dim / 32, n_rt = (n_rows + 15) / 16;
-  ScratchArray<uint16_t> a{kScratchAttnA}, b{kScratchAttnB};
-  ScratchArray<float> c{kScratchAttnC};
-  const size_t a_lo = 512 * n_rt * nc, b_lo = 1024 * nc;
-  a.resize(2 * a_lo);
-  b.resize(2 * b_lo);
-  c.resize(1024);
-  bf16_rows(q, head_dim, n_rows, head_dim, n_rt, nc, a.data(), a_lo);
-  const __m512 vscale = _mm512_set1_ps(scale);
+  const F16Tiles t = f16_tiles(q, n_rows, k, head_dim, n);
+  float* c = sums_scratch();
   amx_load_config(amx_config());
-  for (size_t j = 0; j < n; j += 32) {  // two key tiles a pass
-    const int nk = j + 16 < n ? 2 : 1;
-    for (int t = 0; t < nk; ++t) bf16_keys(k, head_dim, n, j + 16 * t, b.data() + 512 * nc * t, b_lo);
-    for (size_t rt = 0; rt < n_rt; rt += 2) {
-      const int nt = rt + 1 < n_rt ? 2 : 1;
-      tiles_hl(nk, nt, b.data(), 512 * nc, b_lo, a.data() + 512 * nc * rt, 512 * nc, a_lo, nc, c.data());
-      for (int t = 0; t < nt; ++t) {  // C tile (key tile kt, row tile t) at c + 256·(2t + kt)
-        for (size_t r = 16 * (rt + t); r < std::min(n_rows, 16 * (rt + t + 1)); ++r) {
-          for (int kt = 0; kt < nk; ++kt) {
-            const size_t j0 = j + 16 * kt;
-            _mm512_mask_storeu_ps(scores + r * ld + j0, first_lanes(n - j0),
-                                  _mm512_mul_ps(vscale, _mm512_load_ps(c.data() + 256 * (2 * t + kt) + 16 * (r % 16))));
-          }
-        }
-      }
-    }
+  for (size_t r0 = 0; r0 < n_rows; r0 += 32) {
+    f16_scores_slab(t.qa, t.qa_lo, n_rows, r0, t.kb, t.kb_lo, head_dim, n, scale, scores, ld, c);
   }
   amx_release();
 }
 
 void f16_accum_v_amx(const float* p, size_t ldp, size_t n_rows, const uint16_t* v, size_t head_dim, size_t n,
                      float* out) {
-  const size_t nkc = (n + 31) / 32, n_lt = head_dim / 16, n_rt = (n_rows + 15) / 16;
-  ScratchArray<uint16_t> a{kScratchAttnA}, b{kScratchAttnB};
-  ScratchArray<float> c{kScratchAttnC};
-  const size_t a_lo = 512 * n_rt * nkc, b_lo = 512 * n_lt * nkc;
-  a.resize(2 * a_lo);
-  b.resize(2 * b_lo);
-  c.resize(1024);
-  bf16_rows(p, ldp, n_rows, n, n_rt, nkc, a.data(), a_lo);
-  bf16_values(v, head_dim, n, nkc, b.data(), b_lo);
+  const ValueTiles t = value_tiles(v, head_dim, n);
+  float* c = sums_scratch();
   amx_load_config(amx_config());
-  for (size_t rt = 0; rt < n_rt; rt += 2) {
-    const int nt = rt + 1 < n_rt ? 2 : 1;
-    for (size_t lt = 0; lt < n_lt; lt += 2) {
-      const int nl = lt + 1 < n_lt ? 2 : 1;
-      tiles_hl(nl, nt, b.data() + 512 * nkc * lt, 512 * nkc, b_lo, a.data() + 512 * nkc * rt, 512 * nkc, a_lo, nkc,
-               c.data());
-      for (int t = 0; t < nt; ++t) {  // C tile (lane tile l, row tile t) at c + 256·(2t + l)
-        for (size_t r = 16 * (rt + t); r < std::min(n_rows, 16 * (rt + t + 1)); ++r) {
-          for (int l = 0; l < nl; ++l) {
-            float* o = out + r * head_dim + 16 * (lt + l);
-            _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), _mm512_load_ps(c.data() + 256 * (2 * t + l) + 16 * (r % 16))));
-          }
-        }
-      }
-    }
+  for (size_t r0 = 0; r0 < n_rows; r0 += 32) {
+    f16_accum_v_slab(p, ldp, n_rows, r0, t.vb, t.vb_lo, head_dim, n, t.pa, c, out);
   }
   amx_release();
+}
+
+bool attn_block_amx(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
+                    float* l, float* out) {
+  const bool kp = b.kq != nullptr;
+  if (b.vq != nullptr || b.head_dim_v % 16 != 0 || n_rows == 0 || n == 0) return false;
+  if (kp ? !packed_k_fits(b.head_dim_k) || !cpu_features().amx_int8 : b.head_dim_k % 32 != 0) return false;
+  // Keys, values and queries as tiles once; then per slab of 32 rows its scores, each row's
+  // softmax and the slab's V sum, while the slab's scores are in L1.
+  PackedQueries pk{};
+  F16Tiles fk{};
+  if (kp) {
+    pk = packed_tiles(b.qq, b.qd, n_rows, b.kq, b.kd, b.head_dim_k, n);
+  } else {
+    fk = f16_tiles(b.q, n_rows, b.k, b.head_dim_k, n);
+  }
+  const ValueTiles vt = value_tiles(b.v, b.head_dim_v, n);
+  float* c = sums_scratch();
+  const AmxConfig bf16 = amx_config(), k8 = amx_config_k8();
+  std::fill(out, out + n_rows * b.head_dim_v, 0.0f);
+  for (size_t r0 = 0; r0 < n_rows; r0 += 32) {
+    if (kp) {
+      amx_load_config(k8);
+      k8_scores_slab(pk.qa, pk.fq, n_rows, r0, pk.kb, pk.fk, b.head_dim_k, n, scale, scores, ld,
+                     reinterpret_cast<int32_t*>(c), c + 1024);
+      amx_load_config(bf16);
+    } else {
+      if (r0 == 0) amx_load_config(bf16);
+      f16_scores_slab(fk.qa, fk.qa_lo, n_rows, r0, fk.kb, fk.kb_lo, b.head_dim_k, n, scale, scores, ld, c);
+    }
+    for (size_t r = r0; r < std::min(n_rows, r0 + 32); ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+    f16_accum_v_slab(scores, ld, n_rows, r0, vt.vb, vt.vb_lo, b.head_dim_v, n, vt.pa, c, out);
+  }
+  amx_release();
+  return true;
 }
 
 }  // namespace alap::kernels::avx512vnni

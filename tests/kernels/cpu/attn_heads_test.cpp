@@ -491,6 +491,69 @@ TEST(AttnHeads, BlockIsTheCallsInOrder) {
   EXPECT_GE(checked, 2 * 10 * 3);  // the scalar twin and at least one vector variant
 }
 
+// attn_block_tiles is the prompt tile's calls in order (scores, softmax_partial per row, the V sum
+// from 0: f16_scores_tiles and f16_accum_v_tiles for fp16 K and V), bit for bit, with the AMX
+// tiles and without, for each cache form, row counts around the tiles' slabs of 32, and shapes the
+// tiles do not take (head_dim 96, packed K of 32).
+TEST(AttnHeads, BlockTilesIsTheCallsInOrder) {
+  struct BlockShape {
+    size_t head_dim_k, head_dim_v, n_rows, n;
+  };
+  const BlockShape shapes[] = {{64, 64, 128, 256}, {64, 64, 33, 255}, {64, 64, 1, 1},   {128, 128, 70, 100},
+                               {64, 128, 32, 33},  {128, 64, 9, 64},  {96, 96, 40, 40}, {32, 32, 20, 17}};
+  const bool tiles = set_cpu_variant("avx512vnni") && amx_prefill_active();
+  set_cpu_variant("best");
+  int checked = 0;
+  for (bool amx : {true, false}) {
+    set_amx_prefill(amx);
+    for (const BlockShape& sh : shapes) {
+      const Group gk = make_group(sh.head_dim_k, sh.n_rows, sh.n, 51);
+      const Group gv = make_group(sh.head_dim_v, sh.n_rows, sh.n, 52);  // its keys serve as the V rows
+      for (int form = 0; form < 3; ++form) {  // 0: fp16 K and V, 1: packed K, 2: packed K and V
+        AttnBlock b;
+        b.head_dim_k = sh.head_dim_k, b.head_dim_v = sh.head_dim_v, b.block_v = gv.block;
+        if (form == 0) {
+          b.q = gk.q.data(), b.k = gk.kf.data();
+        } else {
+          b.qq = gk.qq.data(), b.qd = gk.qd.data(), b.kq = gk.kq.data(), b.kd = gk.kd.data();
+        }
+        if (form == 2) {
+          b.vq = gv.kq.data(), b.vd = gv.kd.data();
+        } else {
+          b.v = gv.kf.data();
+        }
+        const size_t R = sh.n_rows, ld = sh.n + 5;
+        std::vector<float> s1(R * ld, 3.0f), s2 = s1, m1(R), l1(R), m2(R), l2(R), o1(R * sh.head_dim_v, 9.0f),
+            o2(R * sh.head_dim_v, -9.0f);
+        attn_block_tiles(b, R, sh.n, 0.125f, s1.data(), ld, m1.data(), l1.data(), o1.data());
+        if (form == 0) {
+          f16_scores_tiles(b.q, R, b.k, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
+        } else {
+          k8_scores_heads(b.qq, b.qd, R, b.kq, b.kd, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
+        }
+        for (size_t r = 0; r < R; ++r) softmax_partial(&s2[r * ld], sh.n, &m2[r], &l2[r]);
+        std::fill(o2.begin(), o2.end(), 0.0f);
+        if (form == 2) {
+          k8_accum_v_heads(s2.data(), ld, R, b.vq, b.vd, sh.head_dim_v, b.block_v, sh.n, o2.data());
+        } else {
+          f16_accum_v_tiles(s2.data(), ld, R, b.v, sh.head_dim_v, sh.n, o2.data());
+        }
+        const std::string at = std::string(amx ? "tiles" : "no tiles") + " form " + std::to_string(form) + " dims " +
+                               std::to_string(sh.head_dim_k) + "/" + std::to_string(sh.head_dim_v) + " rows " +
+                               std::to_string(R) + " keys " + std::to_string(sh.n);
+        EXPECT_EQ(s1, s2) << at;  // the probabilities, and nothing past n in a row written
+        EXPECT_EQ(m1, m2) << at;
+        EXPECT_EQ(l1, l2) << at;
+        EXPECT_EQ(o1, o2) << at;
+        ++checked;
+      }
+    }
+  }
+  set_amx_prefill(true);
+  EXPECT_EQ(checked, 2 * 8 * 3);
+  if (!tiles) GTEST_SKIP() << "no AMX tiles on this CPU: the calls without them only";
+}
+
 TEST(AttnHeads, BadArgumentsAreRefused) {
   std::vector<float> s(8), q(64 * 2), p(8);
   std::vector<int8_t> kq(64 * 8);
@@ -509,6 +572,8 @@ TEST(AttnHeads, BadArgumentsAreRefused) {
   std::vector<float> o(64);
   EXPECT_NO_THROW(attn_block_heads(b, 1, 4, 1.0f, s.data(), 8, &m, &l, o.data()));
   EXPECT_THROW(attn_block_heads(b, 1, 0, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);  // no keys
+  EXPECT_THROW(attn_block_tiles(b, 1, 0, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);
+  EXPECT_THROW(attn_block_tiles(b, 1, 9, 1.0f, s.data(), 8, &m, &l, o.data()), std::invalid_argument);  // ld < n
   EXPECT_THROW(attn_block_heads(b, 1, 8, 1.0f, s.data(), 4, &m, &l, o.data()), std::invalid_argument);  // stride
   AttnBlock no_v = b;
   no_v.v = nullptr;

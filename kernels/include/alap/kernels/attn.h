@@ -117,4 +117,12 @@ struct AttnBlock {
 void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
                       float* l, float* out);
 
+// attn_block_heads for a prompt tile's rows (n_rows of them): bit for bit the scores (k8_scores_heads,
+// or f16_scores_tiles for fp16 K), softmax_partial of each row, and out = the V sum from 0
+// (f16_accum_v_tiles, or k8_accum_v_heads for packed V), in that order. On the AMX tiles the keys and
+// values are converted to tiles once and the rows go 32 at a time through all three steps, so a
+// slab's scores and probabilities stay in the core's L1 between them.
+void attn_block_tiles(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
+                      float* l, float* out);
+
 }  // namespace alap::kernels

@@ -125,7 +125,9 @@ bool light_read_ahead();                    // what the products do now
 // not the bits of the int8 activation blocks (or f32 FMAs) that a decode token and a call of fewer
 // tokens take (on random rows the bf16 sums lie nearer the exact product). A token's result still
 // does not depend on the other tokens of its call, the row range or the thread.
-// docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)".
+// docs/bench/cpu.md, "Prefill on the AMX tiles in bf16 (session 52)". The same switch governs the
+// prompt attention's tiles (attn.h "Prompt tiles"; docs/bench/cpu.md, "Prompt attention on the AMX
+// tiles (session 53)").
 void set_amx_prefill(bool allowed);  // for tests and benchmarks
 bool amx_prefill();                  // what the products do now
 // Whether the active variant's prefill runs on the tiles: it is the AVX-512 variant (a forced
