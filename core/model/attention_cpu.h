@@ -30,7 +30,9 @@ class CpuAttention {
   // with p threads taking part, 2/p of it) runs attention on the calling thread (run()).
   static constexpr size_t kAloneWork = size_t{1} << 18;
   static constexpr size_t kTileRows = 32;   // prefill: query rows (whole tokens × a group's heads) per pass
-  static constexpr size_t kTileRowsAmx = 128;  // the same on the AMX tiles, which convert K and V once a pass
+  // The same where the AMX tiles take part (a call of kAmxMinTokens or more in which some token sees a
+  // whole key block): they convert a block's K and V once for all the tile's rows.
+  static constexpr size_t kTileRowsAmx = 128;
   // A call of this many tokens or more takes the AMX tiles where kernels::amx_prefill_active(), as
   // the quantised products do (a token's block sees them only where it sees all kKeyBlock keys):
   // within such calls a token's bits do not depend on its tile; a decode token or a shorter call
