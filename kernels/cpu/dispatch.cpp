@@ -343,6 +343,28 @@ void check_block(const char* where, const AttnBlock& b, size_t n, size_t ld) {
                                 " does not divide head_dim_v " + std::to_string(b.head_dim_v));
   }
 }
+
+// A block as its calls in order: scores, softmax_partial of each row, the V sum from 0; fp16 K and V
+// through the prompt tiles' calls (tiles) or the _heads ones.
+void block_calls(const AttnBlock& b, size_t rows, size_t n, float scale, float* scores, size_t ld, float* m, float* l,
+                 float* out, bool tiles) {
+  if (b.kq != nullptr) {
+    k8_scores_heads(b.qq, b.qd, rows, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
+  } else if (tiles) {
+    f16_scores_tiles(b.q, rows, b.k, b.head_dim_k, n, scale, scores, ld);
+  } else {
+    f16_scores_heads(b.q, rows, b.k, b.head_dim_k, n, scale, scores, ld);
+  }
+  for (size_t r = 0; r < rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+  std::fill(out, out + rows * b.head_dim_v, 0.0f);
+  if (b.vq != nullptr) {
+    k8_accum_v_heads(scores, ld, rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);
+  } else if (tiles) {
+    f16_accum_v_tiles(scores, ld, rows, b.v, b.head_dim_v, n, out);
+  } else {
+    f16_accum_v_heads(scores, ld, rows, b.v, b.head_dim_v, n, out);
+  }
+}
 }  // namespace
 
 void attn_block_tiles(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
@@ -350,18 +372,7 @@ void attn_block_tiles(const AttnBlock& b, size_t n_rows, size_t n, float scale, 
   check_block("attn_block_tiles", b, n, ld);
   if (n_rows == 0) return;
   if (amx_prefill_active() && avx512vnni::attn_block_amx(b, n_rows, n, scale, scores, ld, m, l, out)) return;
-  if (b.kq != nullptr) {
-    k8_scores_heads(b.qq, b.qd, n_rows, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
-  } else {
-    f16_scores_tiles(b.q, n_rows, b.k, b.head_dim_k, n, scale, scores, ld);
-  }
-  for (size_t r = 0; r < n_rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
-  std::fill(out, out + n_rows * b.head_dim_v, 0.0f);
-  if (b.vq != nullptr) {
-    k8_accum_v_heads(scores, ld, n_rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);
-  } else {
-    f16_accum_v_tiles(scores, ld, n_rows, b.v, b.head_dim_v, n, out);
-  }
+  block_calls(b, n_rows, n, scale, scores, ld, m, l, out, true);
 }
 
 void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale, float* scores, size_t ld, float* m,
@@ -380,18 +391,7 @@ void attn_block_heads(const AttnBlock& b, size_t n_heads, size_t n, float scale,
   // The others: the calls in order, each pass reading its own rows ahead. On AVX-512 (an Intel Xeon,
   // docs/bench/cpu.md "Decode attention: V read with the scores (session 14)") reading V with the
   // scores was 5-22% slower: its V sum takes 64 lanes a pass and keeps up with its own reads.
-  if (b.kq != nullptr) {
-    k8_scores_heads(b.qq, b.qd, n_heads, b.kq, b.kd, b.head_dim_k, n, scale, scores, ld);
-  } else {
-    f16_scores_heads(b.q, n_heads, b.k, b.head_dim_k, n, scale, scores, ld);
-  }
-  for (size_t h = 0; h < n_heads; ++h) softmax_partial(scores + h * ld, n, &m[h], &l[h]);
-  std::fill(out, out + n_heads * b.head_dim_v, 0.0f);
-  if (b.vq != nullptr) {
-    k8_accum_v_heads(scores, ld, n_heads, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);
-  } else {
-    f16_accum_v_heads(scores, ld, n_heads, b.v, b.head_dim_v, n, out);
-  }
+  block_calls(b, n_heads, n, scale, scores, ld, m, l, out, false);
 }
 
 void k8_quantize(const float* x, size_t head_dim, int8_t* q, uint16_t* d) {

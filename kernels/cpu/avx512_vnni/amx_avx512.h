@@ -68,8 +68,9 @@ __attribute__((target("avx512bf16"))) inline void bf16_split(__m512 v0, __m512 v
 // and hi·lo (kXLo). kWeightsA: the weights are the A operand (tmm4 + j; the sums [row][token]),
 // else the B operand (tmm6 + j, the activations tmm4 + t; the sums [token][row]).
 template <int NG, int NT, bool kWeightsA, bool kLo, bool kXLo>
-__attribute__((always_inline)) inline void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride, const uint16_t* xa, size_t xstride,
-                           size_t xlstride, size_t n_blocks, float* part, bool first) {
+__attribute__((always_inline)) inline void amx_tiles(const uint16_t* wa, size_t wstride, size_t lstride,
+                                                     const uint16_t* xa, size_t xstride, size_t xlstride,
+                                                     size_t n_blocks, float* part, bool first) {
   constexpr int W = kWeightsA ? 4 : 6, X = kWeightsA ? 6 : 4;
   auto each = [&](auto&& f) {
     f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});

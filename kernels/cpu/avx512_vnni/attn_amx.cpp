@@ -235,7 +235,8 @@ void f16_accum_v_slab(const float* p, size_t ldp, size_t n_rows, size_t r0, cons
     for (size_t i = 0; i < rows; ++i) {  // C tile (lane tile l, row tile t) at c + 256·(2t + l)
       for (int l = 0; l < nl; ++l) {
         float* o = out + (r0 + i) * head_dim + 16 * (lt + l);
-        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), _mm512_load_ps(c + 256 * (2 * (i / 16) + l) + 16 * (i % 16))));
+        const __m512 sum = _mm512_load_ps(c + 256 * (2 * (i / 16) + l) + 16 * (i % 16));
+        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), sum));
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <iterator>
 #include <random>
 #include <stdexcept>
@@ -108,6 +109,22 @@ std::vector<float> run(CpuAttention& a, const KvCache& c, size_t threads, size_t
   return o;
 }
 
+// Each piece [a, b) of the batch q (at depth pos0) run alone, with one and three threads, gives the
+// whole batch's rows (want) bit for bit.
+void pieces_match(const KvCache& cache, const std::vector<float>& q, const std::vector<float>& want, size_t pos0,
+                  size_t H, std::initializer_list<std::pair<size_t, size_t>> pieces) {
+  const size_t Dk = cache.head_dim_k(), Dv = cache.head_dim_v();
+  CpuAttention parts;
+  for (size_t threads : {size_t{1}, size_t{3}}) {
+    for (const auto& [a, b] : pieces) {
+      const std::vector<float> qp(q.begin() + a * H * Dk, q.begin() + b * H * Dk);
+      const std::vector<float> got = run(parts, cache, threads, 0, qp, b - a, pos0 + a, H);
+      const std::vector<float> w(want.begin() + a * H * Dv, want.begin() + b * H * Dv);
+      ASSERT_EQ(got, w) << "tokens [" << a << ", " << b << ") threads " << threads;
+    }
+  }
+}
+
 class AttentionCpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AttentionCpu, MatchesDoubleAttentionAcrossKeyBlocks) {
@@ -204,19 +221,12 @@ TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
   fill(cache, 600, 31);
   const size_t n = 45, pos0 = 490, H = cs.n_head, Dk = cs.head_dim, Dv = cs.head_dim;
   const std::vector<float> q = random_q(n, H, Dk, 9);
-  CpuAttention whole, parts;
+  CpuAttention whole;
   const std::vector<float> want = run(whole, cache, 2, 0, q, n, pos0, H);
-  const size_t cuts[] = {0, 1, 4, 11, 12, 21, 22, 23, 38, 45};
-  for (size_t threads : {size_t{1}, size_t{3}}) {
-    for (size_t c = 0; c + 1 < std::size(cuts); ++c) {
-      const size_t a = cuts[c], b = cuts[c + 1];
-      const std::vector<float> qp(q.begin() + a * H * Dk, q.begin() + b * H * Dk);
-      const std::vector<float> got = run(parts, cache, threads, 0, qp, b - a, pos0 + a, H);
-      const std::vector<float> w(want.begin() + a * H * Dv, want.begin() + b * H * Dv);
-      ASSERT_EQ(got, w) << "tokens [" << a << ", " << b << ") threads " << threads;
-    }
-  }
+  pieces_match(cache, q, want, pos0, H, {{0, 1}, {1, 4}, {4, 11}, {11, 12}, {12, 21}, {21, 22}, {22, 23}, {23, 38},
+                                         {38, 45}});
   // And the same cache read as one token at a time through the decode split.
+  CpuAttention parts;
   for (size_t t : {size_t{0}, size_t{21}, size_t{22}, size_t{44}}) {
     const std::vector<float> qt(q.begin() + t * H * Dk, q.begin() + (t + 1) * H * Dk);
     const std::vector<float> w(want.begin() + t * H * Dv, want.begin() + (t + 1) * H * Dv);
@@ -232,22 +242,13 @@ TEST_P(AttentionCpu, AmxPrefillTilesDoNotChangeAToken) {
   const Case cs = GetParam();
   KvCache cache({cs.mode, 1, cs.n_head_kv, cs.head_dim, cs.head_dim, 900});
   fill(cache, 900, 33);
-  const size_t n = 130, pos0 = 500, H = cs.n_head, Dk = cs.head_dim, Dv = cs.head_dim;
+  const size_t n = 130, pos0 = 500, H = cs.n_head, Dk = cs.head_dim;
   const std::vector<float> q = random_q(n, H, Dk, 19);
   CpuAttention whole, parts;
   const std::vector<float> want = run(whole, cache, 2, 0, q, n, pos0, H);
-  // Token 11 (position 511) is the first to see all of keys [256, 512): pieces whose tiles put it
-  // first, in the middle and last.
-  const std::pair<size_t, size_t> pieces[] = {{0, 33}, {1, 40}, {3, 36}, {9, 45}, {11, 43}, {33, 65}, {65, 98}, {98, 130}};
-  for (size_t threads : {size_t{1}, size_t{3}}) {
-    for (const auto& [a, b] : pieces) {
-      ASSERT_GE(b - a, CpuAttention::kAmxMinTokens);
-      const std::vector<float> qp(q.begin() + a * H * Dk, q.begin() + b * H * Dk);
-      const std::vector<float> got = run(parts, cache, threads, 0, qp, b - a, pos0 + a, H);
-      const std::vector<float> w(want.begin() + a * H * Dv, want.begin() + b * H * Dv);
-      ASSERT_EQ(got, w) << "tokens [" << a << ", " << b << ") threads " << threads;
-    }
-  }
+  // Token 11 (position 511) is the first to see all of keys [256, 512): pieces of 32 tokens or more
+  // whose tiles put it first, in the middle and last.
+  pieces_match(cache, q, want, pos0, H, {{0, 33}, {1, 40}, {3, 36}, {9, 45}, {11, 43}, {33, 65}, {65, 98}, {98, 130}});
   if (!kernels::amx_prefill_active()) GTEST_SKIP() << "no AMX tiles on this CPU: the FMA / VNNI kernels ran";
 }
 

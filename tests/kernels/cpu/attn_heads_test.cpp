@@ -104,6 +104,46 @@ const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45},
                          // AVX-512 fp16 scores of 5-8 heads in two register passes (3+2, 4+3 heads)
                          {128, 5, 24}, {128, 7, 50}};
 
+
+// An AttnBlock over gk's queries and keys and gv's keys as the V rows, in cache form `form`: 0 fp16
+// K and V, 1 packed K, 2 packed K and V.
+AttnBlock block_of(const Group& gk, const Group& gv, int form) {
+  AttnBlock b;
+  b.head_dim_k = gk.head_dim, b.head_dim_v = gv.head_dim, b.block_v = gv.block;
+  if (form == 0) {
+    b.q = gk.q.data(), b.k = gk.kf.data();
+  } else {
+    b.qq = gk.qq.data(), b.qd = gk.qd.data(), b.kq = gk.kq.data(), b.kd = gk.kd.data();
+  }
+  if (form == 2) {
+    b.vq = gv.kq.data(), b.vd = gv.kd.data();
+  } else {
+    b.v = gv.kf.data();
+  }
+  return b;
+}
+
+// The block's calls in order for `rows` rows (scores, softmax_partial of each, the V sum from 0);
+// fp16 K and V through the prompt tiles' calls (tiles) or the _heads ones.
+void block_in_order(const AttnBlock& b, size_t rows, size_t n, size_t ld, bool tiles, std::vector<float>& s,
+                    std::vector<float>& m, std::vector<float>& l, std::vector<float>& o) {
+  if (b.kq != nullptr) {
+    k8_scores_heads(b.qq, b.qd, rows, b.kq, b.kd, b.head_dim_k, n, 0.125f, s.data(), ld);
+  } else if (tiles) {
+    f16_scores_tiles(b.q, rows, b.k, b.head_dim_k, n, 0.125f, s.data(), ld);
+  } else {
+    f16_scores_heads(b.q, rows, b.k, b.head_dim_k, n, 0.125f, s.data(), ld);
+  }
+  for (size_t r = 0; r < rows; ++r) softmax_partial(&s[r * ld], n, &m[r], &l[r]);
+  std::fill(o.begin(), o.end(), 0.0f);
+  if (b.vq != nullptr) {
+    k8_accum_v_heads(s.data(), ld, rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, o.data());
+  } else if (tiles) {
+    f16_accum_v_tiles(s.data(), ld, rows, b.v, b.head_dim_v, n, o.data());
+  } else {
+    f16_accum_v_heads(s.data(), ld, rows, b.v, b.head_dim_v, n, o.data());
+  }
+}
 }  // namespace
 
 TEST(AttnHeads, ScalarTwinsAreThePerHeadMath) {
@@ -445,36 +485,14 @@ TEST(AttnHeads, BlockIsTheCallsInOrder) {
     const Group gk = make_group(sh.head_dim_k, sh.n_heads, sh.n, 21);
     const Group gv = make_group(sh.head_dim_v, sh.n_heads, sh.n, 22);  // its keys serve as the V rows
     for (int form = 0; form < 3; ++form) {  // 0: fp16 K and V, 1: packed K, 2: packed K and V
-      AttnBlock b;
-      b.head_dim_k = sh.head_dim_k, b.head_dim_v = sh.head_dim_v, b.block_v = gv.block;
-      if (form == 0) {
-        b.q = gk.q.data(), b.k = gk.kf.data();
-      } else {
-        b.qq = gk.qq.data(), b.qd = gk.qd.data(), b.kq = gk.kq.data(), b.kd = gk.kd.data();
-      }
-      if (form == 2) {
-        b.vq = gv.kq.data(), b.vd = gv.kd.data();
-      } else {
-        b.v = gv.kf.data();
-      }
+      const AttnBlock b = block_of(gk, gv, form);
       for (const char* v : kVariants) {
         if (!set_cpu_variant(v)) continue;
         const size_t ld = sh.n + 5;
         std::vector<float> s1(sh.n_heads * ld, 3.0f), s2 = s1, m1(sh.n_heads), l1(sh.n_heads), m2(sh.n_heads),
             l2(sh.n_heads), o1(sh.n_heads * sh.head_dim_v, 9.0f), o2(sh.n_heads * sh.head_dim_v, -9.0f);
         attn_block_heads(b, sh.n_heads, sh.n, 0.125f, s1.data(), ld, m1.data(), l1.data(), o1.data());
-        if (form == 0) {
-          f16_scores_heads(b.q, sh.n_heads, b.k, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
-        } else {
-          k8_scores_heads(b.qq, b.qd, sh.n_heads, b.kq, b.kd, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
-        }
-        for (size_t h = 0; h < sh.n_heads; ++h) softmax_partial(&s2[h * ld], sh.n, &m2[h], &l2[h]);
-        std::fill(o2.begin(), o2.end(), 0.0f);
-        if (form == 2) {
-          k8_accum_v_heads(s2.data(), ld, sh.n_heads, b.vq, b.vd, sh.head_dim_v, b.block_v, sh.n, o2.data());
-        } else {
-          f16_accum_v_heads(s2.data(), ld, sh.n_heads, b.v, sh.head_dim_v, sh.n, o2.data());
-        }
+        block_in_order(b, sh.n_heads, sh.n, ld, false, s2, m2, l2, o2);
         const std::string at = std::string(v) + " form " + std::to_string(form) + " dims " +
                                std::to_string(sh.head_dim_k) + "/" + std::to_string(sh.head_dim_v) + " heads " +
                                std::to_string(sh.n_heads) + " keys " + std::to_string(sh.n);
@@ -510,34 +528,12 @@ TEST(AttnHeads, BlockTilesIsTheCallsInOrder) {
       const Group gk = make_group(sh.head_dim_k, sh.n_rows, sh.n, 51);
       const Group gv = make_group(sh.head_dim_v, sh.n_rows, sh.n, 52);  // its keys serve as the V rows
       for (int form = 0; form < 3; ++form) {  // 0: fp16 K and V, 1: packed K, 2: packed K and V
-        AttnBlock b;
-        b.head_dim_k = sh.head_dim_k, b.head_dim_v = sh.head_dim_v, b.block_v = gv.block;
-        if (form == 0) {
-          b.q = gk.q.data(), b.k = gk.kf.data();
-        } else {
-          b.qq = gk.qq.data(), b.qd = gk.qd.data(), b.kq = gk.kq.data(), b.kd = gk.kd.data();
-        }
-        if (form == 2) {
-          b.vq = gv.kq.data(), b.vd = gv.kd.data();
-        } else {
-          b.v = gv.kf.data();
-        }
+        const AttnBlock b = block_of(gk, gv, form);
         const size_t R = sh.n_rows, ld = sh.n + 5;
         std::vector<float> s1(R * ld, 3.0f), s2 = s1, m1(R), l1(R), m2(R), l2(R), o1(R * sh.head_dim_v, 9.0f),
             o2(R * sh.head_dim_v, -9.0f);
         attn_block_tiles(b, R, sh.n, 0.125f, s1.data(), ld, m1.data(), l1.data(), o1.data());
-        if (form == 0) {
-          f16_scores_tiles(b.q, R, b.k, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
-        } else {
-          k8_scores_heads(b.qq, b.qd, R, b.kq, b.kd, sh.head_dim_k, sh.n, 0.125f, s2.data(), ld);
-        }
-        for (size_t r = 0; r < R; ++r) softmax_partial(&s2[r * ld], sh.n, &m2[r], &l2[r]);
-        std::fill(o2.begin(), o2.end(), 0.0f);
-        if (form == 2) {
-          k8_accum_v_heads(s2.data(), ld, R, b.vq, b.vd, sh.head_dim_v, b.block_v, sh.n, o2.data());
-        } else {
-          f16_accum_v_tiles(s2.data(), ld, R, b.v, sh.head_dim_v, sh.n, o2.data());
-        }
+        block_in_order(b, R, sh.n, ld, true, s2, m2, l2, o2);
         const std::string at = std::string(amx ? "tiles" : "no tiles") + " form " + std::to_string(form) + " dims " +
                                std::to_string(sh.head_dim_k) + "/" + std::to_string(sh.head_dim_v) + " rows " +
                                std::to_string(R) + " keys " + std::to_string(sh.n);
