@@ -126,6 +126,9 @@ void f16_scores_amx(const float* q, size_t n_rows, const uint16_t* k, size_t hea
                     float* scores, size_t ld);  // head_dim a multiple of 32
 void f16_accum_v_amx(const float* p, size_t ldp, size_t n_rows, const uint16_t* v, size_t head_dim, size_t n,
                      float* out);  // head_dim a multiple of 16
+// avx512_vnni/attn_vnni.cpp: softmax_partial of rows [0, rows) of x, ld apart, four side by side
+// (the same bits).
+void softmax_partial_rows(float* x, size_t ld, size_t rows, size_t n, float* m, float* l);
 // attn_block_tiles' fp16-V blocks (false: a shape it does not take, packed V included).
 bool attn_block_amx(const AttnBlock& b, size_t n_rows, size_t n, float scale, float* scores, size_t ld, float* m,
                     float* l, float* out);

@@ -355,7 +355,11 @@ void block_calls(const AttnBlock& b, size_t rows, size_t n, float scale, float* 
   } else {
     f16_scores_heads(b.q, rows, b.k, b.head_dim_k, n, scale, scores, ld);
   }
-  for (size_t r = 0; r < rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+  if (&active() == &avx512vnni::kVariant) {
+    avx512vnni::softmax_partial_rows(scores, ld, rows, n, m, l);  // four rows side by side, the same bits
+  } else {
+    for (size_t r = 0; r < rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+  }
   std::fill(out, out + rows * b.head_dim_v, 0.0f);
   if (b.vq != nullptr) {
     k8_accum_v_heads(scores, ld, rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);

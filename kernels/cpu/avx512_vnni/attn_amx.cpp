@@ -369,7 +369,7 @@ bool attn_block_amx(const AttnBlock& b, size_t n_rows, size_t n, float scale, fl
       if (r0 == 0) amx_load_config(bf16);
       f16_scores_slab(fk.qa, fk.qa_lo, n_rows, r0, fk.kb, fk.kb_lo, b.head_dim_k, n, scale, scores, ld, c);
     }
-    for (size_t r = r0; r < std::min(n_rows, r0 + 32); ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
+    softmax_partial_rows(scores + r0 * ld, ld, std::min<size_t>(32, n_rows - r0), n, m + r0, l + r0);
     f16_accum_v_slab(scores, ld, n_rows, r0, vt.vb, vt.vb_lo, b.head_dim_v, n, vt.pa, c, out);
   }
   amx_release();
