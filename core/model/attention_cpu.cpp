@@ -124,10 +124,10 @@ struct TileScratch {
 // then the V sums: fp16 V for all those rows over the keys they share, then the ragged last keys,
 // each for the rows (tokens) that reach it (an FMA chain a lane, keys in order); packed V one call
 // per run of tokens with the same keys (the v16 rule scales a row by its keys of the block).
-// With the AMX tiles (amx), the rows of tokens that see the whole block (a suffix again) take the
-// tile calls for fp16 K scores and fp16 V sums (attn.h "Prompt tiles"; packed-K scores take them
-// inside k8_scores_heads with the same bits): which path a token's block takes depends on its own
-// position alone, not on its tile.
+// With the AMX tiles (amx), the rows of tokens that see the whole block (a suffix again) are one
+// attn_block_tiles call (attn.h "Prompt tiles": fp16 K scores and fp16 V sums in bf16 parts,
+// packed-K scores with their own bits): which path a token's block takes depends on its own
+// position alone, not on its tile. `wide`: the tile's rows are kTileRowsAmx, not kTileRows.
 // Partials per block: {m[R], l[R], o[R][Dv]}, R = tile rows.
 void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const float* q, const int8_t* qq,
                    const uint16_t* qd, size_t g, size_t t0, size_t nt, size_t pos0, float scale,
