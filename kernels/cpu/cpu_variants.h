@@ -118,8 +118,8 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 // avx512_vnni/attn_amx.cpp: prompt attention on the AMX tiles (attn.h "_tiles"); run only where
-// amx_prefill() holds (k8_scores_amx: and AMX-INT8). k8_scores_amx gives k8_scores_heads' bits and
-// returns false for shapes it does not take (head_dim not a multiple of 64, or above 256).
+// amx_prefill() holds. k8_scores_amx gives k8_scores_heads' bits and returns false where it does not
+// run (no AMX-INT8; head_dim not a multiple of 64, or above 256).
 bool k8_scores_amx(const int8_t* q, const uint16_t* dq, size_t n_rows, const int8_t* k, const uint16_t* dk,
                    size_t head_dim, size_t n, float scale, float* scores, size_t ld);
 void f16_scores_amx(const float* q, size_t n_rows, const uint16_t* k, size_t head_dim, size_t n, float scale,

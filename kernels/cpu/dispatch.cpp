@@ -260,7 +260,7 @@ void k8_scores_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const 
   if (n == 0 || n_heads == 0) return;
   const CpuVariant& v = active();
   // Many rows (prompt tiles) on the AMX tiles where they are allowed: the same bits (attn_amx.cpp).
-  if (&v == &avx512vnni::kVariant && n_heads > kAmxScoreRows && amx_prefill() && cpu_features().amx_int8 &&
+  if (n_heads > kAmxScoreRows && amx_prefill_active() &&
       avx512vnni::k8_scores_amx(q, dq, n_heads, k, dk, head_dim, n, scale, scores, ld)) {
     return;
   }

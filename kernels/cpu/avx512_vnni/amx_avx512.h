@@ -113,5 +113,20 @@ __attribute__((always_inline)) inline void amx_tiles(const uint16_t* wa, size_t 
   each([&](auto j, auto t) { amx_store<2 * j + t>(part + 256 * (2 * t + j)); });
 }
 
+// amx_tiles with ng groups and nt tiles (1 or 2 each) chosen at run time.
+template <bool kWeightsA, bool kLo, bool kXLo>
+__attribute__((always_inline)) inline void amx_tiles_n(int ng, int nt, const uint16_t* wa, size_t wstride,
+                                                       size_t lstride, const uint16_t* xa, size_t xstride,
+                                                       size_t xlstride, size_t n_blocks, float* part, bool first) {
+  constexpr bool A = kWeightsA, L = kLo, XL = kXLo;
+  if (ng == 2) {
+    nt == 2 ? amx_tiles<2, 2, A, L, XL>(wa, wstride, lstride, xa, xstride, xlstride, n_blocks, part, first)
+            : amx_tiles<2, 1, A, L, XL>(wa, wstride, lstride, xa, xstride, xlstride, n_blocks, part, first);
+  } else {
+    nt == 2 ? amx_tiles<1, 2, A, L, XL>(wa, wstride, lstride, xa, xstride, xlstride, n_blocks, part, first)
+            : amx_tiles<1, 1, A, L, XL>(wa, wstride, lstride, xa, xstride, xlstride, n_blocks, part, first);
+  }
+}
+
 }  // namespace
 }  // namespace alap::kernels::avx512vnni

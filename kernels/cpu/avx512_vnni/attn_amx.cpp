@@ -107,16 +107,10 @@ __attribute__((target("avx512bf16"))) void bf16_keys(const uint16_t* k, size_t h
   }
 }
 
-// amx_tiles over NG ∈ {1, 2} B tiles and NT ∈ {1, 2} A tiles, hi·hi, hi·lo and lo·hi (both lo).
+// amx_tiles_n with the values or keys as B tiles and both lo parts (hi·hi, hi·lo, lo·hi), from zero.
 inline void tiles_hl(int ng, int nt, const uint16_t* wa, size_t ws, size_t wl, const uint16_t* xa, size_t xs,
                      size_t xl, size_t n_blocks, float* part) {
-  if (ng == 2) {
-    nt == 2 ? amx_tiles<2, 2, false, true, true>(wa, ws, wl, xa, xs, xl, n_blocks, part, true)
-            : amx_tiles<2, 1, false, true, true>(wa, ws, wl, xa, xs, xl, n_blocks, part, true);
-  } else {
-    nt == 2 ? amx_tiles<1, 2, false, true, true>(wa, ws, wl, xa, xs, xl, n_blocks, part, true)
-            : amx_tiles<1, 1, false, true, true>(wa, ws, wl, xa, xs, xl, n_blocks, part, true);
-  }
+  amx_tiles_n<false, true, true>(ng, nt, wa, ws, wl, xa, xs, xl, n_blocks, part, true);
 }
 
 // The packed-K scores' tiles: C tmm0-3 (16 rows × 16 int32), A tmm4-5 (16 query rows × one block
@@ -301,13 +295,14 @@ float* sums_scratch() {  // 4 tiles of sums and a slab's [32][16] block accumula
   return c.data();
 }
 
-bool packed_k_fits(size_t head_dim) { return head_dim % 64 == 0 && head_dim <= 256; }
+// The packed-K tiles: AMX-INT8, and 64-byte passes of the head.
+bool packed_k_tiles(size_t head_dim) { return cpu_features().amx_int8 && head_dim % 64 == 0 && head_dim <= 256; }
 
 }  // namespace
 
 bool k8_scores_amx(const int8_t* q, const uint16_t* dq, size_t n_rows, const int8_t* k, const uint16_t* dk,
                    size_t head_dim, size_t n, float scale, float* scores, size_t ld) {
-  if (!packed_k_fits(head_dim) || n_rows == 0 || n == 0) return false;
+  if (!packed_k_tiles(head_dim) || n_rows == 0 || n == 0) return false;
   const PackedQueries t = packed_tiles(q, dq, n_rows, k, dk, head_dim, n);
   float* c = sums_scratch();
   amx_load_config(amx_config_k8());
@@ -345,7 +340,7 @@ bool attn_block_amx(const AttnBlock& b, size_t n_rows, size_t n, float scale, fl
                     float* l, float* out) {
   const bool kp = b.kq != nullptr;
   if (b.vq != nullptr || b.head_dim_v % 16 != 0 || n_rows == 0 || n == 0) return false;
-  if (kp ? !packed_k_fits(b.head_dim_k) || !cpu_features().amx_int8 : b.head_dim_k % 32 != 0) return false;
+  if (kp ? !packed_k_tiles(b.head_dim_k) : b.head_dim_k % 32 != 0) return false;
   // Keys, values and queries as tiles once; then per slab of 32 rows its scores, each row's
   // softmax and the slab's V sum, while the slab's scores are in L1.
   PackedQueries pk{};

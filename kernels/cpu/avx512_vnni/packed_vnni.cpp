@@ -1150,16 +1150,9 @@ void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb
           const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
           float* pt = part.data() + 512 * (i - c0);
           const size_t xs = 16 * n_cols, ws = kAmxPass * 512, n = b1 - b0;
-          const bool two = i + 1 < c1, first = b0 == 0;
-          constexpr bool A = T::kWeightsA, L = T::kLo, XL = T::kXLo;
-          const size_t cv = chunk_values;
-          if (ng == 2) {
-            two ? amx_tiles<2, 2, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first)
-                : amx_tiles<2, 1, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first);
-          } else {
-            two ? amx_tiles<1, 2, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first)
-                : amx_tiles<1, 1, A, L, XL>(wb.data(), ws, kLoOfs, xa, xs, cv, n, pt, first);
-          }
+          const int nt = i + 1 < c1 ? 2 : 1;
+          amx_tiles_n<T::kWeightsA, T::kLo, T::kXLo>(ng, nt, wb.data(), ws, kLoOfs, xa, xs, chunk_values, n, pt,
+                                                     b0 == 0);
         }
       }
       for (int j = 0; j < ng; ++j) {  // the groups' sums to y ([row][token] ones transposed first)
