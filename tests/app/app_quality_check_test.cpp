@@ -8,7 +8,6 @@
 #include <QtTest>
 #include <cmath>
 
-#include "alap/kernels/quant.h"
 #include "controllers/app_settings.h"
 #include "controllers/quality_check.h"
 #include "core/engine/engine.h"
@@ -16,6 +15,7 @@
 #include "i18n/localizer.h"
 #include "remote/remote_engine.h"
 #include "tests/e2e/tiny_chat_model.h"
+#include "tests/support/scoped_amx.h"
 
 using alap::app::EngineController;
 using alap::app::QualityCheck;
@@ -223,10 +223,7 @@ class QualityCheckTest : public QObject {
   void evalModelRecommendsK8v8() {
     const QString path = sharedFile("models/alap-eval-30m-f16.gguf");
     if (path.isEmpty()) QSKIP("../shared/models/alap-eval-30m-f16.gguf is absent");
-    alap::kernels::set_amx_prefill(false);
-    struct AmxBack {
-      ~AmxBack() { alap::kernels::set_amx_prefill(true); }
-    } amx_back;
+    const alap::test::ScopedAmxPrefill amx_off(false);
     EngineController engine(localEngine(), m_settings.get());
     QualityCheck check(&engine, QLocale(QLocale::English, QLocale::UnitedStates));
     QSignalSpy loaded(&engine, &EngineController::modelLoadedChanged);

@@ -16,6 +16,7 @@
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/quant.h"
 #include "core/model/attention_cpu.h"
+#include "tests/support/scoped_amx.h"
 
 namespace alap {
 namespace {
@@ -215,7 +216,7 @@ TEST_P(AttentionCpu, GroupSplitGivesRunsBits) {
 // start, and each piece's rows must equal the whole batch's.
 // Without the AMX tiles (the FMA and VNNI kernels' bits); with them, below.
 TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
-  kernels::set_amx_prefill(false);
+  const test::ScopedAmxPrefill amx_off(false);
   const Case cs = GetParam();
   KvCache cache({cs.mode, 1, cs.n_head_kv, cs.head_dim, cs.head_dim, 600});
   fill(cache, 600, 31);
@@ -232,7 +233,6 @@ TEST_P(AttentionCpu, PrefillTilesDoNotChangeAToken) {
     const std::vector<float> w(want.begin() + t * H * Dv, want.begin() + (t + 1) * H * Dv);
     ASSERT_EQ(run(parts, cache, 2, 0, qt, 1, pos0 + t, H), w) << "token " << t;
   }
-  kernels::set_amx_prefill(true);
 }
 
 // With the AMX tiles (calls of CpuAttention::kAmxMinTokens tokens or more, where the CPU has them):

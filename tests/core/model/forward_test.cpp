@@ -9,6 +9,7 @@
 
 #include "core/model/forward.h"
 #include "tests/core/model/tiny_model.h"
+#include "tests/support/scoped_amx.h"
 
 namespace alap {
 namespace {
@@ -195,9 +196,7 @@ void each_weight_type_and_mode(TinySpec spec, Fn&& fn) {
 TEST_P(ForwardArch, LongBatchSplitByTokensSameBits) {
   const std::vector<int32_t> ids = long_prompt(100);
   const std::vector<int32_t> ids70(ids.begin(), ids.begin() + 70);
-  struct AmxGuard {
-    ~AmxGuard() { kernels::set_amx_prefill(true); }
-  } guard;
+  const test::ScopedAmxPrefill guard(false);
   for (bool amx : {false, true}) {
     kernels::set_amx_prefill(amx);
     if (amx && !kernels::amx_prefill_active()) break;
