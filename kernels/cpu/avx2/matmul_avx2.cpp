@@ -321,11 +321,7 @@ void dot_h16_f32_x4(const uint8_t* w, size_t next, size_t step, const char* ahea
   for (auto& r : a) r[0] = r[1] = _mm256_setzero_ps();
   size_t c = 0;
   for (const uint8_t* p = w; c + 16 <= n; c += 16, p += step) {
-    if (ahead != nullptr) {
-      _mm_prefetch(ahead, _MM_HINT_T0);
-      _mm_prefetch(ahead + 64, _MM_HINT_T0);
-      ahead += 128;
-    }
+    if (ahead != nullptr) h16_read_ahead(ahead);
     const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
     for (int r = 0; r < 4; ++r) {
       a[r][0] = _mm256_fmadd_ps(h16x8<kBf16>(p + r * next), x0, a[r][0]);
