@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "alap/kernels/quant.h"
 #include "core/runtime/kv_cache.h"
 #include "core/runtime/thread_pool.h"
 
@@ -37,7 +38,7 @@ class CpuAttention {
   // the quantised products do (a token's block sees them only where it sees all kKeyBlock keys):
   // within such calls a token's bits do not depend on its tile; a decode token or a shorter call
   // keeps the FMA and VNNI kernels' bits (kernels/attn.h "Prompt tiles").
-  static constexpr size_t kAmxMinTokens = 32;
+  static constexpr size_t kAmxMinTokens = kernels::kAmxPrefillMinTokens;
 
   // For tokens t < n at positions pos0 + t: o[t][h] = Σ_j softmax_j(scale · q[t][h]·K[j]) V[j] over
   // positions j <= pos0 + t of `layer`, query head h reading KV head h / (n_head / n_head_kv).

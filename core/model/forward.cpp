@@ -16,6 +16,7 @@
 #include "alap/kernels/attn.h"
 #include "alap/kernels/kv_k8.h"
 #include "alap/kernels/norm.h"
+#include "alap/kernels/quant.h"
 #include "core/model/attention_cpu.h"
 #include "core/model/forward.h"
 
@@ -92,9 +93,17 @@ constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
 // types: each thread then reads (and unpacks) every weight row, so a layer's rows must be few
 // enough for its tokens' arithmetic to hide that, and f16/bf16 rows, converted to f32 once a call
 // and multiplied at the FMA rate, do not gain (docs/bench/cpu.md "Prefill split by tokens
-// (session 30)").
+// (session 30)"). Where the products run on the AMX tiles (every thread's tokens at least
+// kernels::kAmxPrefillMinTokens), a quarter of that, kPrefillSliceBytesAmx: the tiles multiply
+// several times faster than the VNNI tiles, so the same weights are hidden by fewer tokens, while
+// each thread still streams the whole layer and converts it to bf16. Random Llama-3.2-1B Q4_K
+// (layers of 34 MB), two threads, 128 tokens: rows split 0.88-0.90x the time of tokens split;
+// Qwen2.5-0.5B Q8_0 (16 MB) 0.97x; the eval model (3 MB), which stays split by tokens, 0.84-0.93x
+// the time of rows split (docs/bench/cpu.md, "f16 read-ahead into L2; the AMX prefill's token
+// split (session 54)").
 constexpr size_t kPrefillSliceTokens = 8;
 constexpr uint64_t kPrefillSliceBytes = uint64_t{768} << 10;
+constexpr uint64_t kPrefillSliceBytesAmx = kPrefillSliceBytes / 4;
 struct Split {
   size_t n_rows = 1, n_groups = 1;
 };
@@ -508,7 +517,9 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
 
   const size_t T = pool.n_threads();
   static const size_t slice_tokens = env_count("ALAP_PREFILL_SLICE_TOKENS", kPrefillSliceTokens);
-  static const uint64_t slice_bytes = static_cast<uint64_t>(env_count("ALAP_PREFILL_SLICE_KB", kPrefillSliceBytes >> 10)) << 10;
+  static const uint64_t slice_env = static_cast<uint64_t>(env_count("ALAP_PREFILL_SLICE_KB", 0)) << 10;  // 0: unset
+  const bool tiles = kernels::amx_prefill_active() && n >= kernels::kAmxPrefillMinTokens * T;
+  const uint64_t slice_bytes = slice_env != 0 ? slice_env : tiles ? kPrefillSliceBytesAmx : kPrefillSliceBytes;
   // A long batch, split by tokens where the rule at kPrefillSliceTokens allows it: thread i owns
   // tokens [n·i/T, n·(i+1)/T) through a layer's products, norms, RoPE and residuals, so only
   // attention reads rows another thread wrote (split by weight rows, every step read the whole

@@ -1190,9 +1190,8 @@ void amx_h16_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy
 }
 
 // Prefill takes the AMX tiles from this many tokens (a tile is 16), where a pass's conversion to
-// bf16 serves two tiles or more. 2048 x 2048, one thread, AMX against the VNNI tiles: 16 tokens
-// 0.79-0.92x (Q8_0, Q4_K, Q6_K), 24 0.86-0.97x, 32 1.08-1.24x, 64 1.6-1.8x.
-constexpr size_t kAmxMinTokens = 32;
+// bf16 serves two tiles or more (quant.h).
+constexpr size_t kAmxMinTokens = kAmxPrefillMinTokens;
 // F16 / BF16 from 16 (against the FMA products; the eval f16 file's prompts, one thread): 4 tokens
 // 0.6-0.7x, 8 level, 16 1.7-1.9x, 24 1.9-2.2x.
 constexpr size_t kAmxMinTokensH16 = 16;
