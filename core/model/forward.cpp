@@ -146,16 +146,20 @@ bool needs_int8_acts(const kernels::WeightView& w) {
   return kernels::dtype_info(static_cast<uint32_t>(w.type))->block_elems != 1;
 }
 
-// What a group of products reads of its activations: int8 blocks (a weight type that multiplies
-// int8 activations) and blocks of 256 too (kernels::reads_acts_256).
+// What a group of products reads of its activations, where each product call gets at least
+// call_tokens tokens: int8 blocks (a weight type that multiplies int8 activations, unless the AMX
+// tiles take every such call: kernels::reads_int8_acts) and blocks of 256 too
+// (kernels::reads_acts_256). A prompt whose products all run on the tiles skips the quantising:
+// the eval files' 128-token prompts 0.94-0.98x the time, medians of 8 alternating pairs
+// (docs/bench/cpu.md, "f16 read-ahead into L2; the AMX prefill's token split (session 54)").
 struct ActsKind {
   bool int8 = false, b256 = false;
 };
-ActsKind acts_kind(std::span<const MatJob> jobs) {
+ActsKind acts_kind(std::span<const MatJob> jobs, size_t call_tokens) {
   ActsKind k;
   const size_t n_cols = jobs.front().w.n_cols;
   for (const MatJob& j : jobs) {
-    k.int8 = k.int8 || needs_int8_acts(j.w);
+    k.int8 = k.int8 || kernels::reads_int8_acts(j.w, call_tokens);
     k.b256 = k.b256 || kernels::reads_acts_256(j.w);
   }
   k.int8 = k.int8 && n_cols % 32 == 0;
@@ -163,7 +167,9 @@ ActsKind acts_kind(std::span<const MatJob> jobs) {
   return k;
 }
 
-ActsKind acts_kind(std::initializer_list<MatJob> jobs) { return acts_kind(std::span(jobs.begin(), jobs.size())); }
+ActsKind acts_kind(std::initializer_list<MatJob> jobs, size_t call_tokens) {
+  return acts_kind(std::span(jobs.begin(), jobs.size()), call_tokens);
+}
 
 // x [n_tok][n_cols] as the products of a group of kind k see it, once its rows are quantised.
 kernels::QuantizedActs acts_view(const ActScratch& act, const float* x, ActsKind k, size_t n_tok, size_t n_cols) {
@@ -220,11 +226,12 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::span<const 
     total += j.w.n_rows;
     total_bytes += kernels::matrix_bytes(j.w);
   }
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind(jobs), n_tok, jobs.front().w.n_cols);
   // Row chunk r holds rows [first_row(r), first_row(r + 1)) of the concatenated matrices, cut at
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
   const Split sp = split_products(total_bytes, total, n_tok, pool.n_threads());
+  const kernels::QuantizedActs a =
+      quantise_group(pool, act, x, acts_kind(jobs, n_tok / sp.n_groups), n_tok, jobs.front().w.n_cols);
   const size_t n_r = sp.n_rows;
   auto first_row = [&](size_t c) -> size_t {
     const uint64_t target = total_bytes * c / n_r;
@@ -267,8 +274,9 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
 void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
                     const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
   const size_t F = wg.n_rows;
-  const kernels::QuantizedActs a = quantise_group(pool, act, x, acts_kind({{wg, gate, F}, {wu, up, F}}), n_tok, wg.n_cols);
   const Split sp = split_products(kernels::matrix_bytes(wg) + kernels::matrix_bytes(wu), 2 * F, n_tok, pool.n_threads());
+  const kernels::QuantizedActs a =
+      quantise_group(pool, act, x, acts_kind({{wg, gate, F}, {wu, up, F}}, n_tok / sp.n_groups), n_tok, wg.n_cols);
   auto first_row = [&](size_t r) { return r == sp.n_rows ? F : std::min(F, (F * r / sp.n_rows + 8) / 16 * 16); };
   for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
     const size_t lo = first_row(r), hi = first_row(r + 1);
@@ -287,7 +295,7 @@ void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const ker
 // The caller has grown act's blocks of 256 for the batch where a product reads them.
 void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
   const size_t n_cols = jobs.front().w.n_cols;
-  const ActsKind k = acts_kind(jobs);
+  const ActsKind k = acts_kind(jobs, t1 - t0);
   const kernels::QuantizedActs a =
       k.int8 ? quantise_rows(act, x, k.b256, t0, t1, n_cols, t0 * act.cols) : acts_view(act, x + t0 * n_cols, k, t1 - t0, n_cols);
   for (const MatJob& j : jobs) kernels::matmul(j.w, a, j.y + t0 * j.ldy, j.ldy, 0, j.w.n_rows);
@@ -591,7 +599,7 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
         // Hk·(i+1)/T), finishes them (RoPE, cache store) and runs their attention, all in one
         // parallel call; the products cut at whole groups (multiples of 16 rows) give each row
         // the bits any split gives, and the attention makes run()'s calls for those groups.
-        const kernels::QuantizedActs qkv_acts = quantise_group(pool, act, a.data(), acts_kind(qkv), 1, E);
+        const kernels::QuantizedActs qkv_acts = quantise_group(pool, act, a.data(), acts_kind(qkv, 1), 1, E);
         attn.prepare_groups(cache, l, pos0, H, T);
         auto body = [&](size_t i0, size_t i1, size_t thread) {
           for (size_t i = i0; i < i1; ++i) {

@@ -41,6 +41,9 @@ struct CpuVariant {
   void (*quantize_acts_256)(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) = nullptr;
   // norm.h; null: the scalar twin.
   void (*rmsnorm)(const float* x, const float* w, size_t n, float eps, float* out) = nullptr;
+  // Whether matmul_packed multiplies w for n_tok tokens on the AMX tiles, from QuantizedActs::x
+  // alone (quant.h reads_int8_acts); null: never.
+  bool (*packed_on_tiles)(const WeightView& w, size_t n_tok) = nullptr;
 };
 
 namespace scalar {
@@ -114,7 +117,8 @@ namespace avx512vnni {
 extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/VNNI
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
-                   size_t row_end);  // avx512_vnni/packed_vnni.cpp
+                   size_t row_end);                             // avx512_vnni/packed_vnni.cpp
+bool packed_on_tiles(const WeightView& w, size_t n_tok);  // avx512_vnni/packed_vnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 // avx512_vnni/attn_amx.cpp: prompt attention on the AMX tiles (attn.h "_tiles"); run only where

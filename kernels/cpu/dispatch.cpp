@@ -136,11 +136,34 @@ bool reads_acts_256(const WeightView& w) {
          w.n_rows % packed::kRows == 0 && packed::group_bytes(w.type, w.n_cols) != 0;
 }
 
+bool reads_int8_acts(const WeightView& w, size_t n_tok) {
+  if (dtype_info(static_cast<uint32_t>(w.type))->block_elems == 1) return false;
+  const CpuVariant& v = active();
+  return w.packed == nullptr || v.packed_on_tiles == nullptr || !v.packed_on_tiles(w, n_tok);
+}
+
 namespace {
-// The variant's product: on w.packed where it has a packed path for w, else on w.data. Blocks of
-// 256 the product reads and the caller did not give are quantised here, for this call.
+// x [n_tok][n_cols] with its int8 blocks, quantised here into this thread's buffers (valid until
+// the thread's next call).
+QuantizedActs quantised_here(const float* x, size_t n_tok, size_t n_cols) {
+  thread_local std::vector<int8_t> q;
+  thread_local std::vector<float> d;
+  thread_local std::vector<int32_t> s, s4;
+  q.resize(n_tok * n_cols);
+  d.resize(n_tok * n_cols / 32);
+  s.resize(d.size());
+  s4.resize(n_tok * n_cols / 4);
+  active().quantize_acts(x, n_tok, n_cols, q.data(), d.data(), s.data(), s4.data());
+  return QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, n_cols};
+}
+
+// The variant's product: on w.packed where it has a packed path for w, else on w.data. Int8 blocks
+// and blocks of 256 the product reads and the caller did not give are quantised here, for this call.
 void run_matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end) {
   const CpuVariant& v = active();
+  if (x.q == nullptr && w.n_cols % 32 == 0 && reads_int8_acts(w, x.n_tok)) {
+    return run_matmul(w, quantised_here(x.x, x.n_tok, x.n_cols), y, ldy, row_begin, row_end);
+  }
   if (x.q != nullptr && x.q256 == nullptr && reads_acts_256(w)) {
     thread_local std::vector<int8_t> q;
     thread_local std::vector<float> d;
@@ -172,19 +195,7 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
   check_matmul(w, row_begin, row_end);
   if (n_tok == 0 || row_begin == row_end) return;
   QuantizedActs a{x, nullptr, nullptr, nullptr, nullptr, n_tok, w.n_cols};
-  const DTypeInfo& info = *dtype_info(static_cast<uint32_t>(w.type));
-  if (info.block_elems != 1 && w.n_cols % 32 == 0) {  // integer paths: quantise here, for this call
-    thread_local std::vector<int8_t> q;
-    thread_local std::vector<float> d;
-    thread_local std::vector<int32_t> s, s4;
-    q.resize(n_tok * w.n_cols);
-    d.resize(n_tok * w.n_cols / 32);
-    s.resize(d.size());
-    s4.resize(n_tok * w.n_cols / 4);
-    active().quantize_acts(x, n_tok, w.n_cols, q.data(), d.data(), s.data(), s4.data());
-    a = QuantizedActs{x, q.data(), d.data(), s.data(), s4.data(), n_tok, w.n_cols};
-  }
-  run_matmul(w, a, y, ldy, row_begin, row_end);
+  run_matmul(w, a, y, ldy, row_begin, row_end);  // int8 blocks, where the product reads them, quantised there
 }
 
 float k8_dot(const int8_t* a, const uint16_t* da, const int8_t* b, const uint16_t* db, size_t head_dim) {

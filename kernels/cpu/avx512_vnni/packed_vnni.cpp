@@ -1227,11 +1227,14 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   }
 }
 
+// Whether a call of n_tok tokens on a packed int8-code type (K) runs on the AMX tiles.
+inline bool k_on_tiles(size_t n_tok) { return n_tok >= kAmxMinTokens && amx_prefill(); }
+
 // Token tiles (prefill); one token goes to decode_k.
 template <class K>
 void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
   if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
-  if (a.n_tok >= kAmxMinTokens && amx_prefill()) return amx_k<K>(w, a, y, ldy, rb, re);
+  if (k_on_tiles(a.n_tok)) return amx_k<K>(w, a, y, ldy, rb, re);
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = ofs_words<K>(nb);
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);
@@ -1322,16 +1325,24 @@ void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, 
 
 }  // namespace
 
+bool packed_on_tiles(const WeightView& w, size_t n_tok) {
+  if (w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
+  if (w.type == DType::f16 || w.type == DType::bf16) {
+    return n_tok >= kAmxMinTokensH16 && amx_prefill() && w.n_cols % 32 == 0;
+  }
+  return k_on_tiles(n_tok);  // every other packed type is a K of matmul_packed's switch (matmul_k)
+}
+
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end) {
-  const bool h16 = w.type == DType::f16 || w.type == DType::bf16;
-  if (h16 && x.n_tok >= kAmxMinTokensH16 && amx_prefill() && w.n_cols % 32 == 0 && w.n_rows % kG == 0 &&
-      packed::group_bytes(w.type, w.n_cols) != 0) {
+  const bool tiles = packed_on_tiles(w, x.n_tok);
+  if (tiles && (w.type == DType::f16 || w.type == DType::bf16)) {
     w.type == DType::bf16 ? amx_h16_k<true>(w, x, y, ldy, row_begin, row_end)
                           : amx_h16_k<false>(w, x, y, ldy, row_begin, row_end);
     return true;
   }
-  if (x.q == nullptr || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
+  // Without int8 blocks only the tiles run (reads_int8_acts, quant.h).
+  if ((x.q == nullptr && !tiles) || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
   switch (w.type) {
     case DType::q8_0:
       light_k<Q8_0<>, Q8_0<false>>(w, x, y, ldy, row_begin, row_end);

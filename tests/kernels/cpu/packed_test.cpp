@@ -521,6 +521,42 @@ TEST(Packed, AmxPrefillActiveOnlyOnTheAvx512Variant) {
   }
 }
 
+// reads_int8_acts: false only where the AVX-512 variant's packed product takes the tiles (F16 and
+// BF16 read f32 everywhere). A call given no int8 blocks gives the bits of one given them: on the
+// tiles (which read x alone) and where matmul quantises them itself (fewer tokens, the tiles
+// refused, the unpacked weights, other variants).
+TEST(Packed, Int8BlocksOnlyWhereTheProductReadsThem) {
+  VariantGuard guard;
+  const size_t n_rows = 32, n_cols = 512;
+  for (DType t : kPacked) {
+    Matrix m = random_matrix(t, n_rows, n_cols, 90 + static_cast<uint32_t>(t));
+    for (const char* v : packed_variants()) {
+      set_cpu_variant(v);
+      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
+      for (const bool amx : {true, false}) {
+        set_amx_prefill(amx);
+        for (size_t n_tok : {size_t{1}, size_t{16}, size_t{31}, size_t{32}, size_t{40}}) {
+          const std::string what = std::string(v) + " " + name_of(t) + (amx ? " tiles allowed" : " tiles refused") +
+                                   " n_tok " + std::to_string(n_tok);
+          const bool tiles = amx_prefill_active() && n_tok >= (is_h16(t) ? 16 : kAmxPrefillMinTokens);
+          EXPECT_EQ(reads_int8_acts(m.packed(), n_tok), !is_h16(t) && !tiles) << what;
+          EXPECT_EQ(reads_int8_acts(m.plain(), n_tok), !is_h16(t)) << what;
+          if (is_h16(t)) continue;
+          const std::vector<float> x = random_x(n_tok * n_cols, 5 + static_cast<uint32_t>(n_tok));
+          const Acts a = quantise(x, n_tok, n_cols);
+          const QuantizedActs bare{x.data(), nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
+          for (const WeightView& w : {m.packed(), m.plain()}) {
+            std::vector<float> given(n_tok * n_rows, -1.0f), none(n_tok * n_rows, -2.0f);
+            matmul(w, a.view(x.data(), n_tok, n_cols), given.data(), n_rows, 0, n_rows);
+            matmul(w, bare, none.data(), n_rows, 0, n_rows);
+            EXPECT_EQ(given, none) << what << (w.packed ? " packed" : " plain");
+          }
+        }
+      }
+    }
+  }
+}
+
 // A variant without a packed path (the scalar oracle) reads w.data and ignores w.packed.
 TEST(Packed, OtherVariantsReadTheUnpackedData) {
   VariantGuard guard;

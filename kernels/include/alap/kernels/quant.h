@@ -83,6 +83,13 @@ void quantize_activations(const float* x, size_t n_tok, size_t n_cols, int8_t* q
 // bytes.
 void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d);
 
+// Whether matmul on w with n_tok tokens reads QuantizedActs' int8 blocks (q, d, s, s4): true for
+// every type that multiplies int8 activations (block_elems > 1) unless the active variant's packed
+// product takes the AMX tiles for that call, which reads x alone (amx_prefill() above). A caller
+// may then leave q null and skip quantising; where a product that needs the blocks gets none,
+// matmul quantises them itself, for that call.
+bool reads_int8_acts(const WeightView& w, size_t n_tok);
+
 // True when matmul on w reads QuantizedActs::q256/d256 instead of the blocks of 32: the plain
 // AVX2 products of packed Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, which then apply the sub-block
 // scales and mins in int32 and take one f32 step a super-block (docs/bench/cpu.md, "Super-block
