@@ -75,12 +75,12 @@ inline float h16_at(const uint8_t* p) {
 inline const char* f16_group_ahead(const uint8_t* w, size_t row_bytes, bool fours) {
   return reinterpret_cast<const char*>(w) + (fours ? 8192 : std::max<size_t>(4 * row_bytes, 8192));
 }
-// One pass's read-ahead: the pass's 128 bytes at `ahead`, into L2 (prefetcht1), as the super-block
-// types' since session 50. Into L1 (prefetcht0), each line held one of the core's few L1 miss
-// buffers for a whole DRAM trip. On this project's AMX Xeon, cold, one thread, the eval model's
-// shapes (512x1408, 1408x512, 512x8192): packed F16 at 89-92% of the read probe against 66-76%,
-// two threads 77-88% against 56-74% (BF16 alike); the 256-bit pass 71-78% against 58-66%.
-// docs/bench/cpu.md, "f16 read-ahead into L2 (session 54)".
+// One pass's read-ahead: the pass's 128 bytes at `ahead`, into L2 (prefetcht1) as the super-block
+// types' since session 50, not into L1 (prefetcht0). On this project's AMX Xeon, cold, one thread,
+// the eval model's shapes (512x1408, 1408x512, 512x8192): packed F16 at 89-92% of the read probe
+// against 66-76%; two threads, F16 and BF16, 76-88% against 54-74%; the 256-bit passes 71-78%
+// against 58-66% (not measured on AMD Zen).
+// docs/bench/cpu.md, "f16 read-ahead into L2; the AMX prefill's token split (session 54)".
 inline void h16_read_ahead(const char*& ahead) {
   __builtin_prefetch(ahead, 0, 2);
   __builtin_prefetch(ahead + 64, 0, 2);
