@@ -85,7 +85,7 @@ void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_
 
 // Whether matmul on w with n_tok tokens reads QuantizedActs' int8 blocks (q, d, s, s4): true for
 // every type that multiplies int8 activations (block_elems > 1) unless the active variant's packed
-// product takes the AMX tiles for that call, which reads x alone (amx_prefill() above). A caller
+// product takes the AMX tiles for that call, which reads x alone (amx_prefill(), below). A caller
 // may then leave q null and skip quantising; where a product that needs the blocks gets none,
 // matmul quantises them itself, for that call.
 bool reads_int8_acts(const WeightView& w, size_t n_tok);
