@@ -94,16 +94,16 @@ constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
 // enough for its tokens' arithmetic to hide that, and f16/bf16 rows, converted to f32 once a call
 // and multiplied at the FMA rate, do not gain (docs/bench/cpu.md "Prefill split by tokens
 // (session 30)"). Where the products run on the AMX tiles (every thread's tokens at least
-// kernels::kAmxPrefillMinTokens), a quarter of that, kPrefillSliceBytesAmx: the tiles multiply
+// kernels::kAmxPrefillMinTokens), an eighth of that, kPrefillSliceBytesAmx: the tiles multiply
 // several times faster than the VNNI tiles, so the same weights are hidden by fewer tokens, while
-// each thread still streams the whole layer and converts it to bf16. Random Llama-3.2-1B Q4_K
-// (layers of 34 MB), two threads, 128 tokens: rows split 0.88-0.90x the time of tokens split;
-// Qwen2.5-0.5B Q8_0 (16 MB) 0.97x; the eval model (3 MB), which stays split by tokens, 0.84-0.93x
-// the time of rows split (docs/bench/cpu.md, "f16 read-ahead into L2; the AMX prefill's token
-// split (session 54)").
+// each thread still streams the whole layer and converts it to bf16. Two threads, 128 tokens, rows
+// split against tokens split: random Llama-3.2-1B Q4_K (layers of 34 MB) 0.88-0.90x the time,
+// Qwen2.5-0.5B Q8_0 (16 MB) 0.97x, its Q4_K (8.4 MB) 0.93-1.0x (median 0.96 of 8 pairs); the eval
+// model (3 MB), which stays split by tokens, 0.84-0.93x the time of rows split (docs/bench/cpu.md,
+// "f16 read-ahead into L2; the AMX prefill's token split (session 54)").
 constexpr size_t kPrefillSliceTokens = 8;
 constexpr uint64_t kPrefillSliceBytes = uint64_t{768} << 10;
-constexpr uint64_t kPrefillSliceBytesAmx = kPrefillSliceBytes / 4;
+constexpr uint64_t kPrefillSliceBytesAmx = kPrefillSliceBytes / 8;
 struct Split {
   size_t n_rows = 1, n_groups = 1;
 };
