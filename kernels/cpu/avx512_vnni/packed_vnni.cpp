@@ -1325,24 +1325,30 @@ void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, 
 
 }  // namespace
 
-bool packed_on_tiles(const WeightView& w, size_t n_tok) {
-  if (w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
-  if (w.type == DType::f16 || w.type == DType::bf16) {
-    return n_tok >= kAmxMinTokensH16 && amx_prefill() && w.n_cols % 32 == 0;
-  }
+namespace {
+inline bool is_h16(DType t) { return t == DType::f16 || t == DType::bf16; }
+// Whether matmul_packed takes the tiles for n_tok tokens on a matrix it multiplies (n_rows a
+// multiple of kG, a packed layout of its type).
+bool tiles_take(const WeightView& w, size_t n_tok) {
+  if (is_h16(w.type)) return n_tok >= kAmxMinTokensH16 && amx_prefill() && w.n_cols % 32 == 0;
   return k_on_tiles(n_tok);  // every other packed type is a K of matmul_packed's switch (matmul_k)
+}
+}  // namespace
+
+bool packed_on_tiles(const WeightView& w, size_t n_tok) {
+  return w.n_rows % kG == 0 && packed::group_bytes(w.type, w.n_cols) != 0 && tiles_take(w, n_tok);
 }
 
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end) {
-  const bool tiles = packed_on_tiles(w, x.n_tok);
-  if (tiles && (w.type == DType::f16 || w.type == DType::bf16)) {
+  if (w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
+  const bool tiles = tiles_take(w, x.n_tok);
+  if (tiles && is_h16(w.type)) {
     w.type == DType::bf16 ? amx_h16_k<true>(w, x, y, ldy, row_begin, row_end)
                           : amx_h16_k<false>(w, x, y, ldy, row_begin, row_end);
     return true;
   }
-  // Without int8 blocks only the tiles run (reads_int8_acts, quant.h).
-  if ((x.q == nullptr && !tiles) || w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0) return false;
+  if (x.q == nullptr && !tiles) return false;  // without int8 blocks only the tiles run (reads_int8_acts, quant.h)
   switch (w.type) {
     case DType::q8_0:
       light_k<Q8_0<>, Q8_0<false>>(w, x, y, ldy, row_begin, row_end);
