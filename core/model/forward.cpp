@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <initializer_list>
@@ -63,7 +64,15 @@ struct ActScratch {
     q256.resize(std::max(q256.size(), n_tok * n_cols));
     d256.resize(std::max(d256.size(), n_tok * n_cols / 256));
   }
+  std::vector<uint16_t> tiles;  // a group's bf16 activation tiles (kernels::make_acts_tiles)
 };
+
+// `words` uint16 from a 64-byte boundary in v (the AMX tiles' loads want it), v grown to hold them.
+uint16_t* aligned_words(std::vector<uint16_t>& v, size_t words) {
+  if (v.size() < words + 32) v.resize(words + 32);
+  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+  return v.data() + (64 - p % 64) % 64 / sizeof(uint16_t);
+}
 
 // A positive count from the environment (for measuring), else `fallback`; read once per name by
 // the callers' statics.
@@ -152,18 +161,26 @@ bool needs_int8_acts(const kernels::WeightView& w) {
 // (kernels::reads_acts_256). A prompt whose products all run on the tiles skips the quantising:
 // the eval files' 128-token prompts 0.94-0.98x the time, medians of 8 alternating pairs
 // (docs/bench/cpu.md, "f16 read-ahead into L2; the AMX prefill's token split (session 54)").
+// tiles: the AMX tiles' form of the activations that the group's products on the tiles read
+// (kernels::acts_tiles_form), none where they read none or two forms.
 struct ActsKind {
   bool int8 = false, b256 = false;
+  kernels::ActsTiles tiles = kernels::ActsTiles::none;
 };
 ActsKind acts_kind(std::span<const MatJob> jobs, size_t call_tokens) {
   ActsKind k;
   const size_t n_cols = jobs.front().w.n_cols;
+  bool mixed = false;
   for (const MatJob& j : jobs) {
     k.int8 = k.int8 || kernels::reads_int8_acts(j.w, call_tokens);
     k.b256 = k.b256 || kernels::reads_acts_256(j.w);
+    const kernels::ActsTiles f = kernels::acts_tiles_form(j.w, call_tokens);
+    mixed = mixed || (f != kernels::ActsTiles::none && k.tiles != kernels::ActsTiles::none && f != k.tiles);
+    if (f != kernels::ActsTiles::none) k.tiles = f;
   }
   k.int8 = k.int8 && n_cols % 32 == 0;
   k.b256 = k.int8 && k.b256 && n_cols % 256 == 0;
+  if (mixed) k.tiles = kernels::ActsTiles::none;
   return k;
 }
 
@@ -179,27 +196,52 @@ kernels::QuantizedActs acts_view(const ActScratch& act, const float* x, ActsKind
   return a;
 }
 
-// x [n_tok][n_cols] as the products of a group see it: quantised first (tokens split over the pool).
-kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, ActsKind k, size_t n_tok,
-                                      size_t n_cols) {
-  if (!k.int8) return acts_view(act, x, k, n_tok, n_cols);
-  if (k.b256) act.reserve_256(n_tok, n_cols);
-  auto quantise = [&](size_t begin, size_t end, size_t) { quantise_rows(act, x, k.b256, begin, end, n_cols, begin * n_cols); };
-  if (n_tok > 1) {
-    pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
-  } else {
-    quantise(0, 1, 0);
-  }
-  return acts_view(act, x, k, n_tok, n_cols);
+// a with the tiles of form f at t (kernels::make_acts_tiles, laid out for a.n_tok tokens).
+kernels::QuantizedActs with_tiles(kernels::QuantizedActs a, kernels::ActsTiles f, const uint16_t* t) {
+  a.tiles = t;
+  a.tiles_lo = f == kernels::ActsTiles::pairs ? kernels::acts_tiles_words(f, a.n_tok, a.n_cols) / 2 : 0;
+  a.tiles_form = f;
+  return a;
 }
 
-// Tokens [t0, t1) of a.
+// x [n_tok][n_cols] as the products of a group see it: quantised first, and the AMX tiles' form made
+// where k names one (tokens split over the pool either way).
+kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, ActsKind k, size_t n_tok,
+                                      size_t n_cols) {
+  kernels::QuantizedActs a = acts_view(act, x, k, n_tok, n_cols);
+  if (k.int8) {
+    if (k.b256) act.reserve_256(n_tok, n_cols);
+    auto quantise = [&](size_t begin, size_t end, size_t) { quantise_rows(act, x, k.b256, begin, end, n_cols, begin * n_cols); };
+    if (n_tok > 1) {
+      pool.parallel_for_chunked(n_tok, std::max<size_t>(1, n_tok / (4 * pool.n_threads())), std::ref(quantise));
+    } else {
+      quantise(0, 1, 0);
+    }
+    a = acts_view(act, x, k, n_tok, n_cols);
+  }
+  if (k.tiles != kernels::ActsTiles::none) {
+    uint16_t* t = aligned_words(act.tiles, kernels::acts_tiles_words(k.tiles, n_tok, n_cols));
+    auto make = [&](size_t i0, size_t i1, size_t) {
+      kernels::make_acts_tiles(k.tiles, x, n_tok, n_cols, 16 * i0, std::min(n_tok, 16 * i1), t);
+    };
+    const size_t n_tiles = (n_tok + 15) / 16;
+    pool.parallel_for_chunked(n_tiles, std::max<size_t>(1, n_tiles / (2 * pool.n_threads())), std::ref(make));
+    a = with_tiles(a, k.tiles, t);
+  }
+  return a;
+}
+
+// Tokens [t0, t1) of a (its tiles where t0 starts one).
 kernels::QuantizedActs token_range(const kernels::QuantizedActs& a, size_t t0, size_t t1) {
   const size_t n_cols = a.n_cols, nb = n_cols / 32;
   kernels::QuantizedActs sub = a;  // a token's result does not depend on its batch
   sub.x = a.x + t0 * n_cols;
   if (a.q != nullptr) sub.q = a.q + t0 * n_cols, sub.d = a.d + t0 * nb, sub.s = a.s + t0 * nb, sub.s4 = a.s4 + t0 * n_cols / 4;
   if (a.q256 != nullptr) sub.q256 = a.q256 + t0 * n_cols, sub.d256 = a.d256 + t0 * n_cols / 256;
+  if (a.tiles != nullptr) {
+    sub.tiles = t0 % 16 == 0 ? a.tiles + t0 * n_cols : nullptr;
+    if (sub.tiles == nullptr) sub.tiles_form = kernels::ActsTiles::none;
+  }
   sub.n_tok = t1 - t0;
   return sub;
 }
@@ -230,8 +272,9 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::span<const 
   // about r / n_r of the group's bytes (a group mixes types: Q4_K_M files hold Q4_K beside Q6_K
   // rows), at multiples of 16 rows of their matrix (the packed layouts interleave 16 rows).
   const Split sp = split_products(total_bytes, total, n_tok, pool.n_threads());
-  const kernels::QuantizedActs a =
-      quantise_group(pool, act, x, acts_kind(jobs, n_tok / sp.n_groups), n_tok, jobs.front().w.n_cols);
+  ActsKind k = acts_kind(jobs, n_tok / sp.n_groups);
+  if (sp.n_rows == 1 && jobs.size() == 1) k.tiles = kernels::ActsTiles::none;  // one call a token group: its own
+  const kernels::QuantizedActs a = quantise_group(pool, act, x, k, n_tok, jobs.front().w.n_cols);
   const size_t n_r = sp.n_rows;
   auto first_row = [&](size_t c) -> size_t {
     const uint64_t target = total_bytes * c / n_r;
@@ -292,12 +335,19 @@ void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const ker
 // for tokens [t0, t1), every row of every matrix, with those tokens' rows of x quantised here into
 // act from value t0 · act.cols on. That part of act is the thread's whatever the width of the rows
 // (E, F or H·Dv), so a thread quantising its next group never writes where another still reads.
-// The caller has grown act's blocks of 256 for the batch where a product reads them.
+// The caller has grown act's blocks of 256 for the batch where a product reads them. Several
+// products on the AMX tiles share their activations' tiles, made here in this thread's buffer.
 void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
-  const size_t n_cols = jobs.front().w.n_cols;
-  const ActsKind k = acts_kind(jobs, t1 - t0);
-  const kernels::QuantizedActs a =
-      k.int8 ? quantise_rows(act, x, k.b256, t0, t1, n_cols, t0 * act.cols) : acts_view(act, x + t0 * n_cols, k, t1 - t0, n_cols);
+  const size_t n_cols = jobs.front().w.n_cols, n = t1 - t0;
+  const ActsKind k = acts_kind(jobs, n);
+  kernels::QuantizedActs a =
+      k.int8 ? quantise_rows(act, x, k.b256, t0, t1, n_cols, t0 * act.cols) : acts_view(act, x + t0 * n_cols, k, n, n_cols);
+  if (k.tiles != kernels::ActsTiles::none && jobs.size() > 1) {
+    thread_local std::vector<uint16_t> tiles;
+    uint16_t* t = aligned_words(tiles, kernels::acts_tiles_words(k.tiles, n, n_cols));
+    kernels::make_acts_tiles(k.tiles, x + t0 * n_cols, n, n_cols, 0, n, t);
+    a = with_tiles(a, k.tiles, t);
+  }
   for (const MatJob& j : jobs) kernels::matmul(j.w, a, j.y + t0 * j.ldy, j.ldy, 0, j.w.n_rows);
 }
 

@@ -44,6 +44,10 @@ struct CpuVariant {
   // Whether matmul_packed multiplies w for n_tok tokens on the AMX tiles, from QuantizedActs::x
   // alone (quant.h reads_int8_acts); null: never.
   bool (*packed_on_tiles)(const WeightView& w, size_t n_tok) = nullptr;
+  // quant.h make_acts_tiles for a form matmul_packed reads (acts_tiles_form: packed_on_tiles and
+  // the type); null: no tiles.
+  void (*make_acts_tiles)(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
+                          uint16_t* out) = nullptr;
 };
 
 namespace scalar {
@@ -119,6 +123,8 @@ void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, s
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end);                             // avx512_vnni/packed_vnni.cpp
 bool packed_on_tiles(const WeightView& w, size_t n_tok);  // avx512_vnni/packed_vnni.cpp
+void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
+                     uint16_t* out);  // avx512_vnni/packed_vnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,
                size_t n, float scale, float* scores);
 // avx512_vnni/attn_amx.cpp: prompt attention on the AMX tiles (attn.h "_tiles"); run only where

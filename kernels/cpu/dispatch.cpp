@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "alap/kernels/activation.h"
@@ -140,6 +141,29 @@ bool reads_int8_acts(const WeightView& w, size_t n_tok) {
   if (dtype_info(static_cast<uint32_t>(w.type))->block_elems == 1) return false;
   const CpuVariant& v = active();
   return w.packed == nullptr || v.packed_on_tiles == nullptr || !v.packed_on_tiles(w, n_tok);
+}
+
+ActsTiles acts_tiles_form(const WeightView& w, size_t n_tok) {
+  const CpuVariant& v = active();
+  if (w.packed == nullptr || v.make_acts_tiles == nullptr || v.packed_on_tiles == nullptr || w.n_cols % 32 != 0 ||
+      !v.packed_on_tiles(w, n_tok)) {
+    return ActsTiles::none;
+  }
+  return w.type == DType::f16 || w.type == DType::bf16 ? ActsTiles::pairs : ActsTiles::rows;
+}
+
+size_t acts_tiles_words(ActsTiles f, size_t n_tok, size_t n_cols) {
+  const size_t one = 16 * ((n_tok + 15) / 16) * n_cols;
+  return f == ActsTiles::none ? 0 : f == ActsTiles::pairs ? 2 * one : one;
+}
+
+void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out) {
+  if (f == ActsTiles::none || t0 >= t1) return;
+  const CpuVariant& v = active();
+  if (v.make_acts_tiles == nullptr || n_cols % 32 != 0 || t0 % 16 != 0) {
+    throw std::invalid_argument("make_acts_tiles: no tiles on this variant, or a shape they do not take");
+  }
+  v.make_acts_tiles(f, x, n_tok, n_cols, t0, t1, out);
 }
 
 namespace {

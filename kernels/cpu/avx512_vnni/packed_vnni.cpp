@@ -1090,6 +1090,7 @@ __attribute__((target("avx512bf16"))) void h16_weights(const uint8_t* g, size_t 
 template <class K>
 struct QuantTiles {
   static constexpr bool kWeightsA = false, kLo = false, kXLo = false;
+  static constexpr ActsTiles kActs = ActsTiles::rows;
   const uint8_t* base;
   size_t gb, nb;
   uint8_t* scratch;  // one pass of a group in K's AMX form
@@ -1105,6 +1106,7 @@ struct QuantTiles {
 template <bool kBf16>
 struct H16Tiles {
   static constexpr bool kWeightsA = true, kLo = !kBf16, kXLo = true;
+  static constexpr ActsTiles kActs = ActsTiles::pairs;
   const uint8_t* base;
   size_t gb;
   void weights(size_t g, size_t b0, size_t b1, uint16_t* hi, uint16_t* lo) const {
@@ -1117,7 +1119,8 @@ struct H16Tiles {
 
 // Rows [rb, re) of y for a's tokens on the AMX tiles in form f: chunks of tiles of 16 tokens, pairs
 // of groups, column passes of kAmxPass blocks whose weights are converted once and serve every
-// tile pair of the chunk.
+// tile pair of the chunk. The activations' tiles are a.tiles where the caller made them in this
+// form (quant.h make_acts_tiles: one chunk, the same values), else converted here a chunk at a time.
 constexpr size_t kAmxPass = 16;  // blocks a column pass (a multiple of 8: the super-block types)
 template <class T>
 void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
@@ -1125,20 +1128,23 @@ void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
   const size_t n_tiles = (n_tok + 15) / 16;
   constexpr size_t kLoOfs = 2 * kAmxPass * 512;  // F16: the lo tiles after both groups' hi tiles
+  const bool given = a.tiles != nullptr && a.tiles_form == T::kActs;
   // Chunks of tiles of at most 2 MiB of bf16 activations: 128 tokens (the engine's CPU batch) at
   // 8192 columns in one chunk, so each weight is converted once a call. Cold 2048 x 8192, 128
   // tokens: 1.15-1.2x the rate of 1 MiB chunks (two of them); 4 MiB level; 8192 x 2048 level.
-  const size_t per_chunk = std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));
+  const size_t per_chunk = given ? n_tiles : std::max<size_t>(1, (size_t{2} << 20) / (32 * n_cols));
   ScratchArray<uint16_t> xb{kScratchBf16Acts}, wb{kScratchBf16Rows};
   ScratchArray<float> part{kScratchRows};
   wb.resize(2 * kLoOfs);
-  const size_t chunk_values = 16 * std::min(per_chunk, n_tiles) * n_cols;  // the lo tiles after them (kXLo)
-  xb.resize((T::kXLo ? 2 : 1) * chunk_values);
+  const size_t chunk_values = 16 * std::min(per_chunk, n_tiles) * n_cols;
+  if (!given) xb.resize((T::kXLo ? 2 : 1) * chunk_values);
+  const size_t x_lo = given ? a.tiles_lo : chunk_values;  // the lo tiles, this many words after the hi ones (kXLo)
   part.resize(512 * std::min(per_chunk, n_tiles));
   amx_load_config(amx_config());
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
-    T::acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data(), xb.data() + (T::kXLo ? chunk_values : 0));
+    if (!given) T::acts(a.x, n_tok, n_cols, 16 * c0, 16 * c1, xb.data(), xb.data() + (T::kXLo ? chunk_values : 0));
+    const uint16_t* x_tiles = given ? a.tiles : xb.data();
     for (size_t g = g0; g < g1; g += 2) {
       const int ng = g + 1 < g1 ? 2 : 1;
       for (size_t b0 = 0; b0 < nb; b0 += kAmxPass) {
@@ -1147,12 +1153,11 @@ void amx_run(const T& f, const QuantizedActs& a, float* y, size_t ldy, size_t rb
           f.weights(g + j, b0, b1, wb.data() + j * kAmxPass * 512, wb.data() + kLoOfs + j * kAmxPass * 512);
         }
         for (size_t i = c0; i < c1; i += 2) {
-          const uint16_t* xa = xb.data() + 16 * (i - c0) * n_cols + 512 * b0;
+          const uint16_t* xa = x_tiles + 16 * (i - c0) * n_cols + 512 * b0;
           float* pt = part.data() + 512 * (i - c0);
           const size_t xs = 16 * n_cols, ws = kAmxPass * 512, n = b1 - b0;
           const int nt = i + 1 < c1 ? 2 : 1;
-          amx_tiles_n<T::kWeightsA, T::kLo, T::kXLo>(ng, nt, wb.data(), ws, kLoOfs, xa, xs, chunk_values, n, pt,
-                                                     b0 == 0);
+          amx_tiles_n<T::kWeightsA, T::kLo, T::kXLo>(ng, nt, wb.data(), ws, kLoOfs, xa, xs, x_lo, n, pt, b0 == 0);
         }
       }
       for (int j = 0; j < ng; ++j) {  // the groups' sums to y ([row][token] ones transposed first)
@@ -1337,6 +1342,13 @@ bool tiles_take(const WeightView& w, size_t n_tok) {
 
 bool packed_on_tiles(const WeightView& w, size_t n_tok) {
   return w.n_rows % kG == 0 && packed::group_bytes(w.type, w.n_cols) != 0 && tiles_take(w, n_tok);
+}
+
+void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
+                     uint16_t* out) {
+  const size_t n_pad = 16 * ((n_tok + 15) / 16), end = std::min(n_pad, 16 * ((t1 + 15) / 16));
+  if (f == ActsTiles::rows) bf16_acts(x, n_tok, n_cols, t0, end, out + t0 * n_cols);
+  if (f == ActsTiles::pairs) h16_acts(x, n_tok, n_cols, t0, end, out + t0 * n_cols, out + (n_pad + t0) * n_cols);
 }
 
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,

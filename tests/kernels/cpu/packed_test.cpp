@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -550,6 +551,81 @@ TEST(Packed, Int8BlocksOnlyWhereTheProductReadsThem) {
             matmul(w, a.view(x.data(), n_tok, n_cols), given.data(), n_rows, 0, n_rows);
             matmul(w, bare, none.data(), n_rows, 0, n_rows);
             EXPECT_EQ(given, none) << what << (w.packed ? " packed" : " plain");
+          }
+        }
+      }
+    }
+  }
+}
+
+// `words` uint16 from a 64-byte boundary in v (the tiles' aligned loads), v grown to hold them.
+uint16_t* aligned_words(std::vector<uint16_t>& v, size_t words) {
+  v.assign(words + 32, 0);
+  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+  return v.data() + (64 - p % 64) % 64 / sizeof(uint16_t);
+}
+
+// acts_tiles_form names the AMX tiles' form exactly where the packed product takes the tiles (rows
+// for the int8-code types, pairs for F16 and BF16; never for the unpacked weights). A product
+// given tiles made once (make_acts_tiles, in two pieces as threads would) gives the bits of a call
+// that converts x itself, for the whole batch, a view from token 16 and a row range; it reads
+// them (tiles of another x give that x's product) and ignores tiles of the other form.
+TEST(Packed, ActsTilesMadeOnceGiveACallsOwnBits) {
+  VariantGuard guard;
+  const size_t n_rows = 32, n_cols = 512;
+  for (DType t : kPacked) {
+    Matrix m = random_matrix(t, n_rows, n_cols, 140 + static_cast<uint32_t>(t));
+    for (const char* v : packed_variants()) {
+      set_cpu_variant(v);
+      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
+      for (const bool amx : {true, false}) {
+        set_amx_prefill(amx);
+        for (size_t n_tok : {size_t{16}, size_t{31}, size_t{32}, size_t{40}, size_t{64}}) {
+          const std::string what = std::string(v) + " " + name_of(t) + (amx ? " tiles allowed" : " tiles refused") +
+                                   " n_tok " + std::to_string(n_tok);
+          const bool taken = amx_prefill_active() && n_tok >= (is_h16(t) ? 16 : kAmxPrefillMinTokens);
+          const ActsTiles form = is_h16(t) ? ActsTiles::pairs : ActsTiles::rows;
+          const ActsTiles other = is_h16(t) ? ActsTiles::rows : ActsTiles::pairs;
+          EXPECT_EQ(acts_tiles_form(m.packed(), n_tok), taken ? form : ActsTiles::none) << what;
+          EXPECT_EQ(acts_tiles_form(m.plain(), n_tok), ActsTiles::none) << what;
+          if (!taken) continue;
+          const std::vector<float> x = random_x(n_tok * n_cols, 7 + static_cast<uint32_t>(n_tok));
+          const std::vector<float> x2 = random_x(n_tok * n_cols, 70 + static_cast<uint32_t>(n_tok));
+          const size_t words = acts_tiles_words(form, n_tok, n_cols);
+          ASSERT_EQ(words, (form == ActsTiles::pairs ? 2 : 1) * 16 * ((n_tok + 15) / 16) * n_cols) << what;
+          std::vector<uint16_t> buf, buf2, junk;
+          uint16_t* tiles = aligned_words(buf, words);
+          uint16_t* tiles2 = aligned_words(buf2, words);
+          make_acts_tiles(form, x.data(), n_tok, n_cols, 0, 16, tiles);  // two pieces, as two threads would
+          make_acts_tiles(form, x.data(), n_tok, n_cols, 16, n_tok, tiles);
+          make_acts_tiles(form, x2.data(), n_tok, n_cols, 0, n_tok, tiles2);
+          auto view = [&](const float* xs, size_t n, const uint16_t* tl, ActsTiles f) {
+            QuantizedActs a{xs, nullptr, nullptr, nullptr, nullptr, n, n_cols};
+            a.tiles = tl;
+            a.tiles_lo = f == ActsTiles::pairs ? words / 2 : 0;
+            a.tiles_form = f;
+            return a;
+          };
+          auto product = [&](const QuantizedActs& a, size_t rb, size_t re) {
+            std::vector<float> y(a.n_tok * n_rows, -1.0f);
+            matmul(m.packed(), a, y.data(), n_rows, rb, re);
+            return y;
+          };
+          const std::vector<float> own = product(view(x.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows);
+          EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 0, n_rows), own) << what;
+          EXPECT_EQ(product(view(x.data(), n_tok, tiles2, form), 0, n_rows),
+                    product(view(x2.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows))
+              << what << ": the given tiles are not what the product read";
+          EXPECT_EQ(product(view(x.data(), n_tok, aligned_words(junk, words), other), 0, n_rows), own)
+              << what << ": tiles of the other form";
+          EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 16, 32),
+                    product(view(x.data(), n_tok, nullptr, ActsTiles::none), 16, 32))
+              << what << ": rows [16, 32)";
+          if (n_tok > 16 && (!is_h16(t) ? n_tok - 16 >= kAmxPrefillMinTokens : n_tok - 16 >= 16)) {
+            const float* x16 = x.data() + 16 * n_cols;
+            EXPECT_EQ(product(view(x16, n_tok - 16, tiles + 16 * n_cols, form), 0, n_rows),
+                      product(view(x16, n_tok - 16, nullptr, ActsTiles::none), 0, n_rows))
+                << what << ": the view from token 16";
           }
         }
       }

@@ -58,6 +58,11 @@ void matmul(const WeightView& w, const float* x, size_t n_tok, float* y, size_t 
 // blocks of 32: x[t][c] ≈ d[t][c/32]·q[t][c]; s = Σ q of a block, s4 = Σ q of each 4 consecutive
 // values (the lanes of a dot4). q, d, s, s4 are nullptr when n_cols is not a multiple of 32; the
 // plain types (f32/f16/bf16) and the scalar oracle read x.
+// The forms of QuantizedActs::tiles: none; rows, bf16(x) as the A tiles of the packed int8-code
+// types (16 tokens × 32 columns a tile); pairs, hi = bf16(x) and lo = bf16(x − hi) as the B tiles
+// of packed F16 and BF16 (pairs of columns × 16 tokens).
+enum class ActsTiles : uint8_t { none, rows, pairs };
+
 struct QuantizedActs {
   const float* x;      // [n_tok][n_cols] f32
   const int8_t* q;     // [n_tok][n_cols]
@@ -71,6 +76,13 @@ struct QuantizedActs {
   // which reads_acts_256 is true; nullptr otherwise (matmul then quantises them itself, per call).
   const int8_t* q256 = nullptr;  // [n_tok][n_cols]
   const float* d256 = nullptr;   // [n_tok][n_cols / 256]
+  // The same activations as the AMX prefill's bf16 tiles (make_acts_tiles, below), made once for
+  // several products: `tiles` holds the tile of tokens [0, 16) of this view first, and the lo tiles
+  // of the pairs form start tiles_lo words after it. A product that reads tiles of this form uses
+  // them instead of converting x itself; any other product ignores them.
+  const uint16_t* tiles = nullptr;
+  size_t tiles_lo = 0;
+  ActsTiles tiles_form = ActsTiles::none;
 };
 
 // Fills q, d, s, s4 for tokens [0, n_tok) of x (n_cols a multiple of 32): d = max|x|/127,
@@ -89,6 +101,22 @@ void quantize_activations_256(const float* x, size_t n_tok, size_t n_cols, int8_
 // may then leave q null and skip quantising; where a product that needs the blocks gets none,
 // matmul quantises them itself, for that call.
 bool reads_int8_acts(const WeightView& w, size_t n_tok);
+
+// The AMX prefill converts its call's activations to bf16 tiles, a few operations a value, in
+// every call: a group of products over the same x, cut into row chunks for the threads, converted
+// them once a chunk and a matrix (random Qwen2.5-0.5B Q8_0, two threads: 6.4% of a 128-token
+// prompt). A caller may make them once instead and pass them in QuantizedActs::tiles; the products
+// then give the same bits.
+// - acts_tiles_form: the form matmul on w reads for n_tok tokens, none where it takes no tiles.
+// - acts_tiles_words: the words of a form's tiles for n_tok tokens (hi, then lo for pairs); lo
+//   starts at acts_tiles_words(f, n_tok, n_cols) / 2 for pairs.
+// - make_acts_tiles: the tiles of tokens [t0, t1) of x ([n_tok][n_cols], n_cols a multiple of 32;
+//   t0 a multiple of 16) into out, laid out for all n_tok tokens (threads may share out the tiles
+//   of one x); the last tile's tokens past n_tok are zeros.
+// A view of tokens [t0, n) of such tiles (t0 a multiple of 16) starts at out + t0·n_cols.
+ActsTiles acts_tiles_form(const WeightView& w, size_t n_tok);
+size_t acts_tiles_words(ActsTiles f, size_t n_tok, size_t n_cols);
+void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1, uint16_t* out);
 
 // True when matmul on w reads QuantizedActs::q256/d256 instead of the blocks of 32: the plain
 // AVX2 products of packed Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, which then apply the sub-block
