@@ -461,7 +461,8 @@ size_t Forward::scratch_bytes() const {
     b += vec->capacity() * sizeof(float);
   }
   b += s.act.q.capacity() + s.act.q256.capacity() +
-       (s.act.d.capacity() + s.act.d256.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4;
+       (s.act.d.capacity() + s.act.d256.capacity() + s.act.s.capacity() + s.act.s4.capacity()) * 4 +
+       s.act.tiles.capacity() * sizeof(uint16_t);
   b += s.attn.scratch_bytes();
   return b;
 }
