@@ -48,12 +48,11 @@ void check_context_fits(const std::string& where, const SystemMemory& mem, uint6
 
 
 constexpr size_t kDefaultMaxCtx = 4096;
-// Prefill batch; cancel is checked between chunks. On the CPU 128 tokens keep a cancel within a
-// second or so on a laptop. With every layer on the GPU at least 512 (H200, session 5: 8B prefill
-// 1.37x, 1B 1.5x, 0.5B 2x against 128), and 1024 or 2048 where the device's memory allows
-// (choose_gpu_prefill_chunk; session 36: 8B 1.06x / 1.10x, 1B 1.12x / 1.18x, 0.5B 1.27x / 1.44x
-// against 512; a 2048-token chunk of an 8B takes ~0.24 s there).
-constexpr size_t kPrefillChunkCpu = 128;
+// Prefill batch; cancel is checked between chunks. On the CPU 128 tokens, 256 with the AMX tiles
+// and two threads or more (choose_cpu_prefill_chunk, prefill_chunk.h). With every layer on the GPU
+// at least 512 (H200, session 5: 8B prefill 1.37x, 1B 1.5x, 0.5B 2x against 128), and 1024 or 2048
+// where the device's memory allows (choose_gpu_prefill_chunk; session 36: 8B 1.06x / 1.10x, 1B
+// 1.12x / 1.18x, 0.5B 1.27x / 1.44x against 512; a 2048-token chunk of an 8B takes ~0.24 s there).
 
 using Clock = std::chrono::steady_clock;
 
@@ -316,11 +315,13 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       step(0.85f, "preparing the weights for the CPU");
       st->model->pack_for_cpu(0, true);
       st->cache = std::make_unique<KvCache>(kv_cache_config(m, mode, n_ctx));
+      st->pool = std::make_unique<ThreadPool>(params.n_threads);
+      max_batch = choose_cpu_prefill_chunk(n_ctx, st->pool->n_threads(), kernels::amx_prefill_active());
       st->forward = std::make_unique<Forward>(m, max_batch);
     }
     info.cache_mode = mode;
     info.prefill_chunk = max_batch;  // tokens per prefill batch (the forward's max_batch)
-    st->pool = std::make_unique<ThreadPool>(params.n_threads);
+    if (!st->pool) st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     info.cpu_kernels = cpu_kernels_label();
     step(1.0f, "ready");

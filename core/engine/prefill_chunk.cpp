@@ -21,4 +21,8 @@ size_t choose_gpu_prefill_chunk(size_t n_ctx, int32_t n_layer, uint64_t weights_
   return base;
 }
 
+size_t choose_cpu_prefill_chunk(size_t n_ctx, size_t n_threads, bool tiles) {
+  return std::min(tiles && n_threads >= 2 ? kPrefillChunkCpuTiles : kPrefillChunkCpu, n_ctx);
+}
+
 }  // namespace alap

@@ -76,5 +76,17 @@ TEST(PrefillChunk, NeverLongerThanTheContext) {
   EXPECT_EQ(choose(f, 1500, 100 * MiB, 24000 * MiB), 1500u);
 }
 
+// The CPU's chunk: 256 only where the AMX tiles run the products and two threads or more share
+// them; 128 otherwise; never past the context.
+TEST(PrefillChunk, CpuTakes256OnlyWithTheTilesAndTwoThreads) {
+  EXPECT_EQ(choose_cpu_prefill_chunk(4096, 2, true), 256u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(4096, 16, true), 256u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(4096, 1, true), 128u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(4096, 2, false), 128u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(4096, 8, false), 128u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(200, 2, true), 200u);
+  EXPECT_EQ(choose_cpu_prefill_chunk(64, 1, false), 64u);
+}
+
 }  // namespace
 }  // namespace alap
