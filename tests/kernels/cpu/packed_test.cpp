@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -522,6 +523,28 @@ TEST(Packed, AmxPrefillActiveOnlyOnTheAvx512Variant) {
   }
 }
 
+// Runs fn(m, n_tok, tiles, what) for a random n_rows × n_cols matrix of every packed type (seed +
+// type), packed for every packed variant, with the AMX tiles allowed and refused, for each token
+// count: `tiles` whether the packed product takes the tiles for n_tok tokens, `what` the case's name.
+template <class Fn>
+void for_packed_cases(size_t n_rows, size_t n_cols, uint32_t seed, std::initializer_list<size_t> counts, Fn&& fn) {
+  for (DType t : kPacked) {
+    Matrix m = random_matrix(t, n_rows, n_cols, seed + static_cast<uint32_t>(t));
+    for (const char* v : packed_variants()) {
+      set_cpu_variant(v);
+      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
+      for (const bool amx : {true, false}) {
+        set_amx_prefill(amx);
+        for (size_t n_tok : counts) {
+          const std::string what = std::string(v) + " " + name_of(t) + (amx ? " tiles allowed" : " tiles refused") +
+                                   " n_tok " + std::to_string(n_tok);
+          fn(m, n_tok, amx_prefill_active() && n_tok >= (is_h16(t) ? 16 : kAmxPrefillMinTokens), what);
+        }
+      }
+    }
+  }
+}
+
 // reads_int8_acts: false only where the AVX-512 variant's packed product takes the tiles (F16 and
 // BF16 read f32 everywhere). A call given no int8 blocks gives the bits of one given them: on the
 // tiles (which read x alone) and where matmul quantises them itself (fewer tokens, the tiles
@@ -529,33 +552,21 @@ TEST(Packed, AmxPrefillActiveOnlyOnTheAvx512Variant) {
 TEST(Packed, Int8BlocksOnlyWhereTheProductReadsThem) {
   VariantGuard guard;
   const size_t n_rows = 32, n_cols = 512;
-  for (DType t : kPacked) {
-    Matrix m = random_matrix(t, n_rows, n_cols, 90 + static_cast<uint32_t>(t));
-    for (const char* v : packed_variants()) {
-      set_cpu_variant(v);
-      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
-      for (const bool amx : {true, false}) {
-        set_amx_prefill(amx);
-        for (size_t n_tok : {size_t{1}, size_t{16}, size_t{31}, size_t{32}, size_t{40}}) {
-          const std::string what = std::string(v) + " " + name_of(t) + (amx ? " tiles allowed" : " tiles refused") +
-                                   " n_tok " + std::to_string(n_tok);
-          const bool tiles = amx_prefill_active() && n_tok >= (is_h16(t) ? 16 : kAmxPrefillMinTokens);
-          EXPECT_EQ(reads_int8_acts(m.packed(), n_tok), !is_h16(t) && !tiles) << what;
-          EXPECT_EQ(reads_int8_acts(m.plain(), n_tok), !is_h16(t)) << what;
-          if (is_h16(t)) continue;
-          const std::vector<float> x = random_x(n_tok * n_cols, 5 + static_cast<uint32_t>(n_tok));
-          const Acts a = quantise(x, n_tok, n_cols);
-          const QuantizedActs bare{x.data(), nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
-          for (const WeightView& w : {m.packed(), m.plain()}) {
-            std::vector<float> given(n_tok * n_rows, -1.0f), none(n_tok * n_rows, -2.0f);
-            matmul(w, a.view(x.data(), n_tok, n_cols), given.data(), n_rows, 0, n_rows);
-            matmul(w, bare, none.data(), n_rows, 0, n_rows);
-            EXPECT_EQ(given, none) << what << (w.packed ? " packed" : " plain");
-          }
-        }
-      }
+  for_packed_cases(n_rows, n_cols, 90, {1, 16, 31, 32, 40}, [&](const Matrix& m, size_t n_tok, bool tiles,
+                                                                 const std::string& what) {
+    EXPECT_EQ(reads_int8_acts(m.packed(), n_tok), !is_h16(m.type) && !tiles) << what;
+    EXPECT_EQ(reads_int8_acts(m.plain(), n_tok), !is_h16(m.type)) << what;
+    if (is_h16(m.type)) return;
+    const std::vector<float> x = random_x(n_tok * n_cols, 5 + static_cast<uint32_t>(n_tok));
+    const Acts a = quantise(x, n_tok, n_cols);
+    const QuantizedActs bare{x.data(), nullptr, nullptr, nullptr, nullptr, n_tok, n_cols};
+    for (const WeightView& w : {m.packed(), m.plain()}) {
+      std::vector<float> given(n_tok * n_rows, -1.0f), none(n_tok * n_rows, -2.0f);
+      matmul(w, a.view(x.data(), n_tok, n_cols), given.data(), n_rows, 0, n_rows);
+      matmul(w, bare, none.data(), n_rows, 0, n_rows);
+      EXPECT_EQ(given, none) << what << (w.packed ? " packed" : " plain");
     }
-  }
+  });
 }
 
 // `words` uint16 from a 64-byte boundary in v (the tiles' aligned loads), v grown to hold them.
@@ -573,64 +584,52 @@ uint16_t* aligned_words(std::vector<uint16_t>& v, size_t words) {
 TEST(Packed, ActsTilesMadeOnceGiveACallsOwnBits) {
   VariantGuard guard;
   const size_t n_rows = 32, n_cols = 512;
-  for (DType t : kPacked) {
-    Matrix m = random_matrix(t, n_rows, n_cols, 140 + static_cast<uint32_t>(t));
-    for (const char* v : packed_variants()) {
-      set_cpu_variant(v);
-      ASSERT_TRUE(pack(m)) << v << " " << name_of(t);
-      for (const bool amx : {true, false}) {
-        set_amx_prefill(amx);
-        for (size_t n_tok : {size_t{16}, size_t{31}, size_t{32}, size_t{40}, size_t{64}}) {
-          const std::string what = std::string(v) + " " + name_of(t) + (amx ? " tiles allowed" : " tiles refused") +
-                                   " n_tok " + std::to_string(n_tok);
-          const bool taken = amx_prefill_active() && n_tok >= (is_h16(t) ? 16 : kAmxPrefillMinTokens);
-          const ActsTiles form = is_h16(t) ? ActsTiles::pairs : ActsTiles::rows;
-          const ActsTiles other = is_h16(t) ? ActsTiles::rows : ActsTiles::pairs;
-          EXPECT_EQ(acts_tiles_form(m.packed(), n_tok), taken ? form : ActsTiles::none) << what;
-          EXPECT_EQ(acts_tiles_form(m.plain(), n_tok), ActsTiles::none) << what;
-          if (!taken) continue;
-          const std::vector<float> x = random_x(n_tok * n_cols, 7 + static_cast<uint32_t>(n_tok));
-          const std::vector<float> x2 = random_x(n_tok * n_cols, 70 + static_cast<uint32_t>(n_tok));
-          const size_t words = acts_tiles_words(form, n_tok, n_cols);
-          ASSERT_EQ(words, (form == ActsTiles::pairs ? 2 : 1) * 16 * ((n_tok + 15) / 16) * n_cols) << what;
-          std::vector<uint16_t> buf, buf2, junk;
-          uint16_t* tiles = aligned_words(buf, words);
-          uint16_t* tiles2 = aligned_words(buf2, words);
-          make_acts_tiles(form, x.data(), n_tok, n_cols, 0, 16, tiles);  // two pieces, as two threads would
-          make_acts_tiles(form, x.data(), n_tok, n_cols, 16, n_tok, tiles);
-          make_acts_tiles(form, x2.data(), n_tok, n_cols, 0, n_tok, tiles2);
-          auto view = [&](const float* xs, size_t n, const uint16_t* tl, ActsTiles f) {
-            QuantizedActs a{xs, nullptr, nullptr, nullptr, nullptr, n, n_cols};
-            a.tiles = tl;
-            a.tiles_lo = f == ActsTiles::pairs ? words / 2 : 0;
-            a.tiles_form = f;
-            return a;
-          };
-          auto product = [&](const QuantizedActs& a, size_t rb, size_t re) {
-            std::vector<float> y(a.n_tok * n_rows, -1.0f);
-            matmul(m.packed(), a, y.data(), n_rows, rb, re);
-            return y;
-          };
-          const std::vector<float> own = product(view(x.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows);
-          EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 0, n_rows), own) << what;
-          EXPECT_EQ(product(view(x.data(), n_tok, tiles2, form), 0, n_rows),
-                    product(view(x2.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows))
-              << what << ": the given tiles are not what the product read";
-          EXPECT_EQ(product(view(x.data(), n_tok, aligned_words(junk, words), other), 0, n_rows), own)
-              << what << ": tiles of the other form";
-          EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 16, 32),
-                    product(view(x.data(), n_tok, nullptr, ActsTiles::none), 16, 32))
-              << what << ": rows [16, 32)";
-          if (n_tok > 16 && (!is_h16(t) ? n_tok - 16 >= kAmxPrefillMinTokens : n_tok - 16 >= 16)) {
-            const float* x16 = x.data() + 16 * n_cols;
-            EXPECT_EQ(product(view(x16, n_tok - 16, tiles + 16 * n_cols, form), 0, n_rows),
-                      product(view(x16, n_tok - 16, nullptr, ActsTiles::none), 0, n_rows))
-                << what << ": the view from token 16";
-          }
-        }
-      }
+  for_packed_cases(n_rows, n_cols, 140, {16, 31, 32, 40, 64}, [&](const Matrix& m, size_t n_tok, bool taken,
+                                                                   const std::string& what) {
+    const ActsTiles form = is_h16(m.type) ? ActsTiles::pairs : ActsTiles::rows;
+    const ActsTiles other = is_h16(m.type) ? ActsTiles::rows : ActsTiles::pairs;
+    EXPECT_EQ(acts_tiles_form(m.packed(), n_tok), taken ? form : ActsTiles::none) << what;
+    EXPECT_EQ(acts_tiles_form(m.plain(), n_tok), ActsTiles::none) << what;
+    if (!taken) return;
+    const std::vector<float> x = random_x(n_tok * n_cols, 7 + static_cast<uint32_t>(n_tok));
+    const std::vector<float> x2 = random_x(n_tok * n_cols, 70 + static_cast<uint32_t>(n_tok));
+    const size_t words = acts_tiles_words(form, n_tok, n_cols);
+    ASSERT_EQ(words, (form == ActsTiles::pairs ? 2 : 1) * 16 * ((n_tok + 15) / 16) * n_cols) << what;
+    std::vector<uint16_t> buf, buf2, junk;
+    uint16_t* tiles = aligned_words(buf, words);
+    uint16_t* tiles2 = aligned_words(buf2, words);
+    make_acts_tiles(form, x.data(), n_tok, n_cols, 0, 16, tiles);  // two pieces, as two threads would
+    make_acts_tiles(form, x.data(), n_tok, n_cols, 16, n_tok, tiles);
+    make_acts_tiles(form, x2.data(), n_tok, n_cols, 0, n_tok, tiles2);
+    auto view = [&](const float* xs, size_t n, const uint16_t* tl, ActsTiles f) {
+      QuantizedActs a{xs, nullptr, nullptr, nullptr, nullptr, n, n_cols};
+      a.tiles = tl;
+      a.tiles_lo = f == ActsTiles::pairs ? words / 2 : 0;
+      a.tiles_form = f;
+      return a;
+    };
+    auto product = [&](const QuantizedActs& a, size_t rb, size_t re) {
+      std::vector<float> y(a.n_tok * n_rows, -1.0f);
+      matmul(m.packed(), a, y.data(), n_rows, rb, re);
+      return y;
+    };
+    const std::vector<float> own = product(view(x.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows);
+    EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 0, n_rows), own) << what;
+    EXPECT_EQ(product(view(x.data(), n_tok, tiles2, form), 0, n_rows),
+              product(view(x2.data(), n_tok, nullptr, ActsTiles::none), 0, n_rows))
+        << what << ": the given tiles are not what the product read";
+    EXPECT_EQ(product(view(x.data(), n_tok, aligned_words(junk, words), other), 0, n_rows), own)
+        << what << ": tiles of the other form";
+    EXPECT_EQ(product(view(x.data(), n_tok, tiles, form), 16, 32),
+              product(view(x.data(), n_tok, nullptr, ActsTiles::none), 16, 32))
+        << what << ": rows [16, 32)";
+    if (n_tok > 16 && (!is_h16(m.type) ? n_tok - 16 >= kAmxPrefillMinTokens : n_tok - 16 >= 16)) {
+      const float* x16 = x.data() + 16 * n_cols;
+      EXPECT_EQ(product(view(x16, n_tok - 16, tiles + 16 * n_cols, form), 0, n_rows),
+                product(view(x16, n_tok - 16, nullptr, ActsTiles::none), 0, n_rows))
+          << what << ": the view from token 16";
     }
-  }
+  });
 }
 
 // A variant without a packed path (the scalar oracle) reads w.data and ignores w.packed.
