@@ -35,9 +35,10 @@ size_t choose_gpu_prefill_chunk(size_t n_ctx, int32_t n_layer, uint64_t weights_
 // each call's weight conversion and each product's hand-off between the threads then serve twice
 // the tokens. 512-token prompts on a 2-vCPU Xeon with AMX, two threads: random Llama-3.2-1B Q4_K
 // 1.11-1.13x the tokens/s, Qwen2.5-0.5B Q8_0 1.18-1.20x, Q4_K 1.07-1.10x, the eval model 1.06-1.19x;
-// one thread 0.88x (Qwen2.5-0.5B Q8_0: its FFN's 4864-column activations no longer fit one 2 MiB
-// chunk of tiles, so its weights are converted twice) and the VNNI kernels level, so they keep 128
-// (docs/bench/cpu.md, "A group's activations as bf16 tiles once (session 55)"). At most n_ctx.
+// one thread 0.88x (Qwen2.5-0.5B Q8_0; there 256 tokens of its FFN's 4864-column activations
+// exceed one 2 MiB chunk of tiles, so that product converts its weights twice: the likely cause,
+// not measured apart) and the VNNI kernels level, so they keep 128 (docs/bench/cpu.md, "A group's
+// activations as bf16 tiles once (session 55)"). At most n_ctx.
 inline constexpr size_t kPrefillChunkCpu = 128;
 inline constexpr size_t kPrefillChunkCpuTiles = 256;
 size_t choose_cpu_prefill_chunk(size_t n_ctx, size_t n_threads, bool tiles);
