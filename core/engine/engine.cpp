@@ -251,6 +251,7 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
     if (!packed_mode_supported(shape, mode, &why)) {
       throw EngineError(where + ": cache mode " + cache_mode_name(mode) + " is not possible: " + why);
     }
+    st->pool = std::make_unique<ThreadPool>(params.n_threads);
     size_t max_batch = std::min(gpu ? kPrefillChunkGpu : kPrefillChunkCpu, n_ctx);
     int32_t n_gpu = 0;
     if (gpu) {
@@ -315,13 +316,11 @@ void Engine::load(const std::filesystem::path& path, const LoadParams& params, c
       step(0.85f, "preparing the weights for the CPU");
       st->model->pack_for_cpu(0, true);
       st->cache = std::make_unique<KvCache>(kv_cache_config(m, mode, n_ctx));
-      st->pool = std::make_unique<ThreadPool>(params.n_threads);
       max_batch = choose_cpu_prefill_chunk(n_ctx, st->pool->n_threads(), kernels::amx_prefill_active());
       st->forward = std::make_unique<Forward>(m, max_batch);
     }
     info.cache_mode = mode;
     info.prefill_chunk = max_batch;  // tokens per prefill batch (the forward's max_batch)
-    if (!st->pool) st->pool = std::make_unique<ThreadPool>(params.n_threads);
     info.n_threads = st->pool->n_threads();
     info.cpu_kernels = cpu_kernels_label();
     step(1.0f, "ready");

@@ -208,7 +208,6 @@ kernels::QuantizedActs with_tiles(kernels::QuantizedActs a, kernels::ActsTiles f
 // where k names one (tokens split over the pool either way).
 kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const float* x, ActsKind k, size_t n_tok,
                                       size_t n_cols) {
-  kernels::QuantizedActs a = acts_view(act, x, k, n_tok, n_cols);
   if (k.int8) {
     if (k.b256) act.reserve_256(n_tok, n_cols);
     auto quantise = [&](size_t begin, size_t end, size_t) { quantise_rows(act, x, k.b256, begin, end, n_cols, begin * n_cols); };
@@ -217,8 +216,8 @@ kernels::QuantizedActs quantise_group(ThreadPool& pool, ActScratch& act, const f
     } else {
       quantise(0, 1, 0);
     }
-    a = acts_view(act, x, k, n_tok, n_cols);
   }
+  kernels::QuantizedActs a = acts_view(act, x, k, n_tok, n_cols);
   if (k.tiles != kernels::ActsTiles::none) {
     uint16_t* t = aligned_words(act.tiles, kernels::acts_tiles_words(k.tiles, n_tok, n_cols));
     auto make = [&](size_t i0, size_t i1, size_t) {

@@ -41,11 +41,11 @@ struct CpuVariant {
   void (*quantize_acts_256)(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d) = nullptr;
   // norm.h; null: the scalar twin.
   void (*rmsnorm)(const float* x, const float* w, size_t n, float eps, float* out) = nullptr;
-  // Whether matmul_packed multiplies w for n_tok tokens on the AMX tiles, from QuantizedActs::x
-  // alone (quant.h reads_int8_acts); null: never.
-  bool (*packed_on_tiles)(const WeightView& w, size_t n_tok) = nullptr;
-  // quant.h make_acts_tiles for a form matmul_packed reads (acts_tiles_form: packed_on_tiles and
-  // the type); null: no tiles.
+  // The activations' form in which matmul_packed multiplies w for n_tok tokens on the AMX tiles,
+  // from QuantizedActs::x alone, or ActsTiles::none where it does not take the tiles (quant.h
+  // reads_int8_acts, acts_tiles_form); null: never.
+  ActsTiles (*packed_tiles_form)(const WeightView& w, size_t n_tok) = nullptr;
+  // quant.h make_acts_tiles for a form packed_tiles_form names; null: no tiles.
   void (*make_acts_tiles)(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
                           uint16_t* out) = nullptr;
 };
@@ -122,7 +122,7 @@ extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end);                             // avx512_vnni/packed_vnni.cpp
-bool packed_on_tiles(const WeightView& w, size_t n_tok);  // avx512_vnni/packed_vnni.cpp
+ActsTiles packed_tiles_form(const WeightView& w, size_t n_tok);  // avx512_vnni/packed_vnni.cpp
 void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
                      uint16_t* out);  // avx512_vnni/packed_vnni.cpp
 void k8_scores(const int8_t* q, const uint16_t* dq, const int8_t* k, const uint16_t* dk, size_t head_dim,

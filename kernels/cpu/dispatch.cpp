@@ -140,16 +140,13 @@ bool reads_acts_256(const WeightView& w) {
 bool reads_int8_acts(const WeightView& w, size_t n_tok) {
   if (dtype_info(static_cast<uint32_t>(w.type))->block_elems == 1) return false;
   const CpuVariant& v = active();
-  return w.packed == nullptr || v.packed_on_tiles == nullptr || !v.packed_on_tiles(w, n_tok);
+  return w.packed == nullptr || v.packed_tiles_form == nullptr || v.packed_tiles_form(w, n_tok) == ActsTiles::none;
 }
 
 ActsTiles acts_tiles_form(const WeightView& w, size_t n_tok) {
   const CpuVariant& v = active();
-  if (w.packed == nullptr || v.make_acts_tiles == nullptr || v.packed_on_tiles == nullptr || w.n_cols % 32 != 0 ||
-      !v.packed_on_tiles(w, n_tok)) {
-    return ActsTiles::none;
-  }
-  return w.type == DType::f16 || w.type == DType::bf16 ? ActsTiles::pairs : ActsTiles::rows;
+  if (w.packed == nullptr || v.packed_tiles_form == nullptr || v.make_acts_tiles == nullptr) return ActsTiles::none;
+  return v.packed_tiles_form(w, n_tok);  // a taken packed layout: n_cols a multiple of 32
 }
 
 size_t acts_tiles_words(ActsTiles f, size_t n_tok, size_t n_cols) {

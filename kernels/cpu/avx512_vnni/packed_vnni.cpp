@@ -1340,8 +1340,9 @@ bool tiles_take(const WeightView& w, size_t n_tok) {
 }
 }  // namespace
 
-bool packed_on_tiles(const WeightView& w, size_t n_tok) {
-  return w.n_rows % kG == 0 && packed::group_bytes(w.type, w.n_cols) != 0 && tiles_take(w, n_tok);
+ActsTiles packed_tiles_form(const WeightView& w, size_t n_tok) {
+  if (w.n_rows % kG != 0 || packed::group_bytes(w.type, w.n_cols) == 0 || !tiles_take(w, n_tok)) return ActsTiles::none;
+  return is_h16(w.type) ? H16Tiles<false>::kActs : QuantTiles<Q8_0<>>::kActs;  // amx_run's forms (every K's alike)
 }
 
 void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
