@@ -71,9 +71,13 @@ double run_threads(size_t n, Fn fn) {
 size_t threads_or_all(size_t n) { return n ? n : std::max(1u, std::thread::hardware_concurrency()); }
 
 // 12 independent accumulator chains in named registers, `iters` rounds; returns a value so nothing
-// is optimised away. An empty asm on `a` before every step keeps the compiler from sharing one
-// product between the chains. (An array of accumulators was kept in memory by GCC, a store and a
-// load around every instruction, and the probe read well under the real peak.)
+// is optimised away. Each step is one asm instruction on its chain's register: GCC 12 compiled the
+// intrinsics' steps with two register copies around every vpdpbusd (and the maddubs loops with
+// spills to the stack), which Zen 5 renames away but an Ice Lake Xeon issues on the dot's own
+// ports, so the probe read 0.71x the rate of a copy-free loop there and every "% of the peak" on
+// that core read high by 1.4x (docs/bench/cpu.md, "The dot-peak probe on Intel cores (session
+// 56)"). (An array of accumulators was kept in memory by GCC, a store and a load around every
+// instruction, and the probe read well under the real peak.)
 #define ALAP_DOT12(STEP)                                                                              \
   STEP(c0) STEP(c1) STEP(c2) STEP(c3) STEP(c4) STEP(c5) STEP(c6) STEP(c7) STEP(c8) STEP(c9) STEP(c10) \
   STEP(c11)
@@ -87,7 +91,7 @@ __attribute__((target("avx2,avx512f,avx512vnni"))) int32_t dot_loop_512(uint64_t
           c8 = _mm512_set1_epi32(8), c9 = _mm512_set1_epi32(9), c10 = _mm512_set1_epi32(10), c11 = _mm512_set1_epi32(11);
   __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
   for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) __asm__ volatile("" : "+v"(a)); c = _mm512_dpbusd_epi32(c, a, b);
+#define ALAP_STEP(c) __asm__("vpdpbusd %2, %1, %0" : "+v"(c) : "v"(a), "v"(b));
     ALAP_DOT12(ALAP_STEP)
 #undef ALAP_STEP
     __asm__ volatile("" : "+v"(a), "+v"(b));  // the operands stay unknown to the compiler
@@ -107,7 +111,7 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) int32_t dot_loop_256
           c8 = _mm256_set1_epi32(8), c9 = _mm256_set1_epi32(9), c10 = _mm256_set1_epi32(10), c11 = _mm256_set1_epi32(11);
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
   for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) __asm__ volatile("" : "+v"(a)); c = _mm256_dpbusd_epi32(c, a, b);
+#define ALAP_STEP(c) __asm__("vpdpbusd %2, %1, %0" : "+v"(c) : "v"(a), "v"(b));
     ALAP_DOT12(ALAP_STEP)
 #undef ALAP_STEP
     __asm__ volatile("" : "+v"(a), "+v"(b));
@@ -124,7 +128,7 @@ __attribute__((target("avx2,avxvnni"))) int32_t dot_loop_256_vex(uint64_t iters)
           c4 = _mm256_set1_epi32(4), c5 = _mm256_set1_epi32(5), c6 = _mm256_set1_epi32(6), c7 = _mm256_set1_epi32(7);
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
   for (uint64_t k = 0; k < iters; ++k) {
-#define ALAP_STEP(c) __asm__ volatile("" : "+x"(a)); c = _mm256_dpbusd_avx_epi32(c, a, b);
+#define ALAP_STEP(c) __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(c) : "x"(a), "x"(b));
     ALAP_DOT8(ALAP_STEP)
 #undef ALAP_STEP
     __asm__ volatile("" : "+x"(a), "+x"(b));
@@ -137,24 +141,31 @@ __attribute__((target("avx2,avxvnni"))) int32_t dot_loop_256_vex(uint64_t iters)
 }
 
 // maddubs + madd chains, 8 as in the VEX loop: plain AVX2's per 32 bytes, the sse4 variant's per 16.
-#define ALAP_MADDUBS_STEP(c, OPS) __asm__ volatile("" : "+x"(a)); c = OPS##_add_epi32(c, OPS##_madd_epi16(OPS##_maddubs_epi16(a, b), one));
-#define ALAP_MADDUBS_SUM(c, OPS) s = OPS##_add_epi32(s, c);
-#define ALAP_MADDUBS_LOOP(NAME, TARGET, V, OPS)                                                          \
+// A step: t = maddubs(a, b), t = madd(t, one), c += t, in one asm (a temporary a chain).
+#define ALAP_MADDUBS_STEP(chain, STEP_ASM)                                                          \
+  {                                                                                                \
+    decltype(chain) t;                                                                             \
+    __asm__(STEP_ASM : [c] "+x"(chain), [t] "=&x"(t) : [a] "x"(a), [b] "x"(b), [one] "x"(one)); \
+  }
+#define ALAP_MADDUBS_SUM(c, ADD) s = ADD(s, c);
+#define ALAP_MADDUBS_LOOP(NAME, TARGET, V, OPS, STEP_ASM)                                                \
   __attribute__((target(TARGET))) int32_t NAME(uint64_t iters) {                                        \
     V c0 = OPS##_set1_epi32(0), c1 = OPS##_set1_epi32(1), c2 = OPS##_set1_epi32(2), c3 = OPS##_set1_epi32(3), \
       c4 = OPS##_set1_epi32(4), c5 = OPS##_set1_epi32(5), c6 = OPS##_set1_epi32(6), c7 = OPS##_set1_epi32(7); \
     V a = OPS##_set1_epi8(3), b = OPS##_set1_epi8(-2), one = OPS##_set1_epi16(1);                         \
     for (uint64_t k = 0; k < iters; ++k) {                                                               \
-      ALAP_DOT8_OP(ALAP_MADDUBS_STEP, OPS)                                                               \
+      ALAP_DOT8_OP(ALAP_MADDUBS_STEP, STEP_ASM)                                                          \
       __asm__ volatile("" : "+x"(a), "+x"(b));                                                           \
     }                                                                                                    \
     V s = c0;                                                                                            \
-    ALAP_DOT8_OP(ALAP_MADDUBS_SUM, OPS)                                                                  \
+    ALAP_DOT8_OP(ALAP_MADDUBS_SUM, OPS##_add_epi32)                                                      \
     return OPS##_extract_epi32(s, 0);                                                                    \
   }
-#define ALAP_DOT8_OP(STEP, OPS) STEP(c0, OPS) STEP(c1, OPS) STEP(c2, OPS) STEP(c3, OPS) STEP(c4, OPS) STEP(c5, OPS) STEP(c6, OPS) STEP(c7, OPS)
-ALAP_MADDUBS_LOOP(dot_loop_avx2, "avx2", __m256i, _mm256)
-ALAP_MADDUBS_LOOP(dot_loop_sse4, "ssse3,sse4.1", __m128i, _mm)
+#define ALAP_DOT8_OP(STEP, X) STEP(c0, X) STEP(c1, X) STEP(c2, X) STEP(c3, X) STEP(c4, X) STEP(c5, X) STEP(c6, X) STEP(c7, X)
+ALAP_MADDUBS_LOOP(dot_loop_avx2, "avx2", __m256i, _mm256,
+                  "vpmaddubsw %[b], %[a], %[t]\n\tvpmaddwd %[one], %[t], %[t]\n\tvpaddd %[t], %[c], %[c]")
+ALAP_MADDUBS_LOOP(dot_loop_sse4, "ssse3,sse4.1", __m128i, _mm,
+                  "movdqa %[a], %[t]\n\tpmaddubsw %[b], %[t]\n\tpmaddwd %[one], %[t]\n\tpaddd %[t], %[c]")
 #undef ALAP_MADDUBS_LOOP
 #undef ALAP_MADDUBS_SUM
 #undef ALAP_MADDUBS_STEP
