@@ -161,7 +161,8 @@ __attribute__((target("avx2,avxvnni"))) int32_t dot_loop_256_vex(uint64_t iters)
     ALAP_DOT8_OP(ALAP_MADDUBS_SUM, OPS##_add_epi32)                                                      \
     return OPS##_extract_epi32(s, 0);                                                                    \
   }
-#define ALAP_DOT8_OP(STEP, X) STEP(c0, X) STEP(c1, X) STEP(c2, X) STEP(c3, X) STEP(c4, X) STEP(c5, X) STEP(c6, X) STEP(c7, X)
+#define ALAP_DOT8_OP(STEP, X) \
+  STEP(c0, X) STEP(c1, X) STEP(c2, X) STEP(c3, X) STEP(c4, X) STEP(c5, X) STEP(c6, X) STEP(c7, X)
 ALAP_MADDUBS_LOOP(dot_loop_avx2, "avx2", __m256i, _mm256,
                   "vpmaddubsw %[b], %[a], %[t]\n\tvpmaddwd %[one], %[t], %[t]\n\tvpaddd %[t], %[c], %[c]")
 ALAP_MADDUBS_LOOP(dot_loop_sse4, "ssse3,sse4.1", __m128i, _mm,

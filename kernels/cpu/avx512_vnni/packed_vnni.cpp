@@ -43,6 +43,17 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* x) {
   __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(x)));
   return acc;
 }
+// The same product with the token's 4 bytes broadcast to a register first (bcast32), for the pair
+// tiles below, where one broadcast feeds the dots of two row groups.
+inline __m512i bcast32(const int8_t* x) {
+  __m512i b;
+  __asm__("vpbroadcastd %1, %0" : "=v"(b) : "m"(*reinterpret_cast<const int32_t*>(x)));
+  return b;
+}
+inline __m512i dpbusd_reg(__m512i acc, __m512i w, __m512i b) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(w), "v"(b));
+  return acc;
+}
 inline __m512i load64(const uint8_t* p) { return _mm512_loadu_si512(p); }
 inline __m512 f16x16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -139,6 +150,17 @@ inline void start(__m512i (&p)[T], __m512i (&p2)[T], const int32_t* ofs) {
 template <int T>
 inline void join(__m512i (&p)[T], __m512i (&p2)[T]) {
   if constexpr (T == 1) p[0] = _mm512_add_epi32(p[0], p2[0]);
+}
+
+// The pair tiles' dot step (K::run2): the quad of token t at x broadcast once, for group 0's
+// codes w0 and group 1's w1.
+template <int T>
+inline void dot_step2(__m512i (&p)[2][T], __m512i w0, __m512i w1, const int8_t* x) {
+  for (int t = 0; t < T; ++t) {
+    const __m512i xb = bcast32(x + 4 * t);
+    p[0][t] = dpbusd_reg(p[0][t], w0, xb);
+    p[1][t] = dpbusd_reg(p[1][t], w1, xb);
+  }
 }
 
 // Quad j of block b of the tile's tokens.
@@ -292,6 +314,23 @@ struct Q8_0 {
       }
       join<T>(p, p2);
       scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+    }
+  }
+  // Two row groups over the same tokens (pair_tile), each group's steps run()'s: the same bits.
+  static constexpr bool kPairTiles = true;
+  template <int T>
+  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
+#pragma GCC unroll 1
+    for (size_t b = 0; b < a.nb; ++b) {
+      const packed::BlockAt at = packed::block_at(b, a.nb, 0, 512);
+      __m512i p[2][T], unused[T];
+      start<T>(p[0], unused, a.ofs + b * T);
+      start<T>(p[1], unused, a.ofs + b * T);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        dot_step2<T>(p, load64(g[0] + at.quants + 64 * j), load64(g[1] + at.quants + 64 * j), quad<T>(a, b, j));
+      }
+      for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
     }
   }
 };
@@ -462,31 +501,48 @@ struct Iq4Nl {
 template <bool kFive>
 struct Q45_K {
   static constexpr bool kDirect = !kFive;  // Q4_K: the tile unpacks its nibbles (measured faster)
+  static constexpr bool kPairTiles = !kFive;  // run2
   static constexpr Form kForm = kMins;
   static constexpr int kOfs = 0;  // mins instead: acc −= dmin·m_j · (dx·s)_j
   static constexpr int kOfsShift = 0;
   static constexpr size_t kBytes = kFive ? 2816 : 2304, kHead = kFive ? 2560 : 2048;  // d at kHead
   static constexpr AmxForm kAmx = kAmxMinSub;
+  // The 16 rows' 6-bit scale and min of sub-block j (k4_scale_min) from the super-block's 12-byte
+  // groups at s.
+  __attribute__((always_inline)) static void scale_min(const __m128i* s, int j, __m128i& sc, __m128i& m) {
+    const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
+    if (j < 4) {
+      sc = _mm_and_si128(_mm_loadu_si128(s + j), m6);
+      m = _mm_and_si128(_mm_loadu_si128(s + j + 4), m6);
+    } else {
+      const __m128i a8 = _mm_loadu_si128(s + j + 4);
+      sc = _mm_or_si128(_mm_and_si128(a8, lo4), _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j - 4), 2), top2));
+      m = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(a8, 4), lo4),
+                       _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j), 2), top2));
+    }
+  }
+  // The codes of vector k of sub-block j of the super-block at o (Q5_K: the fifth bit merged).
+  __attribute__((always_inline)) static __m512i codes(const uint8_t* o, int j, int k) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i raw = load64(o + 512 * (j / 2) + 64 * k);
+    __m512i w = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
+    if constexpr (kFive) {  // bit j of the quad's qh bytes is bit 4
+      const __mmask64 hb =
+          _mm512_test_epi8_mask(load64(o + 2048 + 64 * k), _mm512_set1_epi8(static_cast<char>(1 << j)));
+      w = _mm512_mask_add_epi8(w, hb, w, _mm512_set1_epi8(0x10));
+    }
+    return w;
+  }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
-    const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + kBytes * u;
       const __m512 d = f16x16(o + kHead), dm = f16x16(o + kHead + 32);
       const __m128i* s = reinterpret_cast<const __m128i*>(o + kHead + 64);
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        __m128i sc, m;  // the 16 rows' 6-bit scale and min of sub-block j (k4_scale_min)
-        if (j < 4) {
-          sc = _mm_and_si128(_mm_loadu_si128(s + j), m6);
-          m = _mm_and_si128(_mm_loadu_si128(s + j + 4), m6);
-        } else {
-          const __m128i a8 = _mm_loadu_si128(s + j + 4);
-          sc = _mm_or_si128(_mm_and_si128(a8, lo4), _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j - 4), 2), top2));
-          m = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(a8, 4), lo4),
-                           _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(s + j), 2), top2));
-        }
+        __m128i sc, m;
+        scale_min(s, j, sc, m);
         // Spread over the sub-blocks: into L2 that reads cold Q4_K and Q5_K at 79-82% of the probe
         // against 75-79% asking at the super-block's start (into L1 a burst had read faster).
         prefetch_part<T, static_cast<int>(kBytes / 64), 8, kSuperLocality>(o, j);
@@ -495,53 +551,49 @@ struct Q45_K {
         for (int t = 0; t < T; ++t) acc[t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[t]);
         __m512i p[T], p2[T];
         start<T>(p, p2, nullptr);
-        const uint8_t* wc = o + 512 * (j / 2);
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) {
-          const __m512i raw = load64(wc + 64 * k);
-          __m512i w = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
-          if constexpr (kFive) {  // bit j of the quad's qh bytes is bit 4
-            const __mmask64 hb =
-                _mm512_test_epi8_mask(load64(o + 2048 + 64 * k), _mm512_set1_epi8(static_cast<char>(1 << j)));
-            w = _mm512_mask_add_epi8(w, hb, w, b4);
-          }
-          dot_step<T>(p, p2, k & 1, w, quad<T>(a, b, k));
-        }
+        for (int k = 0; k < 8; ++k) dot_step<T>(p, p2, k & 1, codes(o, j, k), quad<T>(a, b, k));
         join<T>(p, p2);
         scale_step<T>(acc, p, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc))), a.dx + b * T);
       }
     }
   }
+  // Two row groups (g[0], g[1]) over the same T tokens: each token's quad is broadcast once for
+  // both groups' dots (pair_tile, below). Each group's steps are run()'s, in its order: the same bits.
+  template <int T>
+  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
+    for (size_t u = 0; u < a.nb / 8; ++u) {
+      const uint8_t* o[2] = {g[0] + kBytes * u, g[1] + kBytes * u};
+#pragma GCC unroll 1
+      for (int j = 0; j < 8; ++j) {
+        const size_t b = 8 * u + static_cast<size_t>(j);
+        __m512 dw[2];  // d·scale of each group's rows
+        for (int r = 0; r < 2; ++r) {
+          __m128i sc, m;
+          scale_min(reinterpret_cast<const __m128i*>(o[r] + kHead + 64), j, sc, m);
+          const __m512 mv = _mm512_mul_ps(f16x16(o[r] + kHead + 32), _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(m)));
+          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
+          dw[r] = _mm512_mul_ps(f16x16(o[r] + kHead), _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)));
+        }
+        __m512i p[2][T], unused[T];
+        start<T>(p[0], unused, nullptr);
+        start<T>(p[1], unused, nullptr);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) dot_step2<T>(p, codes(o[0], j, k), codes(o[1], j, k), quad<T>(a, b, k));
+        for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], dw[r], a.dx + b * T);
+      }
+    }
+  }
   // The group's codes, d·scale and dmin·min (the f32 values run() makes), as Unpacked<kMins> reads them.
   static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
-    const __m128i m6 = _mm_set1_epi8(0x3F), lo4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
     for (size_t u = b0 / 8; u < b1 / 8; ++u) {
       const uint8_t* o = g + kBytes * u;
       const __m512 d = f16x16(o + kHead), dm = f16x16(o + kHead + 32);
       const __m128i* sp = reinterpret_cast<const __m128i*>(o + kHead + 64);
       for (int j = 0; j < 8; ++j, s += Unpacked<kMins>::kBytes) {
         __m128i sc, m;
-        if (j < 4) {
-          sc = _mm_and_si128(_mm_loadu_si128(sp + j), m6);
-          m = _mm_and_si128(_mm_loadu_si128(sp + j + 4), m6);
-        } else {
-          const __m128i a8 = _mm_loadu_si128(sp + j + 4);
-          sc = _mm_or_si128(_mm_and_si128(a8, lo4),
-                            _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(sp + j - 4), 2), top2));
-          m = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(a8, 4), lo4),
-                           _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(sp + j), 2), top2));
-        }
-        for (int k = 0; k < 8; ++k) {
-          const __m512i raw = load64(o + 512 * (j / 2) + 64 * k);
-          __m512i w = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4) : _mm512_and_si512(raw, m4);
-          if constexpr (kFive) {
-            const __mmask64 hb =
-                _mm512_test_epi8_mask(load64(o + 2048 + 64 * k), _mm512_set1_epi8(static_cast<char>(1 << j)));
-            w = _mm512_mask_add_epi8(w, hb, w, b4);
-          }
-          _mm512_storeu_si512(s + 64 * k, w);
-        }
+        scale_min(sp, j, sc, m);
+        for (int k = 0; k < 8; ++k) _mm512_storeu_si512(s + 64 * k, codes(o, j, k));
         _mm512_storeu_ps(s + 512, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc))));
         _mm512_storeu_ps(s + 576, _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(m))));
       }
@@ -839,6 +891,27 @@ ALAP_INLINE void tile_pass(const uint8_t* g, const TileActs& a, float* y, size_t
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
 }
 
+// Two row groups (r0 and r0 + 16 of y) over T tokens in one tile (K::run2).
+template <class K, int T>
+ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, float* y, size_t ldy, size_t r0,
+                           const __mmask16 (&mask)[2]) {
+  __m512 acc[2][T];
+  for (int r = 0; r < 2; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  }
+  K::template run2<T>(g, a, acc);
+  for (int r = 0; r < 2; ++r) {
+    float* yr = y + r0 + kG * r;
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(yr + static_cast<size_t>(t) * ldy, mask[r], acc[r][t]);
+  }
+}
+
+template <class K, int... Ts>
+ALAP_INLINE void pair_tile_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* const (&g)[2],
+                                const TileActs& a, float* y, size_t ldy, size_t r0, const __mmask16 (&mask)[2]) {
+  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask), true) : false) || ...);
+}
+
 template <class K, int... Ts>
 ALAP_INLINE void tile_pass_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* g, const TileActs& a,
                                 float* y, size_t ldy, size_t r0, __mmask16 mask, bool first) {
@@ -855,6 +928,21 @@ template <class K>
 ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0,
                         __mmask16 mask) {
   tile_t_impl<K>(std::make_integer_sequence<int, kTMax>{}, T, g, a, y, ldy, r0, mask);
+}
+
+// Types whose tiles take two row groups at once (K::run2): each token's quad broadcast once for both
+// groups' dots, in tiles of at most kTPair tokens (2 · kTPair int32 sums and f32 accumulators in
+// registers). On an Ice Lake Xeon a tile of one group issued a broadcast load a vpdpbusd, and the
+// loads, not the dot ports, held it near 0.4 of the dot peak (docs/bench/cpu.md, "The dot-peak probe
+// on Intel cores; Q4_K tiles of two row groups (session 56)").
+// Rows of at least kPairMinBlocks blocks of 32 take them: on the 30M eval model's 512 columns they
+// measured level to slower.
+constexpr int kTPair = 6;
+constexpr size_t kPairMinBlocks = 32;
+template <class K>
+constexpr bool pair_tiles() {
+  if constexpr (requires { K::kPairTiles; }) return K::kPairTiles;
+  return false;
 }
 
 // A block's two half-block sums of int8 activations (s4: its 8 quad sums) as s16 pairs, half 0 low.
@@ -1249,9 +1337,11 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   ScratchArray<uint8_t> scratch{kScratchUnpacked};  // one column pass of a group, unpacked (!kDirect prefill)
   ofs.resize(n_tok * n_ofs);
   xs.resize(n_tok * nb);
-  // m tiles of at most kTMax tokens, as even as can be (65 tokens: 9 tiles of 7-8, not 8 of 8 and
-  // one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
-  const size_t n_tiles = (n_tok + kTMax - 1) / kTMax;
+  // m tiles of at most kTMax tokens (pair types: kTPair), as even as can be (65 tokens: 9 tiles of
+  // 7-8, not 8 of 8 and one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
+  const bool pairs = pair_tiles<K>() && nb >= kPairMinBlocks;
+  const size_t tile_max = pairs ? kTPair : kTMax;
+  const size_t n_tiles = (n_tok + tile_max - 1) / tile_max;
   auto tile_begin = [&](size_t i) { return i * n_tok / n_tiles; };
   // Every token's activations re-laid per tile (a few ops per value, once per call).
   xi.resize(n_tok * nb * 8);
@@ -1277,11 +1367,29 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   // next group's weights are prefetched while this group's tiles run: a whole model reads its
   // weights from DRAM, and the first tile of a group waited for them (packed_bench, weights out of
   // the L3: Q4_K +17-34%, Q5_0 +8-12%, Q8_0 +3-8%, Q5_K/Q6_K 8192x2048 +5-10%).
-  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / a.n_cols / kTMax);
+  const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / a.n_cols / tile_max);
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
     for (size_t g = g0; g < g1; ++g) {
       const __mmask16 mask = group_mask(g, rb, re);
+      if constexpr (pair_tiles<K>()) {
+        if (pairs && g + 1 < g1) {  // groups g and g + 1 in pair tiles; the next pair's weights read ahead
+          const __mmask16 masks[2] = {mask, group_mask(g + 1, rb, re)};
+          const uint8_t* pair[2] = {base + g * gb, base + (g + 1) * gb};
+          const size_t ahead = std::min<size_t>(2, g1 - std::min(g1, g + 2)) * gb;
+          for (size_t i = c0; i < c1; ++i) {
+            const uint8_t* next = base + (g + 2) * gb;
+            for (size_t l = (i - c0) * ahead / (c1 - c0); l < (i - c0 + 1) * ahead / (c1 - c0); l += 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T0);
+            }
+            const size_t t = tile_begin(i);
+            pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair, acts(t),
+                              y + t * ldy, ldy, g * kG, masks);
+          }
+          ++g;
+          continue;
+        }
+      }
       if constexpr (K::kDirect) {
         for (size_t i = c0; i < c1; ++i) {
           if (g + 1 < g1) {  // the next group's weights, a share before each tile (see below)

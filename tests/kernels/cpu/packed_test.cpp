@@ -324,10 +324,11 @@ TEST(Packed, GroupLanesAreRows) {
 }
 
 // One token alone (decode), on row ranges that cut groups, gives the bits of the same token in a
-// batch of 13 (AVX-512: tiles of 7 and 6; 256-bit: 4, 4, 4, 1), with the light types' read-ahead
-// forced on and off (Q8_0, Q4_0, Q4_1 and F16 / BF16 then run their other decode pass), and the
-// f32-activation overload gives the same bits too. F16 / BF16 take f32 activations (no int8 blocks),
-// as the forward pass gives them.
+// batch of 13 (AVX-512: tiles of 7 and 6; Q8_0 and Q4_K rows of 1024 columns or more: tiles of two
+// groups and 4-5 tokens, and one group's tiles where a call's groups are odd; 256-bit: 4, 4, 4, 1),
+// with the light types' read-ahead forced on and off (Q8_0, Q4_0, Q4_1 and F16 / BF16 then run their
+// other decode pass), and the f32-activation overload gives the same bits too. F16 / BF16 take f32
+// activations (no int8 blocks), as the forward pass gives them.
 TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   VariantGuard guard;
   const auto variants = packed_variants();
@@ -407,7 +408,8 @@ TEST(Packed, LightReadAheadFollowsTheVendor) {
 }
 
 // A batch long enough to be split into token chunks (AVX-512: 8 tiles of 8 tokens a chunk at 8192
-// columns; 70 tokens: 9 tiles of 7-8), over rows of 8192 columns (Q5_K / Q6_K prefill: 8 column
+// columns, 70 tokens: 9 tiles of 7-8; Q8_0 and Q4_K: 10 tiles of two groups a chunk, 12 tiles of
+// 5-6), over rows of 8192 columns (Q5_K / Q6_K prefill: 8 column
 // passes of 32 blocks whose sums continue through y): every token has the bits of its decode, and
 // agrees with the scalar oracle. On the VNNI tiles: the AMX prefill has its own test below.
 TEST(Packed, LongBatchMatchesDecodeAndOracle) {
