@@ -111,6 +111,7 @@ void set_light_read_ahead(ReadAhead mode) { g_read_ahead.store(static_cast<int>(
 namespace {
 
 std::atomic<bool> g_amx_allowed{true};
+std::atomic<bool> g_pair_tiles{true};
 
 bool amx_not_refused() {
   static const bool ok = [] {
@@ -123,6 +124,9 @@ bool amx_not_refused() {
 }  // namespace
 
 void set_amx_prefill(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
+
+void set_pair_tiles(bool allowed) { g_pair_tiles.store(allowed, std::memory_order_relaxed); }
+bool pair_tiles_allowed() { return g_pair_tiles.load(std::memory_order_relaxed); }
 
 bool amx_prefill() {
   return cpu_features().amx_bf16 && amx_not_refused() && g_amx_allowed.load(std::memory_order_relaxed);

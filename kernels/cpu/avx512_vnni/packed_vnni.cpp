@@ -414,6 +414,32 @@ struct Q45_01 {
       if (b0 < a.nb) block_at<1>(g[s], b0, a, acc[s]);
     }
   }
+  // Two row groups over the same tokens (pair_tile), each group's steps block()'s: the same bits.
+  static constexpr bool kPairTiles = true;
+  template <int T>
+  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
+#pragma GCC unroll 1
+    for (size_t b = 0; b < a.nb; ++b) {
+      const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
+      __m512i p[2][T], unused[T], hb[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+      for (int r = 0; r < 2; ++r) {
+        if constexpr (kMin) {
+          const __m512 m = f16x16(g[r] + at.extra);
+          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
+        }
+        start<T, false>(p[r], unused, kMin ? nullptr : a.ofs + b * T);
+        if constexpr (kFive) hb[r] = load64(g[r] + at.extra + kMins);
+      }
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i lo[2], hi[2];
+        for (int r = 0; r < 2; ++r) codes(load64(g[r] + at.quants + 64 * k), hb[r], k, lo[r], hi[r]);
+        dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(k)));
+        dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + k)));
+      }
+      for (int r = 0; r < 2; ++r) scale_step<T, false>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
+    }
+  }
   // Block b of the group at g, its addresses computed (an odd last block; prefill).
   template <int T>
   __attribute__((always_inline)) static void block_at(const uint8_t* g, size_t b, const TileActs& a, __m512 (&acc)[T]) {
@@ -1339,7 +1365,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   xs.resize(n_tok * nb);
   // m tiles of at most kTMax tokens (pair types: kTPair), as even as can be (65 tokens: 9 tiles of
   // 7-8, not 8 of 8 and one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
-  const bool pairs = pair_tiles<K>() && nb >= kPairMinBlocks;
+  const bool pairs = pair_tiles<K>() && nb >= kPairMinBlocks && pair_tiles_allowed();
   const size_t tile_max = pairs ? kTPair : kTMax;
   const size_t n_tiles = (n_tok + tile_max - 1) / tile_max;
   auto tile_begin = [&](size_t i) { return i * n_tok / n_tiles; };

@@ -69,6 +69,7 @@ struct VariantGuard {
     set_cpu_variant("best");
     set_light_read_ahead(ReadAhead::automatic);
     set_amx_prefill(true);
+    set_pair_tiles(true);
   }
 };
 
@@ -379,6 +380,40 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
           }
         }
         set_light_read_ahead(ReadAhead::automatic);
+      }
+    }
+  }
+}
+
+// The AVX-512 prefill's tiles of two row groups (Q8_0, Q4_K, Q4_0, Q5_0, Q4_1, Q5_1 on rows of 1024
+// columns or more) give the bits of its one-group tiles: 80 rows (two pairs and a group left over,
+// and a range that starts inside a group), 1024 and 1056 columns (an odd block count for the types
+// of 32), 5 and 23 tokens (tiles of 5; 4 of 5-6), on the VNNI tiles. Turning them off changes the
+// bits of no type.
+TEST(Packed, PairTilesGiveTheOneGroupBits) {
+  VariantGuard guard;
+  set_amx_prefill(false);
+  if (!set_cpu_variant("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const size_t n_rows = 80;
+  for (DType t : kPacked) {
+    if (!has_packed("avx512vnni", t) || is_h16(t)) continue;
+    for (size_t n_cols : {size_t{1024}, size_t{1056}}) {
+      if (n_cols % unit_of(t) != 0) continue;
+      Matrix m = random_matrix(t, n_rows, n_cols, 300 + static_cast<uint32_t>(t));
+      ASSERT_TRUE(pack(m));
+      for (size_t n_tok : {size_t{5}, size_t{23}}) {
+        const std::vector<float> x = random_x(n_tok * n_cols, 41 + static_cast<uint32_t>(n_tok));
+        const Acts a = quantise(x, n_tok, n_cols);
+        const std::string what = std::string(name_of(t)) + " cols " + std::to_string(n_cols) + " tokens " +
+                                 std::to_string(n_tok);
+        for (size_t rb : {size_t{0}, size_t{7}}) {
+          std::vector<float> pairs(n_tok * n_rows, -1.0f), ones(n_tok * n_rows, -1.0f);
+          set_pair_tiles(true);
+          matmul(m.packed(), acts_for(t, x, a, 0, n_tok, n_cols), pairs.data(), n_rows, rb, n_rows);
+          set_pair_tiles(false);
+          matmul(m.packed(), acts_for(t, x, a, 0, n_tok, n_cols), ones.data(), n_rows, rb, n_rows);
+          EXPECT_EQ(pairs, ones) << what << " rows from " << rb;
+        }
       }
     }
   }

@@ -173,4 +173,12 @@ inline constexpr size_t kAmxPrefillMinTokens = 32;
 // 256-bit variant has none) and amx_prefill().
 bool amx_prefill_active();
 
+// Whether the AVX-512 VNNI prefill takes two row groups a tile where a type has such tiles (Q8_0,
+// Q4_K, Q4_0, Q5_0, Q4_1, Q5_1 on rows of 1024 columns or more): each token's activation bytes are
+// broadcast once for both groups' dots. The same bits either way; the switch is for tests and
+// benchmarks. docs/bench/cpu.md, "The dot-peak probe on Intel cores; tiles of two row groups
+// (session 56)".
+void set_pair_tiles(bool allowed);
+bool pair_tiles_allowed();
+
 }  // namespace alap::kernels
