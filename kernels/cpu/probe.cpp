@@ -73,11 +73,11 @@ size_t threads_or_all(size_t n) { return n ? n : std::max(1u, std::thread::hardw
 // 12 independent accumulator chains in named registers, `iters` rounds; returns a value so nothing
 // is optimised away. Each step is one asm instruction on its chain's register: GCC 12 compiled the
 // intrinsics' steps with two register copies around every vpdpbusd (and the maddubs loops with
-// spills to the stack), which Zen 5 renames away but an Ice Lake Xeon issues on the dot's own
-// ports, so the probe read 0.71x the rate of a copy-free loop there and every "% of the peak" on
-// that core read high by 1.4x (docs/bench/cpu.md, "The dot-peak probe on Intel cores (session
-// 56)"). (An array of accumulators was kept in memory by GCC, a store and a load around every
-// instruction, and the probe read well under the real peak.)
+// spills to the stack). An Ice Lake Xeon issues those copies on the dot's own ports: the probe read
+// 0.72x the rate of a copy-free loop there (session 38's Zen 5 about 0.65x), so every "% of the
+// peak" read high by 1.4-1.5x (docs/bench/cpu.md, "The dot-peak probe on Intel cores; tiles of two
+// row groups (session 56)"). (An array of accumulators was kept in memory by GCC, a store and a load
+// around every instruction, and the probe read well under the real peak.)
 #define ALAP_DOT12(STEP)                                                                              \
   STEP(c0) STEP(c1) STEP(c2) STEP(c3) STEP(c4) STEP(c5) STEP(c6) STEP(c7) STEP(c8) STEP(c9) STEP(c10) \
   STEP(c11)

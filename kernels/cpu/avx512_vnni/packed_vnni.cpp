@@ -959,10 +959,10 @@ ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y,
 // Types whose tiles take two row groups at once (K::run2): each token's quad broadcast once for both
 // groups' dots, in tiles of at most kTPair tokens (2 · kTPair int32 sums and f32 accumulators in
 // registers). On an Ice Lake Xeon a tile of one group issued a broadcast load a vpdpbusd, and the
-// loads, not the dot ports, held it near 0.4 of the dot peak (docs/bench/cpu.md, "The dot-peak probe
-// on Intel cores; Q4_K tiles of two row groups (session 56)").
-// Rows of at least kPairMinBlocks blocks of 32 take them: on the 30M eval model's 512 columns they
-// measured level to slower.
+// broadcasts, more than the dot ports, held it at 0.35-0.4 of the dot peak; pairs run the products
+// 1.1-1.4x as fast (docs/bench/cpu.md, "The dot-peak probe on Intel cores; tiles of two row groups
+// (session 56)"). Rows of at least kPairMinBlocks blocks of 32 take them: under 1024 columns they
+// measured mixed (512 x 512 1.06-1.31x, 1536 x 512 level to 0.9x).
 constexpr int kTPair = 6;
 constexpr size_t kPairMinBlocks = 32;
 template <class K>
@@ -1402,9 +1402,9 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
         if (pairs && g + 1 < g1) {  // groups g and g + 1 in pair tiles; the next pair's weights read ahead
           const __mmask16 masks[2] = {mask, group_mask(g + 1, rb, re)};
           const uint8_t* pair[2] = {base + g * gb, base + (g + 1) * gb};
-          const size_t ahead = std::min<size_t>(2, g1 - std::min(g1, g + 2)) * gb;
+          const uint8_t* next = base + (g + 2) * gb;  // g + 2 <= g1
+          const size_t ahead = std::min<size_t>(2, g1 - (g + 2)) * gb;
           for (size_t i = c0; i < c1; ++i) {
-            const uint8_t* next = base + (g + 2) * gb;
             for (size_t l = (i - c0) * ahead / (c1 - c0); l < (i - c0 + 1) * ahead / (c1 - c0); l += 64) {
               _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T0);
             }
