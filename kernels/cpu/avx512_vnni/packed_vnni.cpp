@@ -971,6 +971,14 @@ constexpr bool pair_tiles() {
   return false;
 }
 
+// Share i of n of the bytes [p, p + bytes) asked for into L1 (prefill: the next groups' weights,
+// spread over the tiles of the current ones).
+inline void prefetch_share(const uint8_t* p, size_t bytes, size_t i, size_t n) {
+  for (size_t l = i * bytes / n; l < (i + 1) * bytes / n; l += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+  }
+}
+
 // A block's two half-block sums of int8 activations (s4: its 8 quad sums) as s16 pairs, half 0 low.
 inline int32_t half_sums(const int32_t* s4) {
   const uint32_t s0 = static_cast<uint32_t>(s4[0] + s4[1] + s4[2] + s4[3]) & 0xFFFFu;
@@ -1405,9 +1413,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
           const uint8_t* next = base + (g + 2) * gb;  // g + 2 <= g1
           const size_t ahead = std::min<size_t>(2, g1 - (g + 2)) * gb;
           for (size_t i = c0; i < c1; ++i) {
-            for (size_t l = (i - c0) * ahead / (c1 - c0); l < (i - c0 + 1) * ahead / (c1 - c0); l += 64) {
-              _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T0);
-            }
+            prefetch_share(next, ahead, i - c0, c1 - c0);
             const size_t t = tile_begin(i);
             pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair, acts(t),
                               y + t * ldy, ldy, g * kG, masks);
@@ -1418,12 +1424,8 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
       }
       if constexpr (K::kDirect) {
         for (size_t i = c0; i < c1; ++i) {
-          if (g + 1 < g1) {  // the next group's weights, a share before each tile (see below)
-            const uint8_t* next = base + (g + 1) * gb;
-            for (size_t l = (i - c0) * gb / (c1 - c0); l < (i - c0 + 1) * gb / (c1 - c0); l += 64) {
-              _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T0);
-            }
-          }
+          // the next group's weights, a share before each tile (see below)
+          if (g + 1 < g1) prefetch_share(base + (g + 1) * gb, gb, i - c0, c1 - c0);
           const size_t t = tile_begin(i);
           tile_t<K>(tile_begin(i + 1) - t, base + g * gb, acts(t), y + t * ldy, ldy, g * kG, mask);
         }
