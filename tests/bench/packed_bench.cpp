@@ -151,6 +151,8 @@ int main(int argc, char** argv) {
       cold_mb = std::stoul(next());
     else if (a == "--variant")
       variant = next();
+    else if (a == "--pairs")  // the AVX-512 prefill's tiles of two row groups (kernels::set_pair_tiles)
+      set_pair_tiles(next() != "off");
     else {
       std::fprintf(stderr, "packed_bench: unknown option %s\n", a.c_str());
       return 2;

@@ -1,9 +1,9 @@
 // AVX-512 VNNI products on row-interleaved weights (packed_layout.h): one weight zmm holds the
 // same quad of 16 rows; vpdpbusd takes the token's 4 activation bytes broadcast from memory, so
 // 16 rows × 1 token per instruction, then one conversion + scale + FMA per (16 rows, token, block)
-// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K, Q2_K: the
-// group's codes unpacked to bytes once per column pass, not once per tile). Not the unpacked paths
-// (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
+// and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K, Q2_K, and
+// Q4_K's tiles of two row groups: the group's codes unpacked to bytes once per column pass, not once
+// per tile). Not the unpacked paths (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
 // and the int32 sums are exact whatever their order, so all batch sizes give the same bits. On CPUs
 // with AMX, prefill from 32 tokens runs on the tile unit in bf16 instead (amx_k, below): not these
 // bits.
@@ -30,6 +30,7 @@ namespace {
 constexpr int kTMax = 8;  // tokens per tile
 constexpr size_t kG = packed::kRows;
 constexpr size_t kPass = 32;  // blocks of 32 per column pass of the unpacked prefill (a multiple of 8)
+constexpr size_t kPassPair = kPass / 2;  // the same for each group of a pair tile (a multiple of 8)
 
 inline int32_t ld32(const int8_t* p) {
   int32_t v;
@@ -196,8 +197,8 @@ __attribute__((always_inline)) inline void half_block(__m512 (&acc)[T], const Ti
   scale_step<T>(acc, p, scale(), a.dx + b * T);
 }
 
-// Prefill of Q5_K, Q6_K, Q3_K and Q2_K on a group's blocks unpacked once per column pass (the types'
-// unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
+// Prefill of Q5_K, Q6_K, Q3_K and Q2_K (and Q4_K's pair tiles) on a group's blocks unpacked once per
+// column pass (the types' unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
 // quad k of the activations) and its f32 scale vectors, so a tile's inner loop is loads and
 // vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a weight vector in
 // every tile). The per-(token, block) f32 steps are those of the types' run(), in the same order,
@@ -228,6 +229,41 @@ struct Unpacked {
           half_block<T>(
               acc, a, b, h, F == kHalfMins ? nullptr : a.ofs + (2 * b + h) * T,
               [&](int z) { return load64(s + 64 * (4 * h + z)); }, [&] { return _mm512_loadu_ps(s + 512 + 64 * h); });
+        }
+      }
+    }
+  }
+  // Two groups' passes (s[0], s[1]) over the same T tokens (pair_tile): each token's quad broadcast
+  // once for both groups' dots; each group's f32 steps are run()'s, in its order: the same bits.
+  template <int T>
+  static void run2(const uint8_t* const (&s)[2], const TileActs& a, __m512 (&acc)[2][T]) {
+#pragma GCC unroll 1
+    for (size_t b = 0; b < a.nb; ++b) {
+      const uint8_t* u[2] = {s[0] + kBytes * b, s[1] + kBytes * b};
+      __m512i p[2][T], unused[T];
+      if constexpr (F == kMins) {
+        for (int r = 0; r < 2; ++r) {
+          const __m512 mv = _mm512_loadu_ps(u[r] + 576);
+          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
+          start<T>(p[r], unused, nullptr);
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) dot_step2<T>(p, load64(u[0] + 64 * k), load64(u[1] + 64 * k), quad<T>(a, b, k));
+        for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], _mm512_loadu_ps(u[r] + 512), a.dx + b * T);
+      } else {
+        if constexpr (F == kHalfMins) {
+          for (int r = 0; r < 2; ++r) {
+            min_step<T>(acc[r], load64(u[r] + 640), _mm512_loadu_ps(u[r] + 704), a.ofs + b * T, a.dx + b * T);
+          }
+        }
+        for (int h = 0; h < 2; ++h) {
+          for (int r = 0; r < 2; ++r) start<T>(p[r], unused, F == kHalfMins ? nullptr : a.ofs + (2 * b + h) * T);
+#pragma GCC unroll 4
+          for (int z = 0; z < 4; ++z) {
+            const int k = 4 * h + z;
+            dot_step2<T>(p, load64(u[0] + 64 * k), load64(u[1] + 64 * k), quad<T>(a, b, static_cast<size_t>(k)));
+          }
+          for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], _mm512_loadu_ps(u[r] + 512 + 64 * h), a.dx + b * T);
         }
       }
     }
@@ -526,8 +562,11 @@ struct Iq4Nl {
 
 template <bool kFive>
 struct Q45_K {
-  static constexpr bool kDirect = !kFive;  // Q4_K: the tile unpacks its nibbles (measured faster)
-  static constexpr bool kPairTiles = !kFive;  // run2
+  static constexpr bool kDirect = !kFive;  // Q4_K's one-group tiles unpack their nibbles (measured faster)
+  // Pair tiles on the unpacked pass (Unpacked<kMins>::run2), Q4_K too: on the Ice Lake Xeon the
+  // tile's own nibble and scale unpacking took the dot ports (see pair_unpacked()).
+  static constexpr bool kPairTiles = true;
+  static constexpr bool kPairUnpacked = true;
   static constexpr Form kForm = kMins;
   static constexpr int kOfs = 0;  // mins instead: acc −= dmin·m_j · (dx·s)_j
   static constexpr int kOfsShift = 0;
@@ -584,32 +623,6 @@ struct Q45_K {
       }
     }
   }
-  // Two row groups (g[0], g[1]) over the same T tokens: each token's quad is broadcast once for
-  // both groups' dots (pair_tile, below). Each group's steps are run()'s, in its order: the same bits.
-  template <int T>
-  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
-    for (size_t u = 0; u < a.nb / 8; ++u) {
-      const uint8_t* o[2] = {g[0] + kBytes * u, g[1] + kBytes * u};
-#pragma GCC unroll 1
-      for (int j = 0; j < 8; ++j) {
-        const size_t b = 8 * u + static_cast<size_t>(j);
-        __m512 dw[2];  // d·scale of each group's rows
-        for (int r = 0; r < 2; ++r) {
-          __m128i sc, m;
-          scale_min(reinterpret_cast<const __m128i*>(o[r] + kHead + 64), j, sc, m);
-          const __m512 mv = _mm512_mul_ps(f16x16(o[r] + kHead + 32), _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(m)));
-          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
-          dw[r] = _mm512_mul_ps(f16x16(o[r] + kHead), _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)));
-        }
-        __m512i p[2][T], unused[T];
-        start<T>(p[0], unused, nullptr);
-        start<T>(p[1], unused, nullptr);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) dot_step2<T>(p, codes(o[0], j, k), codes(o[1], j, k), quad<T>(a, b, k));
-        for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], dw[r], a.dx + b * T);
-      }
-    }
-  }
   // The group's codes, d·scale and dmin·min (the f32 values run() makes), as Unpacked<kMins> reads them.
   static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
     for (size_t u = b0 / 8; u < b1 / 8; ++u) {
@@ -629,6 +642,7 @@ struct Q45_K {
 
 struct Q6_K {
   static constexpr bool kDirect = false;
+  static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
   static constexpr int kOfsShift = 0;
@@ -688,6 +702,7 @@ struct Q6_K {
 // block −4 · Σ of its 16 values; the rows' 6-bit scales unpacked to int8 once a super-block.
 struct Q3_K {
   static constexpr bool kDirect = false;
+  static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;
   static constexpr int kOfsShift = 0;
@@ -760,6 +775,7 @@ struct Q3_K {
 // the mins one step a block (min_step), from each token's half-block sums (ofs, as s16 pairs).
 struct Q2_K {
   static constexpr bool kDirect = false;
+  static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalfMins;
   static constexpr int kOfs = 3;  // ofs per block: S0 & 0xFFFF | S1 << 16
   static constexpr int kOfsShift = 0;
@@ -917,13 +933,17 @@ ALAP_INLINE void tile_pass(const uint8_t* g, const TileActs& a, float* y, size_t
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
 }
 
-// Two row groups (r0 and r0 + 16 of y) over T tokens in one tile (K::run2).
+// Two row groups (r0 and r0 + 16 of y) over T tokens in one tile (K::run2); over a column pass, acc
+// starts from y (the earlier passes' sums) unless first.
 template <class K, int T>
 ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, float* y, size_t ldy, size_t r0,
-                           const __mmask16 (&mask)[2]) {
+                           const __mmask16 (&mask)[2], bool first) {
   __m512 acc[2][T];
   for (int r = 0; r < 2; ++r) {
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    const float* yr = y + r0 + kG * r;
+    for (int t = 0; t < T; ++t) {
+      acc[r][t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[r], yr + static_cast<size_t>(t) * ldy);
+    }
   }
   K::template run2<T>(g, a, acc);
   for (int r = 0; r < 2; ++r) {
@@ -934,8 +954,9 @@ ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, floa
 
 template <class K, int... Ts>
 ALAP_INLINE void pair_tile_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* const (&g)[2],
-                                const TileActs& a, float* y, size_t ldy, size_t r0, const __mmask16 (&mask)[2]) {
-  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask), true) : false) || ...);
+                                const TileActs& a, float* y, size_t ldy, size_t r0, const __mmask16 (&mask)[2],
+                                bool first) {
+  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask, first), true) : false) || ...);
 }
 
 template <class K, int... Ts>
@@ -956,19 +977,30 @@ ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y,
   tile_t_impl<K>(std::make_integer_sequence<int, kTMax>{}, T, g, a, y, ldy, r0, mask);
 }
 
-// Types whose tiles take two row groups at once (K::run2): each token's quad broadcast once for both
-// groups' dots, in tiles of at most kTPair tokens (2 · kTPair int32 sums and f32 accumulators in
-// registers). On an Ice Lake Xeon a tile of one group issued a broadcast load a vpdpbusd, and the
-// broadcasts, more than the dot ports, held it at 0.35-0.4 of the dot peak; pairs run the products
-// 1.1-1.4x as fast (docs/bench/cpu.md, "The dot-peak probe on Intel cores; tiles of two row groups
-// (session 56)"). Rows of at least kPairMinBlocks blocks of 32 take them: under 1024 columns they
-// measured mixed (512 x 512 1.06-1.31x, 1536 x 512 level to 0.9x).
+// Types whose tiles take two row groups at once (K::run2, or Unpacked::run2 on both groups' unpacked
+// column passes): each token's quad broadcast once for both groups' dots, in tiles of at most kTPair
+// tokens (2 · kTPair int32 sums and f32 accumulators in registers). On an Ice Lake Xeon a tile of
+// one group issued a broadcast load a vpdpbusd, and the broadcasts, more than the dot ports, held it
+// at 0.35-0.4 of the dot peak; pairs run the products 1.1-1.4x as fast (docs/bench/cpu.md, "The
+// dot-peak probe on Intel cores; tiles of two row groups (session 56)"). Rows of at least
+// kPairMinBlocks blocks of 32 take them: under 1024 columns they measured mixed (512 x 512
+// 1.06-1.31x, 1536 x 512 level to 0.9x).
 constexpr int kTPair = 6;
 constexpr size_t kPairMinBlocks = 32;
 template <class K>
 constexpr bool pair_tiles() {
   if constexpr (requires { K::kPairTiles; }) return K::kPairTiles;
   return false;
+}
+// Whether the pair tiles read both groups' column passes unpacked (K::unpack, Unpacked::run2), not
+// the packed codes (K::run2). Q4_K does, though its one-group tiles read the codes: in a pair tile
+// on the Ice Lake Xeon, its nibble masks and shifts and its scale and min unpacking took the dot
+// ports (every 512-bit integer or f32 op does there), about 0.5 of the tile's ops with the FP steps;
+// unpacked once per pass they do not recur in every tile (docs/bench/cpu.md, session 57).
+template <class K>
+constexpr bool pair_unpacked() {
+  if constexpr (requires { K::kPairUnpacked; }) return K::kPairUnpacked;
+  return !K::kDirect;
 }
 
 // Share i of n of the bytes [p, p + bytes) asked for into L1 (prefill: the next groups' weights,
@@ -1380,7 +1412,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   // Every token's activations re-laid per tile (a few ops per value, once per call).
   xi.resize(n_tok * nb * 8);
   dxi.resize(n_tok * nb);
-  if constexpr (!K::kDirect) scratch.resize(kPass * Unpacked<K::kForm>::kBytes);
+  if constexpr (pair_unpacked<K>()) scratch.resize(kPass * Unpacked<K::kForm>::kBytes);
   tmp_ofs.resize(n_ofs);
   tmp_xs.resize(nb);
   for (size_t i = 0; i < n_tiles; ++i) {
@@ -1402,6 +1434,20 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   // weights from DRAM, and the first tile of a group waited for them (packed_bench, weights out of
   // the L3: Q4_K +17-34%, Q5_0 +8-12%, Q8_0 +3-8%, Q5_K/Q6_K 8192x2048 +5-10%).
   const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / a.n_cols / tile_max);
+  // The unpacked types: the tile of tokens from t over the column pass [b0, b1).
+  auto pass_acts = [&](size_t t, size_t T, size_t b0, size_t b1) {
+    TileActs pa = acts(t);
+    pa.x += 4 * 8 * b0 * T, pa.dx += b0 * T, pa.ofs += (K::kOfs == 2 ? 2 : 1) * b0 * T, pa.xs += b0 * T;
+    pa.nb = b1 - b0;
+    return pa;
+  };
+  // The columns [b0, b1) of group g into L1 (the unpacked types: the next group's pass).
+  auto prefetch_columns = [&](size_t g, size_t b0, size_t b1) {
+    const uint8_t* p = base + g * gb;
+    for (size_t l = b0 * gb / nb; l < b1 * gb / nb; l += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+    }
+  };
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
     for (size_t g = g0; g < g1; ++g) {
@@ -1409,14 +1455,33 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
       if constexpr (pair_tiles<K>()) {
         if (pairs && g + 1 < g1) {  // groups g and g + 1 in pair tiles; the next pair's weights read ahead
           const __mmask16 masks[2] = {mask, group_mask(g + 1, rb, re)};
-          const uint8_t* pair[2] = {base + g * gb, base + (g + 1) * gb};
-          const uint8_t* next = base + (g + 2) * gb;  // g + 2 <= g1
-          const size_t ahead = std::min<size_t>(2, g1 - (g + 2)) * gb;
-          for (size_t i = c0; i < c1; ++i) {
-            prefetch_share(next, ahead, i - c0, c1 - c0);
-            const size_t t = tile_begin(i);
-            pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair, acts(t),
-                              y + t * ldy, ldy, g * kG, masks);
+          if constexpr (!pair_unpacked<K>()) {
+            const uint8_t* pair[2] = {base + g * gb, base + (g + 1) * gb};
+            const uint8_t* next = base + (g + 2) * gb;  // g + 2 <= g1
+            const size_t ahead = std::min<size_t>(2, g1 - (g + 2)) * gb;
+            for (size_t i = c0; i < c1; ++i) {
+              prefetch_share(next, ahead, i - c0, c1 - c0);
+              const size_t t = tile_begin(i);
+              pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair, acts(t),
+                                y + t * ldy, ldy, g * kG, masks, true);
+            }
+          } else {
+            // Both groups' column passes unpacked side by side, kPassPair blocks each (the scratch of
+            // one kPass pass), so that they stay in L1 for every tile.
+            uint8_t* const out[2] = {scratch.data(), scratch.data() + kPassPair * Unpacked<K::kForm>::kBytes};
+            const uint8_t* const pass[2] = {out[0], out[1]};
+            for (size_t b0 = 0; b0 < nb; b0 += kPassPair) {
+              const size_t b1 = std::min(nb, b0 + kPassPair);
+              for (size_t r = 0; r < 2; ++r) {
+                K::unpack(base + (g + r) * gb, b0, b1, nb, out[r]);
+                if (g + 2 + r < g1) prefetch_columns(g + 2 + r, b0, b1);
+              }
+              for (size_t i = c0; i < c1; ++i) {
+                const size_t t = tile_begin(i), T = tile_begin(i + 1) - t;
+                pair_tile_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTPair>{}, T, pass,
+                                                   pass_acts(t, T, b0, b1), y + t * ldy, ldy, g * kG, masks, b0 == 0);
+              }
+            }
           }
           ++g;
           continue;
@@ -1434,19 +1499,11 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
         for (size_t b0 = 0; b0 < nb; b0 += kPass) {
           const size_t b1 = std::min(nb, b0 + kPass);
           K::unpack(base + g * gb, b0, b1, nb, scratch.data());
-          if (g + 1 < g1) {  // the same columns of the next group
-            const uint8_t* next = base + (g + 1) * gb;
-            for (size_t l = b0 * gb / nb; l < b1 * gb / nb; l += 64) {
-              _mm_prefetch(reinterpret_cast<const char*>(next + l), _MM_HINT_T0);
-            }
-          }
+          if (g + 1 < g1) prefetch_columns(g + 1, b0, b1);  // the same columns of the next group
           for (size_t i = c0; i < c1; ++i) {
             const size_t t = tile_begin(i), T = tile_begin(i + 1) - t;
-            TileActs pa = acts(t);
-            pa.x += 4 * 8 * b0 * T, pa.dx += b0 * T, pa.ofs += (K::kOfs == 2 ? 2 : 1) * b0 * T, pa.xs += b0 * T;
-            pa.nb = b1 - b0;
-            tile_pass_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTMax>{}, T, scratch.data(), pa,
-                                               y + t * ldy, ldy, g * kG, mask, b0 == 0);
+            tile_pass_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTMax>{}, T, scratch.data(),
+                                               pass_acts(t, T, b0, b1), y + t * ldy, ldy, g * kG, mask, b0 == 0);
           }
         }
       }
