@@ -140,10 +140,13 @@ inline void dot_step(__m512i (&p)[T], __m512i (&p2)[T], bool second, __m512i w, 
   }
 }
 
+// The int32 sums' start: ofs[t] where given (the type's offset, its kMagic included where the type's
+// steps take it: block_terms), else kMagic or 0. So each start is one broadcast load, not a scalar
+// add and a move to the vector unit (two dot-port ops on the Ice Lake Xeon).
 template <int T, bool kM = true>
 inline void start(__m512i (&p)[T], __m512i (&p2)[T], const int32_t* ofs) {
   for (int t = 0; t < T; ++t) {
-    p[t] = _mm512_set1_epi32((kM ? kMagic : 0) + (ofs ? ofs[t] : 0));
+    p[t] = _mm512_set1_epi32(ofs ? ofs[t] : kM ? kMagic : 0);
     p2[t] = _mm512_setzero_si512();
   }
 }
@@ -301,6 +304,7 @@ struct Q8_0 {
   static constexpr bool kDirect = true;  // prefill reads the packed codes as they are
   static constexpr int kOfs = 1;       // ofs per block
   static constexpr int kOfsShift = 7;  // stored q + 128: ofs = −128·s
+  static constexpr bool kOfsMagic = true;
   static constexpr AmxForm kAmx = kAmxPlain;
   static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
@@ -319,8 +323,8 @@ struct Q8_0 {
       for (; b0 + 2 <= a.nb; b0 += 2) {
         const uint8_t* u = g + packed::pair_bytes(0, 512) * (b0 / 2);
         __m512i p[4];
-        p[0] = _mm512_set1_epi32(kMagic + a.ofs[b0]), p[1] = _mm512_setzero_si512();
-        p[2] = _mm512_set1_epi32(kMagic + a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
+        p[0] = _mm512_set1_epi32(a.ofs[b0]), p[1] = _mm512_setzero_si512();
+        p[2] = _mm512_set1_epi32(a.ofs[b0 + 1]), p[3] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
           if constexpr (kReadAhead) prefetch_part<T, 17, 16>(u, j);
@@ -645,6 +649,7 @@ struct Q6_K {
   static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
+  static constexpr bool kOfsMagic = true;
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 32;
   static constexpr AmxForm kAmx = kAmxHalves;
@@ -705,6 +710,7 @@ struct Q3_K {
   static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;
+  static constexpr bool kOfsMagic = true;
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 4;
   static constexpr AmxForm kAmx = kAmxHalves;
@@ -835,6 +841,7 @@ struct IQ4_XS {
   static constexpr bool kDirect = true;
   static constexpr int kOfs = 1;
   static constexpr int kOfsShift = 7;
+  static constexpr bool kOfsMagic = true;
   // sc[64·(b % 2) + 16·(b / 2) + r] = sub-block b's ls − 32 of row r, for the super-block at o:
   // low 4 bits from scales_l[b / 2] (even b: its low nibble, odd: its high one), bits 4-5 from
   // bits 2(b % 4)..+1 of scales_h byte b / 4.
@@ -1018,17 +1025,26 @@ inline int32_t half_sums(const int32_t* s4) {
   return static_cast<int32_t>(s0 | (s1 << 16));
 }
 
-// ofs / xs of token t, block b (or half block) as the type wants them.
+// The start of a type's int32 sums beside its offset: kMagic for the types whose steps take the
+// float of the sum as bits − kMagic (kOfsMagic), 0 for those that convert it (Q4_0, Q5_0, IQ4_NL).
+template <class K>
+constexpr int32_t ofs_start() {
+  if constexpr (requires { K::kOfsMagic; }) return K::kOfsMagic ? kMagic : 0;
+  return 0;
+}
+
+// ofs / xs of token t, block b (or half block) as the type wants them (ofs: the start of the sums,
+// ofs_start() included; |offset| <= 128·32·128, so kMagic + offset fits).
 template <class K>
 void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, float* xs) {
   for (size_t b = 0; b < nb; ++b) {
     const size_t i = t * nb + b;
     if constexpr (K::kOfs == 1) {
-      ofs[b] = -(a.s[i] * (1 << K::kOfsShift));
+      ofs[b] = ofs_start<K>() - a.s[i] * (1 << K::kOfsShift);
     } else if constexpr (K::kOfs == 2) {
       for (size_t h = 0; h < 2; ++h) {
         const int32_t* s4 = a.s4 + 8 * i + 4 * h;
-        ofs[2 * b + h] = -K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
+        ofs[2 * b + h] = ofs_start<K>() - K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
       }
     } else if constexpr (K::kOfs == 3) {
       ofs[b] = half_sums(a.s4 + 8 * i);
