@@ -379,6 +379,7 @@ struct Q8_0 {
   }
   // Two row groups over the same tokens (pair_tile), each group's steps run()'s: the same bits.
   static constexpr bool kPairTiles = true;
+  static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
   template <int T>
   static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
 #pragma GCC unroll 1
@@ -478,6 +479,7 @@ struct Q45_01 {
   }
   // Two row groups over the same tokens (pair_tile), each group's steps block()'s: the same bits.
   static constexpr bool kPairTiles = true;
+  static constexpr size_t kPairMinBlocks = kFive ? 32 : 16;  // pair_min_blocks()
   template <int T>
   static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
 #pragma GCC unroll 1
@@ -594,6 +596,7 @@ struct Q45_K {
   // tile's own nibble and scale unpacking took the dot ports (see pair_unpacked()).
   static constexpr bool kPairTiles = true;
   static constexpr bool kPairUnpacked = true;
+  static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
   static constexpr Form kForm = kMins;
   static constexpr int kOfs = 0;  // mins instead: acc −= dmin·m_j · (dx·s)_j
   static constexpr int kOfsShift = 0;
@@ -1013,14 +1016,22 @@ ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y,
 // one group issued a broadcast load a vpdpbusd, and the broadcasts, more than the dot ports, held it
 // at 0.35-0.4 of the dot peak; pairs run the products 1.1-1.4x as fast (docs/bench/cpu.md, "The
 // dot-peak probe on Intel cores; tiles of two row groups (session 56)"). Rows of at least
-// kPairMinBlocks blocks of 32 take them: under 1024 columns they measured mixed (512 x 512
-// 1.06-1.31x, 1536 x 512 level to 0.9x).
+// pair_min_blocks<K>() blocks of 32 take them.
 constexpr int kTPair = 6;
-constexpr size_t kPairMinBlocks = 32;
 template <class K>
 constexpr bool pair_tiles() {
   if constexpr (requires { K::kPairTiles; }) return K::kPairTiles;
   return false;
+}
+// 32 (1024 columns) unless the type says less (K::kPairMinBlocks). One process, pairs against one
+// group alternating, 128 tokens, one thread, time (docs/bench/cpu.md, session 57): 512 columns Q8_0
+// 0.94x, Q4_0 0.76-0.85x, Q4_1 0.81-0.98x, Q4_K 0.69x, Q5_K 0.70-0.82x; 896 columns Q8_0 0.66-0.82x.
+// The types that keep 32: Q5_0 1.09x at 896 columns, Q5_1 1.11-1.18x at 512 and 896, Q6_K 1.00-1.04x
+// at 512, Q3_K 0.82-1.02x, Q2_K 1.06-1.20x.
+template <class K>
+constexpr size_t pair_min_blocks() {
+  if constexpr (requires { K::kPairMinBlocks; }) return K::kPairMinBlocks;
+  return 32;
 }
 // Whether the pair tiles read both groups' column passes unpacked (K::unpack, Unpacked::run2), not
 // the packed codes (K::run2). Q4_K does, though its one-group tiles read the codes: in a pair tile
@@ -1444,7 +1455,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   xs.resize(n_tok * nb);
   // m tiles of at most kTMax tokens (pair types: kTPair), as even as can be (65 tokens: 9 tiles of
   // 7-8, not 8 of 8 and one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
-  const bool pairs = pair_tiles<K>() && nb >= kPairMinBlocks && pair_tiles_allowed();
+  const bool pairs = pair_tiles<K>() && nb >= pair_min_blocks<K>() && pair_tiles_allowed();
   const size_t tile_max = pairs ? kTPair : kTMax;
   const size_t n_tiles = (n_tok + tile_max - 1) / tile_max;
   auto tile_begin = [&](size_t i) { return i * n_tok / n_tiles; };
