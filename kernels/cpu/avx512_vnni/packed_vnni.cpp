@@ -550,24 +550,33 @@ struct Iq4Nl {
   static constexpr int kOfsShift = 7;
   static constexpr int kPairLines = 9;  // a pair: 2 · (32 + 256) bytes
   static constexpr AmxForm kAmx = kAmxPlain;
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+  // The table entries of a nibble vector's low (lo) and high (hi) nibbles (lut: the 16 values in
+  // each 128-bit lane).
+  __attribute__((always_inline)) static void lookup(__m512i raw, __m512i lut, __m512i& lo, __m512i& hi) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
+    lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
+    hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+  }
+  static __m512i unsigned_lut() {  // K + 128
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    return _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));
+  }
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
     const __m512i lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
       const packed::BlockAt at = packed::block_at(b, nb, 0, 256);
       for (int j = 0; j < 4; ++j) {
-        const __m512i raw = load64(g + at.quants + 64 * j);
-        _mm512_store_si512(s + 64 * j, _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4)));
-        _mm512_store_si512(s + 64 * (4 + j), _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)));
+        __m512i lo, hi;
+        lookup(load64(g + at.quants + 64 * j), lut, lo, hi);
+        _mm512_store_si512(s + 64 * j, lo);
+        _mm512_store_si512(s + 64 * (4 + j), hi);
       }
       _mm512_store_ps(s + 512, f16x16(g + at.scales));
     }
   }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    const __m512i lut = _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));  // K + 128
+    const __m512i lut = unsigned_lut();
     for (size_t b = 0; b < a.nb; ++b) {
       const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
       __m512i p[T], p2[T];
@@ -577,14 +586,36 @@ struct Iq4Nl {
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         if constexpr (kReadAhead) prefetch_part<T, kPairLines, 8>(pair, 4 * static_cast<int>(b % 2) + j);
-        const __m512i raw = load64(wb + 64 * j);
-        const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
-        const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+        __m512i lo, hi;
+        lookup(load64(wb + 64 * j), lut, lo, hi);
         dot_step<T>(p, p2, false, lo, quad<T>(a, b, j));
         dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + j));
       }
       join<T>(p, p2);
       scale_step<T, false>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+    }
+  }
+  // Two row groups over the same tokens (pair_tile), each group's steps run()'s: the same bits.
+  static constexpr bool kPairTiles = true;
+  static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
+  template <int T>
+  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
+    const __m512i lut = unsigned_lut();
+#pragma GCC unroll 1
+    for (size_t b = 0; b < a.nb; ++b) {
+      read_ahead(a, b);
+      const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
+      __m512i p[2][T], unused[T];
+      start<T, false>(p[0], unused, a.ofs + b * T);
+      start<T, false>(p[1], unused, a.ofs + b * T);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        __m512i lo[2], hi[2];
+        for (int r = 0; r < 2; ++r) lookup(load64(g[r] + at.quants + 64 * j), lut, lo[r], hi[r]);
+        dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(j)));
+        dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + j)));
+      }
+      for (int r = 0; r < 2; ++r) scale_step<T, false>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
     }
   }
 };
@@ -1025,9 +1056,9 @@ constexpr bool pair_tiles() {
 }
 // 32 (1024 columns) unless the type says less (K::kPairMinBlocks). One process, pairs against one
 // group alternating, 128 tokens, one thread, time (docs/bench/cpu.md, session 57): 512 columns Q8_0
-// 0.94x, Q4_0 0.76-0.85x, Q4_1 0.81-0.98x, Q4_K 0.69x, Q5_K 0.70-0.82x; 896 columns Q8_0 0.66-0.82x.
-// The types that keep 32: Q5_0 1.09x at 896 columns, Q5_1 1.11-1.18x at 512 and 896, Q6_K 1.00-1.04x
-// at 512, Q3_K 0.82-1.02x, Q2_K 1.06-1.20x.
+// 0.88-0.94x, Q4_0 0.76-0.85x, Q4_1 0.81-0.98x, Q4_K 0.69-0.74x, Q5_K 0.70-0.82x, IQ4_NL 0.88-0.97x;
+// 896 columns Q8_0 0.66-0.87x. The types that keep 32: Q5_0 1.09-1.14x at 896 columns, Q5_1
+// 1.11-1.27x at 512 and 896, Q6_K 1.00-1.04x at 512, Q3_K 0.82-1.02x, Q2_K 1.06-1.20x.
 template <class K>
 constexpr size_t pair_min_blocks() {
   if constexpr (requires { K::kPairMinBlocks; }) return K::kPairMinBlocks;

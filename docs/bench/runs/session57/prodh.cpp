@@ -1,4 +1,13 @@
-// Harness: one packed product (type, rows x cols, n_tok tokens) repeated; GMAC/s of the best rep.
+// A run record of docs/bench/cpu.md (session 57), not part of the build: one packed product (type,
+// rows x cols, n_tok tokens; weights in huge pages, as the model's) called REPS times with a global
+// switch alternating between two code paths (A, B) each call, so the guest's slow and fast spells fall
+// on both; prints each path's best GMAC/s and the median of the calls' time ratios B / A. The switch,
+// `bool alap_exp_spread` (true: B), was a temporary hook in packed_vnni.cpp choosing the pair tiles'
+// burst read-ahead (A, 4d1960d's parent) or the spread one (B); `prodp` is the same program switching
+// kernels::set_pair_tiles instead (A one group, B pairs), which needs no hook.
+//   B=build/default; c++ -O2 -std=c++20 -I. -Ikernels/include -Itests/bench prodh.cpp -o prodh \
+//     $B/kernels/cpu/libalap_kernels.a -lpthread
+//   prodh TYPE ROWS COLS TOKENS REPS    (DISTINCT=n: rows repeat every n; NOHUGE=1: no huge pages)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
