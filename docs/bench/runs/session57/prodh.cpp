@@ -1,12 +1,13 @@
 // A run record of docs/bench/cpu.md (session 57), not part of the build: one packed product (type,
-// rows x cols, n_tok tokens; weights in huge pages, as the model's) called REPS times with a global
-// switch alternating between two code paths (A, B) each call, so the guest's slow and fast spells fall
-// on both; prints each path's best GMAC/s and the median of the calls' time ratios B / A. The switch,
-// `bool alap_exp_spread` (true: B), was a temporary hook in packed_vnni.cpp choosing the pair tiles'
-// burst read-ahead (A, 4d1960d's parent) or the spread one (B); `prodp` is the same program switching
-// kernels::set_pair_tiles instead (A one group, B pairs), which needs no hook.
-//   B=build/default; c++ -O2 -std=c++20 -I. -Ikernels/include -Itests/bench prodh.cpp -o prodh \
-//     $B/kernels/cpu/libalap_kernels.a -lpthread
+// rows x cols, n_tok tokens; weights in huge pages, as the model's) called REPS times with a switch
+// alternating between two code paths (A, B) each call, so the guest's slow and fast spells fall on
+// both; prints each path's best GMAC/s and the median of the calls' time ratios B / A.
+// Built with -DPAIRS ("prodp"), the switch is kernels::set_pair_tiles (A one group, B pairs). Built
+// without it ("prodh"), the switch is `bool alap_exp_spread` (true: B), a temporary hook in
+// packed_vnni.cpp choosing the pair tiles' burst read-ahead (A, 3141b13's parent) or the spread one
+// (B); that hook is not in the tree.
+//   B=build/default; c++ -O2 -std=c++20 [-DPAIRS] -I. -Ikernels/include -Itests/bench prodh.cpp \
+//     -o prodh $B/kernels/cpu/libalap_kernels.a -lpthread
 //   prodh TYPE ROWS COLS TOKENS REPS    (DISTINCT=n: rows repeat every n; NOHUGE=1: no huge pages)
 #include <algorithm>
 #include <chrono>
@@ -20,7 +21,14 @@
 #include "alap/kernels/quant.h"
 #include "alap/kernels/huge_pages.h"
 #include "bench_types.h"
+#ifdef PAIRS
+inline void use_b(bool b) { alap::kernels::set_pair_tiles(b); }
+inline bool using_b() { return alap::kernels::pair_tiles_allowed(); }
+#else
 extern bool alap_exp_spread;
+inline void use_b(bool b) { alap_exp_spread = b; }
+inline bool using_b() { return alap_exp_spread; }
+#endif
 using namespace alap::kernels;
 int main(int argc, char** argv) {
   const std::string ty = argc > 1 ? argv[1] : "q8_0";
@@ -56,10 +64,10 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < reps; ++k) {
     double tm[2];
     for (int m = 0; m < 2; ++m) {
-      alap_exp_spread = (m == 1) != (k % 2 == 1);
+      use_b((m == 1) != (k % 2 == 1));
       const auto t0 = std::chrono::steady_clock::now();
       matmul(wv, a, y.data(), rows, 0, rows);
-      tm[alap_exp_spread] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      tm[using_b() ? 1 : 0] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     for (int m = 0; m < 2; ++m) best[m] = std::min(best[m], tm[m]);
     ratio.push_back(tm[1] / tm[0]);
