@@ -3,10 +3,10 @@
 // 16 rows × 1 token per instruction, then one conversion + scale + FMA per (16 rows, token, block)
 // and no horizontal sums. Tiles of up to 8 tokens reuse each weight zmm (Q5_K, Q6_K, Q3_K, Q2_K, and
 // Q4_K's tiles of two row groups: the group's codes unpacked to bytes once per column pass, not once
-// per tile). Not the unpacked paths (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane f32 steps as every tile size,
-// and the int32 sums are exact whatever their order, so all batch sizes give the same bits. On CPUs
-// with AMX, prefill from 32 tokens runs on the tile unit in bf16 instead (amx_k, below): not these
-// bits.
+// per tile). Not the unpacked paths (vnni/vnni_kernels.inc). Decode (1 token) runs the same per-lane
+// f32 steps as every tile size, and the int32 sums are exact whatever their order, so all batch
+// sizes give the same bits. On CPUs with AMX, prefill from 32 tokens runs on the tile unit in bf16
+// instead (amx_k, below): not these bits.
 // GCC 12's avx512fintrin.h converts from _mm512_undefined_*(), which -Wmaybe-uninitialized reports
 // once inlined at -O3: a false positive in the system header (as in matmul_vnni.cpp).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -106,8 +106,9 @@ struct TileActs {
   const int32_t* ofs;
   const float* xs;
   size_t nb;
-  // The pair tiles (run2 on the packed codes): bytes [ahead, ahead + ahead_bytes) of the next
-  // groups' weights, asked for into L1 a line a block (read_ahead), none where null.
+  // The pair tiles (K::run2, Unpacked::run2): bytes [ahead, ahead + ahead_bytes) of the next
+  // groups' weights (the packed codes; of an unpacked pass, its columns), asked for into L1 a line a
+  // block (read_ahead), none where null.
   const uint8_t* ahead = nullptr;
   size_t ahead_bytes = 0;
 };
@@ -221,11 +222,11 @@ __attribute__((always_inline)) inline void half_block(__m512 (&acc)[T], const Ti
 }
 
 // Prefill of Q5_K, Q6_K, Q3_K and Q2_K (and Q4_K's pair tiles) on a group's blocks unpacked once per
-// column pass (the types' unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors (vector k pairs with
-// quad k of the activations) and its f32 scale vectors, so a tile's inner loop is loads and
-// vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a weight vector in
-// every tile). The per-(token, block) f32 steps are those of the types' run(), in the same order,
-// on the same f32 scale values, so the bits match the one-token path.
+// column pass (the types' unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors
+// (vector k pairs with quad k of the activations) and its f32 scale vectors, so a tile's inner loop
+// is loads and vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a
+// weight vector in every tile). The per-(token, block) f32 steps are those of the types' run(), in
+// the same order, on the same f32 scale values, so the bits match the one-token path.
 // Q2_K (kHalfMins): d·scale of each half block, then the rows' (min of half 0 | min of half 1 << 16)
 // pairs and dmin, for the block's min step (min_step).
 enum Form { kMins, kHalves, kHalfMins };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half
@@ -1075,12 +1076,15 @@ constexpr bool pair_unpacked() {
   return !K::kDirect;
 }
 
-// Share i of n of the bytes [p, p + bytes) asked for into L1 (prefill: the next groups' weights,
-// spread over the tiles of the current ones).
+// The bytes [p + lo, p + hi) asked for into L1 in a burst, a line at a time.
+inline void prefetch_lines(const uint8_t* p, size_t lo, size_t hi) {
+  for (size_t l = lo; l < hi; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+}
+
+// Share i of n of the bytes [p, p + bytes) asked for into L1 (the one-group tiles' prefill: the next
+// group's weights, spread over the tiles of the current one).
 inline void prefetch_share(const uint8_t* p, size_t bytes, size_t i, size_t n) {
-  for (size_t l = i * bytes / n; l < (i + 1) * bytes / n; l += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
-  }
+  prefetch_lines(p, i * bytes / n, (i + 1) * bytes / n);
 }
 
 // A block's two half-block sums of int8 activations (s4: its 8 quad sums) as s16 pairs, half 0 low.
@@ -1524,10 +1528,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   };
   // The columns [b0, b1) of group g into L1 (the unpacked types: the next group's pass).
   auto prefetch_columns = [&](size_t g, size_t b0, size_t b1) {
-    const uint8_t* p = base + g * gb;
-    for (size_t l = b0 * gb / nb; l < b1 * gb / nb; l += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
-    }
+    prefetch_lines(base + g * gb, b0 * gb / nb, b1 * gb / nb);
   };
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
@@ -1564,7 +1565,8 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
                 const size_t t = tile_begin(i), T = tile_begin(i + 1) - t, k = i - c0, r = k < half ? 0 : 1;
                 TileActs pa = pass_acts(t, T, b0, b1);
                 if (n > 1 && g + 2 + r < g1) {
-                  pa = with_share(pa, base + (g + 2 + r) * gb + cols, len, r == 0 ? k : k - half, r == 0 ? half : n - half);
+                  const size_t j = r == 0 ? k : k - half, m = r == 0 ? half : n - half;
+                  pa = with_share(pa, base + (g + 2 + r) * gb + cols, len, j, m);
                 }
                 pair_tile_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTPair>{}, T, pass, pa,
                                                    y + t * ldy, ldy, g * kG, masks, b0 == 0);
