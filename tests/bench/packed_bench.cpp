@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   std::string types = "q8_0,q4_k", shapes = "2048x2048,8192x2048,2048x8192", threads = "1,2", variant = "best";
   size_t n_tok = 64, cold_mb = 160;
   int reps = 7;
+  bool cold_prefill = false;  // prefill timed on the rotating copies too: weights from DRAM, as in a prompt
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -151,6 +152,8 @@ int main(int argc, char** argv) {
       cold_mb = std::stoul(next());
     else if (a == "--variant")
       variant = next();
+    else if (a == "--cold-prefill")
+      cold_prefill = true;
     else if (a == "--pairs")  // the AVX-512 prefill's tiles of two row groups (kernels::set_pair_tiles)
       set_pair_tiles(next() != "off");
     else {
@@ -251,10 +254,12 @@ int main(int argc, char** argv) {
         prod(wu[0], pa, y.data());
         prod(wp[0], pa, y2.data());
         for (int k = 0; k < reps; ++k) {
+          // Cold: copy k + 1 of the rotation, evicted from the L3 by packing the later copies.
+          const size_t c = cold_prefill ? (static_cast<size_t>(k) + 1) % n_copies : 0;
           auto t0 = Clock::now();
-          prod(wu[0], pa, y.data());
+          prod(wu[c], pa, y.data());
           auto t1 = Clock::now();
-          prod(wp[0], pa, y2.data());
+          prod(wp[c], pa, y2.data());
           auto t2 = Clock::now();
           tu.push_back(std::chrono::duration<double>(t1 - t0).count());
           tp.push_back(std::chrono::duration<double>(t2 - t1).count());

@@ -131,20 +131,25 @@ inline TileActs with_share(TileActs a, const uint8_t* p, size_t bytes, size_t j,
 
 // The int32 sums of the dot steps start at kMagic (the bits of 1.5·2^23) plus their offset: their
 // bits are then the float 1.5·2^23 + sum, exactly (|sum| < 2^22 for every type here: at most
-// 32·128·127), and one subtraction (an FP add-pipe op) gives the sum as a float, bit for bit what
-// vcvtdq2ps gives. Measured: Q6_K prefill +6%, Q8_0 +4%, Q4_K level, Q5_0 -3% (which keeps cvt).
+// 32·128·127), and scale_step takes the sum's float from them inside its first FMA. Every type's sums
+// start there (block_terms puts it in their offsets), the blocks of 32 too, which had converted
+// theirs with vcvtdq2ps while the step was a subtraction (Q5_0 -3% then).
 constexpr int32_t kMagic = 0x4B400000;
-template <bool kM>
-inline __m512 to_f32(__m512i p) {
-  if constexpr (kM) return _mm512_sub_ps(_mm512_castsi512_ps(p), _mm512_castsi512_ps(_mm512_set1_epi32(kMagic)));
-  return _mm512_cvtepi32_ps(p);
-}
 
-// acc[t] += float(p[t]) · (dw · dx[t]) for a block: the one f32 step of every type.
-template <int T, bool kM = true>
+// kMagic's float, times dw: exact wherever a step takes it, because dw is an fp16 scale, or one
+// times an integer of at most 8 bits (a K-quant's d·scale), so it has at most 19 significant bits.
+inline __m512 magic_times(__m512 dw) { return _mm512_mul_ps(dw, _mm512_set1_ps(12582912.0f)); }
+
+// acc[t] += (float(p[t]) · dw) · dx[t] for a block, each product rounded: the one f32 step of
+// every type. The sums start at kMagic, so the first product is one fused op: the FMA of the bits'
+// float (1.5·2^23 + sum) times dw less 1.5·2^23·dw (exact: magic_times) rounds sum · dw once, as a
+// conversion and a multiply would. So a token's step takes two dot-port ops, not three (Ice Lake:
+// Q8_0's pair tiles 1.06x in a microbenchmark of the block); mdw is made once for every token.
+template <int T>
 inline void scale_step(__m512 (&acc)[T], const __m512i (&p)[T], __m512 dw, const float* dx) {
+  const __m512 mdw = magic_times(dw);
   for (int t = 0; t < T; ++t) {
-    acc[t] = _mm512_fmadd_ps(to_f32<kM>(p[t]), _mm512_mul_ps(dw, _mm512_set1_ps(dx[t])), acc[t]);
+    acc[t] = _mm512_fmadd_ps(_mm512_fmsub_ps(_mm512_castsi512_ps(p[t]), dw, mdw), _mm512_set1_ps(dx[t]), acc[t]);
   }
 }
 
@@ -161,13 +166,13 @@ inline void dot_step(__m512i (&p)[T], __m512i (&p2)[T], bool second, __m512i w, 
   }
 }
 
-// The int32 sums' start: ofs[t] where given (the type's offset, its kMagic included where the type's
-// steps take it: block_terms), else kMagic or 0. So each start is one broadcast load, not a scalar
-// add and a move to the vector unit (two dot-port ops on the Ice Lake Xeon).
-template <int T, bool kM = true>
+// The int32 sums' start: ofs[t] where given (kMagic plus the type's offset: block_terms), else
+// kMagic. So each start is one broadcast load, not a scalar add and a move to the vector unit (two
+// dot-port ops on the Ice Lake Xeon).
+template <int T>
 inline void start(__m512i (&p)[T], __m512i (&p2)[T], const int32_t* ofs) {
   for (int t = 0; t < T; ++t) {
-    p[t] = _mm512_set1_epi32(ofs ? ofs[t] : kM ? kMagic : 0);
+    p[t] = _mm512_set1_epi32(ofs ? ofs[t] : kMagic);
     p2[t] = _mm512_setzero_si512();
   }
 }
@@ -326,7 +331,6 @@ struct Q8_0 {
   static constexpr bool kDirect = true;  // prefill reads the packed codes as they are
   static constexpr int kOfs = 1;       // ofs per block
   static constexpr int kOfsShift = 7;  // stored q + 128: ofs = −128·s
-  static constexpr bool kOfsMagic = true;
   static constexpr AmxForm kAmx = kAmxPlain;
   static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
@@ -354,10 +358,9 @@ struct Q8_0 {
                                                  a.x + 4 * (8 * b0 + static_cast<size_t>(j)));
         }
         for (int k = 0; k < 2; ++k) {
-          const __m512i pk = _mm512_add_epi32(p[2 * k], p[2 * k + 1]);
-          const __m512 dw = _mm512_mul_ps(f16x16(u + packed::in_unit(static_cast<size_t>(k), 2, 0, 512).scales),
-                                          _mm512_set1_ps(a.dx[b0 + static_cast<size_t>(k)]));
-          acc[0] = _mm512_fmadd_ps(to_f32<true>(pk), dw, acc[0]);
+          const __m512i pk[1] = {_mm512_add_epi32(p[2 * k], p[2 * k + 1])};
+          scale_step<1>(acc, pk, f16x16(u + packed::in_unit(static_cast<size_t>(k), 2, 0, 512).scales),
+                        a.dx + b0 + static_cast<size_t>(k));
         }
       }
     }
@@ -493,7 +496,7 @@ struct Q45_01 {
           const __m512 m = f16x16(g[r] + at.extra);
           for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
         }
-        start<T, false>(p[r], unused, kMin ? nullptr : a.ofs + b * T);
+        start<T>(p[r], unused, kMin ? nullptr : a.ofs + b * T);
         if constexpr (kFive) hb[r] = load64(g[r] + at.extra + kMins);
       }
 #pragma GCC unroll 4
@@ -503,7 +506,7 @@ struct Q45_01 {
         dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(k)));
         dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + k)));
       }
-      for (int r = 0; r < 2; ++r) scale_step<T, false>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
+      for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
     }
   }
   // Block b of the group at g, its addresses computed (an odd last block; prefill).
@@ -524,7 +527,7 @@ struct Q45_01 {
       for (int t = 0; t < T; ++t) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.xs[b * T + t]), acc[t]);
     }
     __m512i p[T], p2[T];
-    start<T, false>(p, p2, kMin ? nullptr : a.ofs + b * T);
+    start<T>(p, p2, kMin ? nullptr : a.ofs + b * T);
     __m512i hb = _mm512_setzero_si512();
     if constexpr (kFive) hb = load64(extra + kMins);
 #pragma GCC unroll 4
@@ -536,7 +539,7 @@ struct Q45_01 {
       dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + k));
     }
     join<T>(p, p2);
-    scale_step<T, false>(acc, p, f16x16(scales), a.dx + b * T);
+    scale_step<T>(acc, p, f16x16(scales), a.dx + b * T);
   }
 };
 
@@ -581,7 +584,7 @@ struct Iq4Nl {
     for (size_t b = 0; b < a.nb; ++b) {
       const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
       __m512i p[T], p2[T];
-      start<T, false>(p, p2, a.ofs + b * T);
+      start<T>(p, p2, a.ofs + b * T);
       const uint8_t* wb = g + at.quants;
       const uint8_t* pair = g + at.scales - 32 * (b % 2);
 #pragma GCC unroll 4
@@ -593,7 +596,7 @@ struct Iq4Nl {
         dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + j));
       }
       join<T>(p, p2);
-      scale_step<T, false>(acc, p, f16x16(g + at.scales), a.dx + b * T);
+      scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
     }
   }
   // Two row groups over the same tokens (pair_tile), each group's steps run()'s: the same bits.
@@ -607,8 +610,8 @@ struct Iq4Nl {
       read_ahead(a, b);
       const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
       __m512i p[2][T], unused[T];
-      start<T, false>(p[0], unused, a.ofs + b * T);
-      start<T, false>(p[1], unused, a.ofs + b * T);
+      start<T>(p[0], unused, a.ofs + b * T);
+      start<T>(p[1], unused, a.ofs + b * T);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         __m512i lo[2], hi[2];
@@ -616,7 +619,7 @@ struct Iq4Nl {
         dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(j)));
         dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + j)));
       }
-      for (int r = 0; r < 2; ++r) scale_step<T, false>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
+      for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
     }
   }
 };
@@ -707,7 +710,6 @@ struct Q6_K {
   static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;  // ofs per half block: −32 · Σ of the half's 16 values
-  static constexpr bool kOfsMagic = true;
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 32;
   static constexpr AmxForm kAmx = kAmxHalves;
@@ -768,7 +770,6 @@ struct Q3_K {
   static constexpr bool kPairTiles = true;  // Unpacked<kForm>::run2
   static constexpr Form kForm = kHalves;
   static constexpr int kOfs = 2;
-  static constexpr bool kOfsMagic = true;
   static constexpr int kOfsShift = 0;
   static constexpr int32_t kHalfOfs = 4;
   static constexpr AmxForm kAmx = kAmxHalves;
@@ -899,7 +900,6 @@ struct IQ4_XS {
   static constexpr bool kDirect = true;
   static constexpr int kOfs = 1;
   static constexpr int kOfsShift = 7;
-  static constexpr bool kOfsMagic = true;
   // sc[64·(b % 2) + 16·(b / 2) + r] = sub-block b's ls − 32 of row r, for the super-block at o:
   // low 4 bits from scales_l[b / 2] (even b: its low nibble, odd: its high one), bits 4-5 from
   // bits 2(b % 4)..+1 of scales_h byte b / 4.
@@ -1094,26 +1094,18 @@ inline int32_t half_sums(const int32_t* s4) {
   return static_cast<int32_t>(s0 | (s1 << 16));
 }
 
-// The start of a type's int32 sums beside its offset: kMagic for the types whose steps take the
-// float of the sum as bits − kMagic (kOfsMagic), 0 for those that convert it (Q4_0, Q5_0, IQ4_NL).
-template <class K>
-constexpr int32_t ofs_start() {
-  if constexpr (requires { K::kOfsMagic; }) return K::kOfsMagic ? kMagic : 0;
-  return 0;
-}
-
 // ofs / xs of token t, block b (or half block) as the type wants them (ofs: the start of the sums,
-// ofs_start() included; |offset| <= 128·32·128, so kMagic + offset fits).
+// kMagic included; |offset| <= 128·32·128, so kMagic + offset fits).
 template <class K>
 void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, float* xs) {
   for (size_t b = 0; b < nb; ++b) {
     const size_t i = t * nb + b;
     if constexpr (K::kOfs == 1) {
-      ofs[b] = ofs_start<K>() - a.s[i] * (1 << K::kOfsShift);
+      ofs[b] = kMagic - a.s[i] * (1 << K::kOfsShift);
     } else if constexpr (K::kOfs == 2) {
       for (size_t h = 0; h < 2; ++h) {
         const int32_t* s4 = a.s4 + 8 * i + 4 * h;
-        ofs[2 * b + h] = ofs_start<K>() - K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
+        ofs[2 * b + h] = kMagic - K::kHalfOfs * (s4[0] + s4[1] + s4[2] + s4[3]);
       }
     } else if constexpr (K::kOfs == 3) {
       ofs[b] = half_sums(a.s4 + 8 * i);
