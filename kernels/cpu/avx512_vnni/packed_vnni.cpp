@@ -233,13 +233,16 @@ __attribute__((always_inline)) inline void half_block(__m512 (&acc)[T], const Ti
 // weight vector in every tile). The per-(token, block) f32 steps are those of the types' run(), in
 // the same order, on the same f32 scale values, so the bits match the one-token path.
 // Q2_K (kHalfMins): d·scale of each half block, then the rows' (min of half 0 | min of half 1 << 16)
-// pairs and dmin, for the block's min step (min_step).
-enum Form { kMins, kHalves, kHalfMins };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half
+// pairs and dmin, for the block's min step (min_step). IQ4_XS's pair tiles (kPlain): its codes
+// looked up (K + 128, the offset in ofs) and d·scale, one f32 vector; its one-group tiles read the
+// packed codes (IQ4_XS::run), so kPlain has run2 only.
+enum Form { kMins, kHalves, kHalfMins, kPlain };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half
 template <Form F>
 struct Unpacked {
-  static constexpr size_t kBytes = F == kHalfMins ? 512 + 256 : 512 + 128;
+  static constexpr size_t kBytes = F == kHalfMins ? 512 + 256 : F == kPlain ? 512 + 64 : 512 + 128;
   template <int T>
   static void run(const uint8_t* s, const TileActs& a, __m512 (&acc)[T]) {
+    static_assert(F != kPlain, "kPlain is read by the pair tiles only");
     for (size_t b = 0; b < a.nb; ++b, s += kBytes) {
       if constexpr (F == kMins) {
         const __m512 mv = _mm512_loadu_ps(s + 576);
@@ -271,7 +274,12 @@ struct Unpacked {
       const uint8_t* u[2] = {s[0] + kBytes * b, s[1] + kBytes * b};
       read_ahead(a, b);
       __m512i p[2][T], unused[T];
-      if constexpr (F == kMins) {
+      if constexpr (F == kPlain) {
+        for (int r = 0; r < 2; ++r) start<T>(p[r], unused, a.ofs + b * T);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) dot_step2<T>(p, load64(u[0] + 64 * k), load64(u[1] + 64 * k), quad<T>(a, b, k));
+        for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], _mm512_loadu_ps(u[r] + 512), a.dx + b * T);
+      } else if constexpr (F == kMins) {
         for (int r = 0; r < 2; ++r) {
           const __m512 mv = _mm512_loadu_ps(u[r] + 576);
           for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
@@ -513,8 +521,8 @@ struct Q45_01 {
   template <int T>
   __attribute__((always_inline)) static void block_at(const uint8_t* g, size_t b, const TileActs& a, __m512 (&acc)[T]) {
     const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
-    block<T>(g + at.scales, g + at.extra, g + at.quants, g + at.scales - 32 * (b % 2), 4 * static_cast<int>(b % 2), b, a,
-             acc);
+    block<T>(g + at.scales, g + at.extra, g + at.quants, g + at.scales - 32 * (b % 2), 4 * static_cast<int>(b % 2), b,
+             a, acc);
   }
   // Block b: its scales, extra bytes and nibble vectors; its pair unit's start and the first of the
   // unit's 8 read-ahead parts that it asks for.
@@ -920,16 +928,21 @@ struct IQ4_XS {
     _mm512_store_si512(sc + 64, _mm512_sub_epi8(_mm512_and_si512(so, m6), k32));
   }
   static constexpr AmxForm kAmx = kAmxPlain;
-  // Sub-block j's codes through the signed value table and its d·(ls − 32), as run() makes them.
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) {
+  // Sub-blocks [b0, b1) (whole super-blocks) in blocks of 576 bytes: their codes through the value
+  // table (kUnsigned: K + 128, as run() reads them, for the pair tiles' Unpacked<kPlain>; else K,
+  // for the AMX tiles) and d·(ls − 32), as run() makes it.
+  template <bool kUnsigned>
+  static void unpack_to(const uint8_t* g, size_t b0, size_t b1, uint8_t* s) {
+    static_assert(amx_bytes(kAmx) == Unpacked<kPlain>::kBytes);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m512i values = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    const __m512i values = _mm512_broadcast_i32x4(kUnsigned ? _mm_xor_si128(k, _mm_set1_epi8(-128)) : k);
     alignas(64) int8_t sc[128];
     for (size_t u = b0 / 8; u < b1 / 8; ++u) {
       const uint8_t* o = g + 2176 * u;
       const __m512 d = f16x16(o + 2048);
       scales(o, sc);
-      for (int j = 0; j < 8; ++j, s += amx_bytes(kAmx)) {
+      for (int j = 0; j < 8; ++j, s += Unpacked<kPlain>::kBytes) {
         for (int q = 0; q < 4; ++q) {
           const __m512i raw = load64(o + 256 * j + 64 * q);
           _mm512_store_si512(s + 64 * q, _mm512_shuffle_epi8(values, _mm512_and_si512(raw, m4)));
@@ -941,6 +954,14 @@ struct IQ4_XS {
       }
     }
   }
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) { unpack_to<false>(g, b0, b1, s); }
+  // Pair tiles on the unpacked pass (Unpacked<kPlain>::run2): the table look-ups (four dot-port ops a
+  // nibble vector) done once a pass, not in every tile, as Q4_K's nibbles (see pair_unpacked()).
+  static constexpr bool kPairTiles = true;
+  static constexpr bool kPairUnpacked = true;
+  static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
+  static constexpr Form kForm = kPlain;
+  static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) { unpack_to<true>(g, b0, b1, s); }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
