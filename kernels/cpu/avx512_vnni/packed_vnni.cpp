@@ -226,16 +226,18 @@ __attribute__((always_inline)) inline void half_block(__m512 (&acc)[T], const Ti
   scale_step<T>(acc, p, scale(), a.dx + b * T);
 }
 
-// Prefill of Q5_K, Q6_K, Q3_K and Q2_K (and Q4_K's pair tiles) on a group's blocks unpacked once per
-// column pass (the types' unpack()), not once per tile: block b at kBytes·b holds its 8 code vectors
-// (vector k pairs with quad k of the activations) and its f32 scale vectors, so a tile's inner loop
-// is loads and vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its top-bit shifts were ~4 ALU ops a
-// weight vector in every tile). The per-(token, block) f32 steps are those of the types' run(), in
-// the same order, on the same f32 scale values, so the bits match the one-token path.
+// Prefill of Q5_K, Q6_K, Q3_K and Q2_K (and the other types' pair tiles but Q8_0's) on a group's
+// blocks unpacked once per column pass (the types' unpack()), not once per tile: block b at kBytes·b
+// holds its 8 code vectors (vector k pairs with quad k of the activations) and its f32 scale
+// vectors, so a tile's inner loop is loads and vpdpbusd (Q5_K: its fifth-bit merge, Q6_K: its
+// top-bit shifts were ~4 ALU ops a weight vector in every tile). The per-(token, block) f32 steps
+// are those of the types' run(), in the same order, on the same f32 scale values, so the bits match
+// the one-token path.
 // Q2_K (kHalfMins): d·scale of each half block, then the rows' (min of half 0 | min of half 1 << 16)
-// pairs and dmin, for the block's min step (min_step). IQ4_XS's pair tiles (kPlain): its codes
-// looked up (K + 128, the offset in ofs) and d·scale, one f32 vector; its one-group tiles read the
-// packed codes (IQ4_XS::run), so kPlain has run2 only.
+// pairs and dmin, for the block's min step (min_step). The pair tiles of Q4_0, Q5_0, IQ4_NL and
+// IQ4_XS (kPlain): their codes (Q4_0 q + 8, Q5_0 q + 16, the IQ4s' table entries K + 128; the offset
+// in ofs) and the block's scale, one f32 vector; their one-group tiles read the packed codes, so
+// kPlain has run2 only. Q4_1 and Q5_1 take kMins with their min negated.
 enum Form { kMins, kHalves, kHalfMins, kPlain };  // Q5_K: d·scale, dmin·min; Q6_K, Q3_K: d·scale of each half
 template <Form F>
 struct Unpacked {
@@ -434,9 +436,15 @@ struct Q45_01 {
     }
   }
   static constexpr AmxForm kAmx = kMin ? kAmxMinAdd : kAmxPlain;
-  // Block b's codes as block() makes them (less the offset where there is no min), scale and min.
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
-    const __m512i off = _mm512_set1_epi8(kMin ? 0 : (kFive ? 16 : 8));
+  static constexpr Form kForm = kMin ? Form::kMins : Form::kPlain;  // (kMins here is a byte count)
+  // Blocks [b0, b1): their codes as block() makes them, the scale at byte 512 and the min at 576.
+  // For the AMX tiles the codes less their offset where there is no min; for the pair tiles'
+  // Unpacked<kForm> (kVnni) the codes as they are and the min negated (kMins subtracts it: the same
+  // FMA, bit for bit).
+  template <bool kVnni>
+  static void unpack_to(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    static_assert(amx_bytes(kAmx) == Unpacked<kForm>::kBytes);
+    const __m512i off = _mm512_set1_epi8(kMin || kVnni ? 0 : (kFive ? 16 : 8));
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
       const packed::BlockAt at = packed::block_at(b, nb, kExtra, 256);
       __m512i hb = _mm512_setzero_si512();
@@ -448,8 +456,17 @@ struct Q45_01 {
         _mm512_store_si512(s + 64 * (4 + k), _mm512_sub_epi8(hi, off));
       }
       _mm512_store_ps(s + 512, f16x16(g + at.scales));
-      if constexpr (kMin) _mm512_store_ps(s + 576, f16x16(g + at.extra));
+      if constexpr (kMin) {
+        const __m512 m = f16x16(g + at.extra);
+        _mm512_store_ps(s + 576, kVnni ? _mm512_xor_ps(m, _mm512_set1_ps(-0.0f)) : m);
+      }
     }
+  }
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack_to<false>(g, b0, b1, nb, s);
+  }
+  static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack_to<true>(g, b0, b1, nb, s);
   }
   // decode_k runs one token over two groups at a time (one_token<2>).
   static constexpr int kStreams = 2;
@@ -489,34 +506,13 @@ struct Q45_01 {
       if (b0 < a.nb) block_at<1>(g[s], b0, a, acc[s]);
     }
   }
-  // Two row groups over the same tokens (pair_tile), each group's steps block()'s: the same bits.
+  // Two row groups over the same tokens on the unpacked pass (Unpacked<kForm>::run2): the nibble
+  // masks and shifts (and Q5's fifth bits) done once a pass, not in every tile: 0.69-0.73x the time
+  // of one-group tiles against 0.77-0.98x reading the packed codes in the tiles (docs/bench/cpu.md,
+  // session 58). Each group's steps are block()'s: the same bits.
   static constexpr bool kPairTiles = true;
-  static constexpr size_t kPairMinBlocks = kFive ? 32 : 16;  // pair_min_blocks()
-  template <int T>
-  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
-#pragma GCC unroll 1
-    for (size_t b = 0; b < a.nb; ++b) {
-      read_ahead(a, b);
-      const packed::BlockAt at = packed::block_at(b, a.nb, kExtra, 256);
-      __m512i p[2][T], unused[T], hb[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-      for (int r = 0; r < 2; ++r) {
-        if constexpr (kMin) {
-          const __m512 m = f16x16(g[r] + at.extra);
-          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
-        }
-        start<T>(p[r], unused, kMin ? nullptr : a.ofs + b * T);
-        if constexpr (kFive) hb[r] = load64(g[r] + at.extra + kMins);
-      }
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        __m512i lo[2], hi[2];
-        for (int r = 0; r < 2; ++r) codes(load64(g[r] + at.quants + 64 * k), hb[r], k, lo[r], hi[r]);
-        dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(k)));
-        dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + k)));
-      }
-      for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
-    }
-  }
+  static constexpr bool kPairUnpacked = true;
+  static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
   // Block b of the group at g, its addresses computed (an odd last block; prefill).
   template <int T>
   __attribute__((always_inline)) static void block_at(const uint8_t* g, size_t b, const TileActs& a, __m512 (&acc)[T]) {
@@ -573,8 +569,14 @@ struct Iq4Nl {
     const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
     return _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));
   }
-  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
-    const __m512i lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+  static constexpr Form kForm = kPlain;
+  // Blocks [b0, b1): their codes through the table (kVnni: K + 128, as run() reads them, for the
+  // pair tiles' Unpacked<kPlain>; else K, for the AMX tiles) and the scale.
+  template <bool kVnni>
+  static void unpack_to(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    static_assert(amx_bytes(kAmx) == Unpacked<kForm>::kBytes);
+    const __m512i lut = kVnni ? unsigned_lut()
+                              : _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
       const packed::BlockAt at = packed::block_at(b, nb, 0, 256);
       for (int j = 0; j < 4; ++j) {
@@ -585,6 +587,12 @@ struct Iq4Nl {
       }
       _mm512_store_ps(s + 512, f16x16(g + at.scales));
     }
+  }
+  static void amx_unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack_to<false>(g, b0, b1, nb, s);
+  }
+  static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
+    unpack_to<true>(g, b0, b1, nb, s);
   }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
@@ -607,29 +615,12 @@ struct Iq4Nl {
       scale_step<T>(acc, p, f16x16(g + at.scales), a.dx + b * T);
     }
   }
-  // Two row groups over the same tokens (pair_tile), each group's steps run()'s: the same bits.
+  // Two row groups over the same tokens on the unpacked pass (Unpacked<kPlain>::run2), the table
+  // look-ups once a pass (0.71-0.72x the time of one-group tiles against 0.82x looking up in the
+  // tiles; docs/bench/cpu.md, session 58). Each group's steps are run()'s: the same bits.
   static constexpr bool kPairTiles = true;
+  static constexpr bool kPairUnpacked = true;
   static constexpr size_t kPairMinBlocks = 16;  // pair_min_blocks()
-  template <int T>
-  static void run2(const uint8_t* const (&g)[2], const TileActs& a, __m512 (&acc)[2][T]) {
-    const __m512i lut = unsigned_lut();
-#pragma GCC unroll 1
-    for (size_t b = 0; b < a.nb; ++b) {
-      read_ahead(a, b);
-      const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
-      __m512i p[2][T], unused[T];
-      start<T>(p[0], unused, a.ofs + b * T);
-      start<T>(p[1], unused, a.ofs + b * T);
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        __m512i lo[2], hi[2];
-        for (int r = 0; r < 2; ++r) lookup(load64(g[r] + at.quants + 64 * j), lut, lo[r], hi[r]);
-        dot_step2<T>(p, lo[0], lo[1], quad<T>(a, b, static_cast<size_t>(j)));
-        dot_step2<T>(p, hi[0], hi[1], quad<T>(a, b, static_cast<size_t>(4 + j)));
-      }
-      for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], f16x16(g[r] + at.scales), a.dx + b * T);
-    }
-  }
 };
 
 template <bool kFive>
@@ -1077,20 +1068,22 @@ constexpr bool pair_tiles() {
   return false;
 }
 // 32 (1024 columns) unless the type says less (K::kPairMinBlocks). One process, pairs against one
-// group alternating, 128 tokens, one thread, time (docs/bench/cpu.md, session 57): 512 columns Q8_0
-// 0.88-0.94x, Q4_0 0.76-0.85x, Q4_1 0.81-0.98x, Q4_K 0.69-0.74x, Q5_K 0.70-0.82x, IQ4_NL 0.88-0.97x;
-// 896 columns Q8_0 0.66-0.87x. The types that keep 32: Q5_0 1.09-1.14x at 896 columns, Q5_1
-// 1.11-1.27x at 512 and 896, Q6_K 1.00-1.04x at 512, Q3_K 0.82-1.02x, Q2_K 1.06-1.20x.
+// group alternating, 128 tokens, one thread, time (docs/bench/cpu.md, sessions 57 and 58): 512
+// columns Q8_0 0.69-0.94x, Q4_K 0.69-0.74x, Q5_K 0.70-0.82x, IQ4_XS 0.66x; on unpacked passes (session
+// 58) Q4_0 0.74-0.79x, Q4_1 0.79-0.83x, Q5_0 0.71-0.73x, Q5_1 0.75-0.84x, IQ4_NL 0.76-0.83x; 896
+// columns Q8_0 0.66-0.87x, Q5_0 0.70-0.75x, Q5_1 0.72-0.78x. The types that keep 32: Q6_K 1.00-1.04x
+// at 512, Q3_K 0.82-1.02x, Q2_K 1.06-1.20x (session 57).
 template <class K>
 constexpr size_t pair_min_blocks() {
   if constexpr (requires { K::kPairMinBlocks; }) return K::kPairMinBlocks;
   return 32;
 }
 // Whether the pair tiles read both groups' column passes unpacked (K::unpack, Unpacked::run2), not
-// the packed codes (K::run2). Q4_K does, though its one-group tiles read the codes: in a pair tile
-// on the Ice Lake Xeon, its nibble masks and shifts and its scale and min unpacking took the dot
-// ports (every 512-bit integer or f32 op does there), about 0.5 of the tile's ops with the FP steps;
-// unpacked once per pass they do not recur in every tile (docs/bench/cpu.md, session 57).
+// the packed codes (K::run2). Every type but Q8_0 does, though the 4- and 5-bit ones' one-group tiles
+// read the codes: in a pair tile on the Ice Lake Xeon, Q4_K's nibble masks and shifts and its scale
+// and min unpacking took the dot ports (every 512-bit integer or f32 op does there), about 0.5 of
+// the tile's ops with the FP steps; unpacked once per pass they do not recur in every tile
+// (docs/bench/cpu.md, session 57; session 58: the blocks of 32 and IQ4_XS alike).
 template <class K>
 constexpr bool pair_unpacked() {
   if constexpr (requires { K::kPairUnpacked; }) return K::kPairUnpacked;

@@ -385,9 +385,9 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
   }
 }
 
-// The AVX-512 prefill's tiles of two row groups (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, IQ4_NL from 512
-// columns; Q5_0, Q5_1, Q6_K, Q3_K, Q2_K from 1024; the K-quants and Q4_K on unpacked column passes of
-// 16 blocks) give the bits of its one-group tiles: 80 rows (two pairs and a group left over, and a
+// The AVX-512 prefill's tiles of two row groups (Q6_K, Q3_K, Q2_K from 1024 columns, the rest from
+// 512; every type but Q8_0 on unpacked column passes of 16 blocks, whose one-group tiles read the
+// packed codes) give the bits of its one-group tiles: 80 rows (two pairs and a group left over, and a
 // range that starts inside a group), 512, 544, 1024 and 1056 columns (odd block counts for the types
 // of 32; 1024 columns: two passes), 5 and 23 tokens (tiles of 5; 4 of 5-6), on the VNNI tiles.
 // Turning them off changes the bits of no type.
