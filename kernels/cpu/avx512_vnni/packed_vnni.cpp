@@ -144,8 +144,8 @@ inline __m512 magic_times(__m512 dw) { return _mm512_mul_ps(dw, _mm512_set1_ps(1
 // every type. The sums start at kMagic, so the first product is one fused op: the FMA of the bits'
 // float (1.5·2^23 + sum) times dw less 1.5·2^23·dw (exact: magic_times) rounds sum · dw once, as a
 // conversion and a multiply would. So a token's step takes two dot-port ops, not three; mdw is made
-// once for every token. Ice Lake: a microbenchmark of Q8_0's pair block 1.06x, the kernel's Q8_0
-// products 1.03x, the other types level (docs/bench/cpu.md, session 58).
+// once for every token. Ice Lake: the kernel's Q8_0 products 1.03x, the other types level; a
+// microbenchmark of Q8_0's pair block 1.00-1.06x (docs/bench/cpu.md, session 58).
 template <int T>
 inline void scale_step(__m512 (&acc)[T], const __m512i (&p)[T], __m512 dw, const float* dx) {
   const __m512 mdw = magic_times(dw);
