@@ -388,8 +388,9 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
 // The AVX-512 prefill's tiles of two row groups (Q6_K, Q3_K, Q2_K from 1024 columns, the rest from
 // 512; every type but Q8_0 on unpacked column passes of 16 blocks, whose one-group tiles read the
 // packed codes) give the bits of its one-group tiles: 80 rows (two pairs and a group left over, and a
-// range that starts inside a group), 512, 544, 1024 and 1056 columns (odd block counts for the types
-// of 32; 1024 columns: two passes), 5 and 23 tokens (tiles of 5; 4 of 5-6), on the VNNI tiles.
+// range that starts inside a group), 512, 544, 1024, 1056 and 1280 columns (odd block counts for the
+// types of 32; 1024 columns: two passes; 1280: two and a half, the super-block types' last pass of
+// 8 blocks), 5 and 23 tokens (tiles of 5; 4 of 5-6), on the VNNI tiles.
 // Turning them off changes the bits of no type.
 TEST(Packed, PairTilesGiveTheOneGroupBits) {
   VariantGuard guard;
@@ -398,7 +399,7 @@ TEST(Packed, PairTilesGiveTheOneGroupBits) {
   const size_t n_rows = 80;
   for (DType t : kPacked) {
     if (!has_packed("avx512vnni", t) || is_h16(t)) continue;
-    for (size_t n_cols : {size_t{512}, size_t{544}, size_t{1024}, size_t{1056}}) {
+    for (size_t n_cols : {size_t{512}, size_t{544}, size_t{1024}, size_t{1056}, size_t{1280}}) {
       if (n_cols % unit_of(t) != 0) continue;
       Matrix m = random_matrix(t, n_rows, n_cols, 300 + static_cast<uint32_t>(t));
       ASSERT_TRUE(pack(m));
