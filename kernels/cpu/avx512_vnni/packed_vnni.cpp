@@ -921,14 +921,14 @@ struct IQ4_XS {
   }
   static constexpr AmxForm kAmx = kAmxPlain;
   // Sub-blocks [b0, b1) (whole super-blocks) in blocks of 576 bytes: their codes through the value
-  // table (kUnsigned: K + 128, as run() reads them, for the pair tiles' Unpacked<kPlain>; else K,
-  // for the AMX tiles) and d·(ls − 32), as run() makes it.
-  template <bool kUnsigned>
+  // table (kVnni: K + 128, as run() reads them, for the pair tiles' Unpacked<kPlain>; else K, for
+  // the AMX tiles) and d·(ls − 32), as run() makes it.
+  template <bool kVnni>
   static void unpack_to(const uint8_t* g, size_t b0, size_t b1, uint8_t* s) {
     static_assert(amx_bytes(kAmx) == Unpacked<kPlain>::kBytes);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    const __m512i values = _mm512_broadcast_i32x4(kUnsigned ? _mm_xor_si128(k, _mm_set1_epi8(-128)) : k);
+    const __m512i values = _mm512_broadcast_i32x4(kVnni ? _mm_xor_si128(k, _mm_set1_epi8(-128)) : k);
     alignas(64) int8_t sc[128];
     for (size_t u = b0 / 8; u < b1 / 8; ++u) {
       const uint8_t* o = g + 2176 * u;
