@@ -277,16 +277,13 @@ struct Unpacked {
       const uint8_t* u[2] = {s[0] + kBytes * b, s[1] + kBytes * b};
       read_ahead(a, b);
       __m512i p[2][T], unused[T];
-      if constexpr (F == kPlain) {
-        for (int r = 0; r < 2; ++r) start<T>(p[r], unused, a.ofs + b * T);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) dot_step2<T>(p, load64(u[0] + 64 * k), load64(u[1] + 64 * k), quad<T>(a, b, k));
-        for (int r = 0; r < 2; ++r) scale_step<T>(acc[r], p[r], _mm512_loadu_ps(u[r] + 512), a.dx + b * T);
-      } else if constexpr (F == kMins) {
+      if constexpr (F == kPlain || F == kMins) {  // one scale a block (kMins: its min step first)
         for (int r = 0; r < 2; ++r) {
-          const __m512 mv = _mm512_loadu_ps(u[r] + 576);
-          for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
-          start<T>(p[r], unused, nullptr);
+          if constexpr (F == kMins) {
+            const __m512 mv = _mm512_loadu_ps(u[r] + 576);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fnmadd_ps(mv, _mm512_set1_ps(a.xs[b * T + t]), acc[r][t]);
+          }
+          start<T>(p[r], unused, F == kPlain ? a.ofs + b * T : nullptr);
         }
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) dot_step2<T>(p, load64(u[0] + 64 * k), load64(u[1] + 64 * k), quad<T>(a, b, k));
@@ -548,6 +545,22 @@ struct Q45_01 {
   }
 };
 
+// kIq4Values (FORMATS.md §2.9) in each 128-bit lane: K, the AMX tiles' signed codes, or K + 128
+// (kUnsigned), vpdpbusd's unsigned operand, whose 128 the sums' start (ofs = −128·s) cancels.
+template <bool kUnsigned>
+inline __m512i iq4_lut() {
+  const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+  return _mm512_broadcast_i32x4(kUnsigned ? _mm_xor_si128(k, _mm_set1_epi8(-128)) : k);
+}
+
+// The table entries (lut: iq4_lut) of a nibble vector's low (lo) and high (hi) nibbles: IQ4_NL's
+// and IQ4_XS's codes.
+__attribute__((always_inline)) inline void iq4_lookup(__m512i raw, __m512i lut, __m512i& lo, __m512i& hi) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
+  hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+}
+
 // IQ4_NL: Q4_0's packed nibbles (packed_layout.h), each an index into kIq4Values (FORMATS.md
 // §2.9): one vpshufb a nibble vector looks up K + 128 (1..241, the unsigned operand; vpdpbusd does
 // not saturate), and ofs = −128·s cancels the 128, as for Q8_0's stored q + 128. The sums and f32
@@ -559,30 +572,18 @@ struct Iq4Nl {
   static constexpr int kOfsShift = 7;
   static constexpr int kPairLines = 9;  // a pair: 2 · (32 + 256) bytes
   static constexpr AmxForm kAmx = kAmxPlain;
-  // The table entries of a nibble vector's low (lo) and high (hi) nibbles (lut: the 16 values in
-  // each 128-bit lane).
-  __attribute__((always_inline)) static void lookup(__m512i raw, __m512i lut, __m512i& lo, __m512i& hi) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
-    hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
-  }
-  static __m512i unsigned_lut() {  // K + 128
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    return _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));
-  }
   static constexpr Form kForm = kPlain;
   // Blocks [b0, b1): their codes through the table (kVnni: K + 128, as run() reads them, for the
   // pair tiles' Unpacked<kPlain>; else K, for the AMX tiles) and the scale.
   template <bool kVnni>
   static void unpack_to(const uint8_t* g, size_t b0, size_t b1, size_t nb, uint8_t* s) {
     static_assert(amx_bytes(kAmx) == Unpacked<kForm>::kBytes);
-    const __m512i lut = kVnni ? unsigned_lut()
-                              : _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    const __m512i lut = iq4_lut<kVnni>();
     for (size_t b = b0; b < b1; ++b, s += amx_bytes(kAmx)) {
       const packed::BlockAt at = packed::block_at(b, nb, 0, 256);
       for (int j = 0; j < 4; ++j) {
         __m512i lo, hi;
-        lookup(load64(g + at.quants + 64 * j), lut, lo, hi);
+        iq4_lookup(load64(g + at.quants + 64 * j), lut, lo, hi);
         _mm512_store_si512(s + 64 * j, lo);
         _mm512_store_si512(s + 64 * (4 + j), hi);
       }
@@ -597,7 +598,7 @@ struct Iq4Nl {
   }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
-    const __m512i lut = unsigned_lut();
+    const __m512i lut = iq4_lut<true>();
     for (size_t b = 0; b < a.nb; ++b) {
       const packed::BlockAt at = packed::block_at(b, a.nb, 0, 256);
       __m512i p[T], p2[T];
@@ -608,7 +609,7 @@ struct Iq4Nl {
       for (int j = 0; j < 4; ++j) {
         if constexpr (kReadAhead) prefetch_part<T, kPairLines, 8>(pair, 4 * static_cast<int>(b % 2) + j);
         __m512i lo, hi;
-        lookup(load64(wb + 64 * j), lut, lo, hi);
+        iq4_lookup(load64(wb + 64 * j), lut, lo, hi);
         dot_step<T>(p, p2, false, lo, quad<T>(a, b, j));
         dot_step<T>(p, p2, true, hi, quad<T>(a, b, 4 + j));
       }
@@ -919,6 +920,11 @@ struct IQ4_XS {
     _mm512_store_si512(sc, _mm512_sub_epi8(_mm512_and_si512(se, m6), k32));
     _mm512_store_si512(sc + 64, _mm512_sub_epi8(_mm512_and_si512(so, m6), k32));
   }
+  // Sub-block j's d·(ls − 32) of the 16 rows, from d and scales()'s sc.
+  static __m512 sub_scale(__m512 d, const int8_t* sc, int j) {
+    const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 64 * (j % 2) + 16 * (j / 2)));
+    return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8)));
+  }
   static constexpr AmxForm kAmx = kAmxPlain;
   // Sub-blocks [b0, b1) (whole super-blocks) in blocks of 576 bytes: their codes through the value
   // table (kVnni: K + 128, as run() reads them, for the pair tiles' Unpacked<kPlain>; else K, for
@@ -926,9 +932,7 @@ struct IQ4_XS {
   template <bool kVnni>
   static void unpack_to(const uint8_t* g, size_t b0, size_t b1, uint8_t* s) {
     static_assert(amx_bytes(kAmx) == Unpacked<kPlain>::kBytes);
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    const __m512i values = _mm512_broadcast_i32x4(kVnni ? _mm_xor_si128(k, _mm_set1_epi8(-128)) : k);
+    const __m512i values = iq4_lut<kVnni>();
     alignas(64) int8_t sc[128];
     for (size_t u = b0 / 8; u < b1 / 8; ++u) {
       const uint8_t* o = g + 2176 * u;
@@ -936,13 +940,12 @@ struct IQ4_XS {
       scales(o, sc);
       for (int j = 0; j < 8; ++j, s += Unpacked<kPlain>::kBytes) {
         for (int q = 0; q < 4; ++q) {
-          const __m512i raw = load64(o + 256 * j + 64 * q);
-          _mm512_store_si512(s + 64 * q, _mm512_shuffle_epi8(values, _mm512_and_si512(raw, m4)));
-          const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-          _mm512_store_si512(s + 64 * (4 + q), _mm512_shuffle_epi8(values, hi));
+          __m512i lo, hi;
+          iq4_lookup(load64(o + 256 * j + 64 * q), values, lo, hi);
+          _mm512_store_si512(s + 64 * q, lo);
+          _mm512_store_si512(s + 64 * (4 + q), hi);
         }
-        const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 64 * (j % 2) + 16 * (j / 2)));
-        _mm512_store_ps(s + 512, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8))));
+        _mm512_store_ps(s + 512, sub_scale(d, sc, j));
       }
     }
   }
@@ -956,9 +959,7 @@ struct IQ4_XS {
   static void unpack(const uint8_t* g, size_t b0, size_t b1, size_t, uint8_t* s) { unpack_to<true>(g, b0, b1, s); }
   template <int T>
   static void run(const uint8_t* g, const TileActs& a, __m512 (&acc)[T]) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    const __m512i values = _mm512_broadcast_i32x4(_mm_xor_si128(k, _mm_set1_epi8(-128)));
+    const __m512i values = iq4_lut<true>();
     alignas(64) int8_t sc[128];
     for (size_t u = 0; u < a.nb / 8; ++u) {
       const uint8_t* o = g + 2176 * u;
@@ -974,15 +975,13 @@ struct IQ4_XS {
         const uint8_t* wb = o + 256 * j;
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
-          const __m512i raw = load64(wb + 64 * q);
-          const __m512i lo = _mm512_shuffle_epi8(values, _mm512_and_si512(raw, m4));
-          const __m512i hi = _mm512_shuffle_epi8(values, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+          __m512i lo, hi;
+          iq4_lookup(load64(wb + 64 * q), values, lo, hi);
           dot_step<T>(p, p2, false, lo, quad<T>(a, b, static_cast<size_t>(q)));
           dot_step<T>(p, p2, true, hi, quad<T>(a, b, static_cast<size_t>(4 + q)));
         }
         join<T>(p, p2);
-        const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sc + 64 * (j % 2) + 16 * (j / 2)));
-        scale_step<T>(acc, p, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8))), a.dx + b * T);
+        scale_step<T>(acc, p, sub_scale(d, sc, j), a.dx + b * T);
       }
     }
   }
