@@ -198,6 +198,101 @@ void k8_scores_one(const int8_t* q, const uint16_t* dq, const int8_t* k, const u
   }
 }
 
+// NH rows of k8_scores_many over two sets of 16 keys (e = 0, 1): each set's transposed codes (tb[e]:
+// zmm 8·b + c holds quad c of block b, as k + 128) and scales (fk[e][b]) against rows q (their
+// −128·Σq starts and scales in nbias, fq); k8_scores_fixed's operations per row and key in its order.
+// Each broadcast of a row's quad serves both sets' dots.
+template <size_t HD, int NH>
+__attribute__((always_inline)) inline void scores_rows(const int8_t* q, const int32_t (*nbias)[HD / 32],
+                                                       const float (*fq)[HD / 32], const __m512i (*tb)[2 * HD / 8],
+                                                       const __m512 (*fk)[HD / 32], __m512 vscale, float* scores,
+                                                       size_t ld, const __mmask16 (&tail)[2]) {
+  constexpr size_t nb = HD / 32;
+  __m512 a[2][NH];
+  for (size_t b = 0; b < nb; ++b) {
+    __m512i s[2][NH];
+    for (int h = 0; h < NH; ++h) s[0][h] = s[1][h] = _mm512_set1_epi32(nbias[h][b]);
+    for (int c = 0; c < 8; ++c) {
+      const __m512i t0 = _mm512_load_si512(&tb[0][8 * b + c]), t1 = _mm512_load_si512(&tb[1][8 * b + c]);
+      for (int h = 0; h < NH; ++h) {
+        int32_t w;
+        std::memcpy(&w, q + h * HD + 32 * b + 4 * c, 4);
+        const __m512i x = _mm512_set1_epi32(w);
+        s[0][h] = _mm512_dpbusd_epi32(s[0][h], t0, x);
+        s[1][h] = _mm512_dpbusd_epi32(s[1][h], t1, x);
+      }
+    }
+    for (int e = 0; e < 2; ++e) {
+      for (int h = 0; h < NH; ++h) {
+        const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(fq[h][b]), fk[e][b]);
+        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(s[e][h]), dd);
+        a[e][h] = b == 0 ? x : _mm512_add_ps(a[e][h], x);  // the first block: 0 + x is x
+      }
+    }
+  }
+  for (int e = 0; e < 2; ++e) {
+    for (int h = 0; h < NH; ++h) {
+      _mm512_mask_storeu_ps(scores + h * ld + 16 * e, tail[e], _mm512_mul_ps(vscale, a[e][h]));
+    }
+  }
+}
+
+// Packed-K scores of more rows than k8_scores_fixed holds (a prompt tile's 32: 8 tokens × a group's
+// heads), head_dim HD (64 or 128): every 32 keys transposed once into L1 (tb) for all the rows,
+// which then run 4 at a time (scores_rows), each row k8_scores_fixed's operations: the same bits.
+// The general loop below, which took these rows one at a time with one broadcast a vpdpbusd, ran
+// at 110-125 GMAC/s on the Ice Lake Xeon; this at 130-160 (0.64-0.80x the time, 12-32 rows of 64
+// and 128; 8 rows at a time spilled, 0.8x with 6), whole 128-token prompts at depth 4096 0.96-0.97x
+// (docs/bench/cpu.md, session 59).
+template <size_t HD>
+void k8_scores_many(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
+                    size_t n, float scale, float* scores, size_t ld) {
+  constexpr size_t nb = HD / 32;
+  int32_t nbias[kMaxHeads][nb];  // −128·Σ q over each block
+  float fq[kMaxHeads][nb];
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t b = 0; b < nb; ++b) {
+      nbias[h][b] = -128 * block_sum(q + h * HD + 32 * b);
+      fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
+    }
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 vscale = _mm512_set1_ps(scale);
+  alignas(64) __m512i tb[2][2 * HD / 8];
+  __m512 fk[2][nb];
+  for (size_t j = 0; j < n; j += 32) {
+    __mmask16 tail[2];
+    for (size_t e = 0; e < 2; ++e) {
+      const size_t je = j + 16 * e, r = je < n ? std::min<size_t>(16, n - je) : 0;
+      tail[e] = tail_mask(r);
+      prefetch_ahead(k + (je + kReadAheadRows) * HD, 16 * HD);  // keys ahead (attn_heads.h)
+      prefetch_ahead(dk + (je + kReadAheadRows) * nb, 16 * 2 * nb);
+      for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every key per pass
+        const int8_t* kr = k + je * HD + 32 * c0;
+        __m512i t[16];
+        for (size_t i = 0; i < 16; ++i) {
+          t[i] = i < r ? _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip) : _mm512_setzero_si512();
+        }
+        transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key je+i, as k + 128
+        for (size_t c = 0; c < 16; ++c) _mm512_store_si512(&tb[e][8 * c0 + c], t[c]);
+        for (size_t b = 0; b < 2; ++b) fk[e][c0 + b] = r > 0 ? key_scales(dk, nb, je, r, c0 + b) : _mm512_setzero_ps();
+      }
+    }
+    size_t h0 = 0;
+    for (; h0 + 4 <= n_heads; h0 += 4) {
+      scores_rows<HD, 4>(q + h0 * HD, nbias + h0, fq + h0, tb, fk, vscale, scores + h0 * ld + j, ld, tail);
+    }
+    const int8_t* qr = q + h0 * HD;
+    float* sr = scores + h0 * ld + j;
+    switch (n_heads - h0) {
+      case 1: scores_rows<HD, 1>(qr, nbias + h0, fq + h0, tb, fk, vscale, sr, ld, tail); break;
+      case 2: scores_rows<HD, 2>(qr, nbias + h0, fq + h0, tb, fk, vscale, sr, ld, tail); break;
+      case 3: scores_rows<HD, 3>(qr, nbias + h0, fq + h0, tb, fk, vscale, sr, ld, tail); break;
+      default: break;
+    }
+  }
+}
+
 template <size_t HD>
 bool k8_scores_fixed_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
                            size_t n, float scale, float* scores, size_t ld) {
@@ -210,7 +305,10 @@ bool k8_scores_fixed_heads(const int8_t* q, const uint16_t* dq, size_t n_heads, 
     case 6: k8_scores_fixed<HD, 6>(q, dq, k, dk, n, scale, scores, ld); return true;
     case 7: k8_scores_fixed<HD, 7>(q, dq, k, dk, n, scale, scores, ld); return true;
     case 8: k8_scores_fixed<HD, 8>(q, dq, k, dk, n, scale, scores, ld); return true;
-    default: return false;
+    default:  // a prompt tile's rows
+      if (n_heads > kMaxHeads) return false;
+      k8_scores_many<HD>(q, dq, n_heads, k, dk, n, scale, scores, ld);
+      return true;
   }
 }
 

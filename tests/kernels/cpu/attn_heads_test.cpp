@@ -102,7 +102,10 @@ const Shape kShapes[] = {{64, 7, 300}, {64, 4, 16},  {64, 1, 5},   {128, 8, 45},
                          // key counts past a step, an odd block count (96), runs of 256 keys (300)
                          {64, 1, 40},  {96, 1, 27},  {128, 1, 300}, {256, 1, 13}, {64, 3, 20}, {96, 2, 300},
                          // AVX-512 fp16 scores of 5-8 heads in two register passes (3+2, 4+3 heads)
-                         {128, 5, 24}, {128, 7, 50}};
+                         {128, 5, 24}, {128, 7, 50},
+                         // AVX-512 packed-K scores of 9-32 rows (a prompt tile): 32 keys a step, rows 4
+                         // at a time and 1-3 left over, the step's second 16 keys partial or empty
+                         {64, 32, 100}, {128, 30, 50}, {64, 13, 17}};
 
 
 // An AttnBlock over gk's queries and keys and gv's keys as the V rows, in cache form `form`: 0 fp16
