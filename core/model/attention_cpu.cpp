@@ -187,11 +187,12 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
     } else {
       kernels::f16_scores_heads(th.qf + r0 * d.Dk, nr, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores, ld);
     }
-    for (size_t u = u0; u < uf; ++u) {
-      for (size_t h = 0; h < d.G; ++h) {
-        const size_t r = u * d.G + h;
-        kernels::softmax_partial(th.scores + r * ld, keys(u), &m[r], &l[r]);
-      }
+    for (size_t u = u0; u < uf;) {  // runs of tokens with the same key count, their rows at once
+      size_t ue = u + 1;
+      while (ue < uf && keys(ue) == keys(u)) ++ue;
+      const size_t r = u * d.G;
+      kernels::softmax_partial_rows(th.scores + r * ld, ld, (ue - u) * d.G, keys(u), m + r, l + r);
+      u = ue;
     }
     std::fill(o + r0 * d.Dv, o + rf * d.Dv, 0.0f);
     if (cache.v_packed()) {

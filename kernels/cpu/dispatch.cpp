@@ -319,6 +319,13 @@ void softmax_partial(float* x, size_t n, float* m, float* l) {
   active_heads().softmax_partial(x, n, m, l);
 }
 
+void softmax_partial_rows(float* x, size_t ld, size_t rows, size_t n, float* m, float* l) {
+  if (n == 0) throw std::invalid_argument("softmax_partial_rows: no keys");
+  check_ld("softmax_partial_rows", n, ld);
+  if (&active() == &avx512vnni::kVariant) return avx512vnni::softmax_partial_rows(x, ld, rows, n, m, l);
+  for (size_t r = 0; r < rows; ++r) active_heads().softmax_partial(x + r * ld, n, &m[r], &l[r]);
+}
+
 void f16_accum_v_heads(const float* p, size_t ldp, size_t n_heads, const uint16_t* v, size_t head_dim, size_t n,
                        float* out) {
   check_ld("f16_accum_v_heads", n, ldp);
@@ -387,11 +394,7 @@ void block_calls(const AttnBlock& b, size_t rows, size_t n, float scale, float* 
   } else {
     f16_scores_heads(b.q, rows, b.k, b.head_dim_k, n, scale, scores, ld);
   }
-  if (&active() == &avx512vnni::kVariant) {
-    avx512vnni::softmax_partial_rows(scores, ld, rows, n, m, l);  // four rows side by side, the same bits
-  } else {
-    for (size_t r = 0; r < rows; ++r) softmax_partial(scores + r * ld, n, &m[r], &l[r]);
-  }
+  softmax_partial_rows(scores, ld, rows, n, m, l);
   std::fill(out, out + rows * b.head_dim_v, 0.0f);
   if (b.vq != nullptr) {
     k8_accum_v_heads(scores, ld, rows, b.vq, b.vd, b.head_dim_v, b.block_v, n, out);

@@ -473,6 +473,30 @@ TEST(AttnHeads, SoftmaxPartialFindsTheMaxAndKeepsTheExpBits) {
   set_cpu_variant("best");
 }
 
+// softmax_partial_rows is softmax_partial a row, bit for bit in every variant: 1-9 rows (the AVX-512
+// variant's four at a time and the rows left over), a stride past n whose gap it leaves alone.
+TEST(AttnHeads, SoftmaxRowsAreOneCallARow) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  for (size_t n : {size_t{5}, size_t{100}, size_t{256}}) {
+    for (size_t rows = 1; rows <= 9; ++rows) {
+      const size_t ld = n + 7;
+      std::vector<float> x(rows * ld);
+      for (auto& e : x) e = nd(rng);
+      for (const char* v : kVariants) {
+        if (!set_cpu_variant(v)) continue;
+        std::vector<float> one = x, all = x, m1(rows), l1(rows), m(rows), l(rows);
+        for (size_t r = 0; r < rows; ++r) softmax_partial(&one[r * ld], n, &m1[r], &l1[r]);
+        softmax_partial_rows(all.data(), ld, rows, n, m.data(), l.data());
+        ASSERT_EQ(all, one) << v << " n " << n << " rows " << rows;  // the gap past n too: untouched
+        ASSERT_EQ(m, m1) << v << " n " << n << " rows " << rows;
+        ASSERT_EQ(l, l1) << v << " n " << n << " rows " << rows;
+      }
+    }
+  }
+  set_cpu_variant("best");
+}
+
 // attn_block_heads is the decode step's calls in order (scores, softmax_partial per head, the V sum
 // from 0), bit for bit in every variant, for each cache form (fp16 K and V, packed K, packed K and
 // V) and with V rows of another width than K's; the AVX2 variants only read V at another time.
@@ -565,6 +589,8 @@ TEST(AttnHeads, BadArgumentsAreRefused) {
   EXPECT_THROW(k8_accum_v_heads(p.data(), 8, 1, kq.data(), kd.data(), 64, 0, 4, q.data()), std::invalid_argument);
   float m = 0, l = 0;
   EXPECT_THROW(softmax_partial(p.data(), 0, &m, &l), std::invalid_argument);
+  EXPECT_THROW(softmax_partial_rows(p.data(), 4, 1, 0, &m, &l), std::invalid_argument);  // no keys
+  EXPECT_THROW(softmax_partial_rows(p.data(), 2, 2, 4, &m, &l), std::invalid_argument);  // stride below n
   AttnBlock b;
   b.head_dim_k = b.head_dim_v = 64;
   b.q = q.data(), b.k = kf.data(), b.v = kf.data();

@@ -43,6 +43,10 @@ void f16_scores_heads(const float* q, size_t n_heads, const uint16_t* k, size_t 
 // (n >= 1). Same exp and summation as softmax (within a few ulp of the scalar twin).
 void softmax_partial(float* x, size_t n, float* m, float* l);
 
+// softmax_partial of rows [0, rows) of x (row stride ld >= n), each over the same n keys: row r's
+// m[r], l[r]. The same bits as one call a row; the AVX-512 variant runs four rows side by side.
+void softmax_partial_rows(float* x, size_t ld, size_t rows, size_t n, float* m, float* l);
+
 // out[h·head_dim + i] = fma(p[h·ldp + j], fp16(v[j][i]), out[h·head_dim + i]) for j = 0..n−1 in
 // order (one fused multiply-add per key and head). The variants with FMA hardware are bit for bit
 // the scalar twin (std::fma); the sse4 variant (no FMA) multiplies then adds, within one f32
