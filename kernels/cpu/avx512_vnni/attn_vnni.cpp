@@ -63,6 +63,18 @@ inline int32_t block_sum(const int8_t* qb) {
   return s;
 }
 
+// Each row's −128·Σq (the start of its dpbusd chains) and fp16 scale as a float, per block of 32.
+template <size_t HD>
+inline void query_terms(const int8_t* q, const uint16_t* dq, size_t n_heads, int32_t (*nbias)[HD / 32],
+                        float (*fq)[HD / 32]) {
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t b = 0; b < HD / 32; ++b) {
+      nbias[h][b] = -128 * block_sum(q + h * HD + 32 * b);
+      fq[h][b] = _cvtsh_ss(dq[h * (HD / 32) + b]);
+    }
+  }
+}
+
 // Packed-K scores with the head dimension HD (64 or 128) and the head count NH (1..8) fixed at
 // compile time: the same operations per head as k8_scores_heads below (bit for bit), with row
 // addresses as constants and every head's dpbusd chains unrolled side by side, so the chains of
@@ -76,12 +88,7 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
   constexpr size_t nb = HD / 32;
   int32_t nbias[NH][nb];  // −128·Σ q over each block
   float fq[NH][nb];
-  for (int h = 0; h < NH; ++h) {
-    for (size_t b = 0; b < nb; ++b) {
-      nbias[h][b] = -128 * block_sum(q + h * HD + 32 * b);
-      fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
-    }
-  }
+  query_terms<HD>(q, dq, NH, nbias, fq);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
@@ -250,12 +257,7 @@ void k8_scores_many(const int8_t* q, const uint16_t* dq, size_t n_heads, const i
   constexpr size_t nb = HD / 32;
   int32_t nbias[kMaxHeads][nb];  // −128·Σ q over each block
   float fq[kMaxHeads][nb];
-  for (size_t h = 0; h < n_heads; ++h) {
-    for (size_t b = 0; b < nb; ++b) {
-      nbias[h][b] = -128 * block_sum(q + h * HD + 32 * b);
-      fq[h][b] = _cvtsh_ss(dq[h * nb + b]);
-    }
-  }
+  query_terms<HD>(q, dq, n_heads, nbias, fq);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512 vscale = _mm512_set1_ps(scale);
   alignas(64) __m512i tb[2][2 * HD / 8];
