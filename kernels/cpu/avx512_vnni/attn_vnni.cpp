@@ -248,8 +248,8 @@ __attribute__((always_inline)) inline void scores_rows(const int8_t* q, const in
 // heads), head_dim HD (64 or 128): every 32 keys transposed once into L1 (tb) for all the rows,
 // which then run 4 at a time (scores_rows), each row k8_scores_fixed's operations: the same bits.
 // The general loop below, which took these rows one at a time with one broadcast a vpdpbusd, ran
-// at 110-125 GMAC/s on the Ice Lake Xeon; this at 130-160 (0.64-0.80x the time, 12-32 rows of 64
-// and 128; 8 rows at a time spilled, 0.8x with 6), whole 128-token prompts at depth 4096 0.96-0.97x
+// at 110-125 GMAC/s on the Ice Lake Xeon; this at 135-150 (0.61-0.79x the time, 12-32 rows of 64
+// and 128; 8 rows at a time spilled, 6 gave 0.70-0.81x), 128-token prompts at depth 4096 0.92-0.99x
 // (docs/bench/cpu.md, session 59).
 template <size_t HD>
 void k8_scores_many(const int8_t* q, const uint16_t* dq, size_t n_heads, const int8_t* k, const uint16_t* dk,
