@@ -152,6 +152,12 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
     // First token of the tile with keys in this block, and each token's key count here.
     const size_t u0 = pos0 + t0 + 1 > k0 ? 0 : k0 - (pos0 + t0);
     auto keys = [&](size_t u) { return std::min(pos0 + t0 + u + 1, k0 + kKeyBlock) - k0; };
+    // The end of the run of tokens from u (< uf, below) with u's key count.
+    auto run_end = [&](size_t u, size_t uf) {
+      size_t ue = u + 1;
+      while (ue < uf && keys(ue) == keys(u)) ++ue;
+      return ue;
+    };
     // Tokens [uf, nt) see all kKeyBlock keys of the block (rows [rf, rows)): one attn_block_tiles
     // call takes them on the AMX tiles. Without the tiles uf = nt: every row below.
     const size_t whole = k0 + kKeyBlock - 1 > pos0 + t0 ? k0 + kKeyBlock - 1 - (pos0 + t0) : 0;
@@ -187,25 +193,20 @@ void tile_partials(const KvCache& cache, size_t layer, const Dims& d, const floa
     } else {
       kernels::f16_scores_heads(th.qf + r0 * d.Dk, nr, cache.k_f16(layer, g) + k0 * d.Dk, d.Dk, nk, scale, scores, ld);
     }
-    for (size_t u = u0; u < uf;) {  // runs of tokens with the same key count, their rows at once
-      size_t ue = u + 1;
-      while (ue < uf && keys(ue) == keys(u)) ++ue;
+    for (size_t u = u0, ue = 0; u < uf; u = ue) {  // runs of tokens with the same key count, their rows at once
+      ue = run_end(u, uf);
       const size_t r = u * d.G;
       kernels::softmax_partial_rows(th.scores + r * ld, ld, (ue - u) * d.G, keys(u), m + r, l + r);
-      u = ue;
     }
     std::fill(o + r0 * d.Dv, o + rf * d.Dv, 0.0f);
     if (cache.v_packed()) {
       // The v16 rule scales each row's codes by its own keys of the block (attn.h): one call per
       // run of tokens with the same key count (all the tile's tokens but on the diagonal block).
-      for (size_t u = u0; u < uf;) {
-        const size_t ku = keys(u);
-        size_t ue = u + 1;
-        while (ue < uf && keys(ue) == ku) ++ue;
+      for (size_t u = u0, ue = 0; u < uf; u = ue) {
+        ue = run_end(u, uf);
         kernels::k8_accum_v_heads(th.scores + u * d.G * ld, ld, (ue - u) * d.G, cache.v_q8(layer, g) + k0 * d.Dv,
-                                  cache.v_scales(layer, g) + k0 * d.nbv, d.Dv, cache.block_v(), ku,
+                                  cache.v_scales(layer, g) + k0 * d.nbv, d.Dv, cache.block_v(), keys(u),
                                   o + u * d.G * d.Dv);
-        u = ue;
       }
       continue;
     }

@@ -75,6 +75,21 @@ inline void query_terms(const int8_t* q, const uint16_t* dq, size_t n_heads, int
   }
 }
 
+// 64 bytes from kr of keys 0..r−1 (rows HD bytes apart; r <= 16, the rest zero), transposed: t[c]
+// lane i holds dims 4c..4c+3 of key i, as k + 128 (the unsigned operand of vpdpbusd).
+template <size_t HD>
+__attribute__((always_inline)) inline void keys_transposed(const int8_t* kr, size_t r, __m512i (&t)[16]) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  if (r == 16) {  // whole groups: no per-row test
+    for (size_t i = 0; i < 16; ++i) t[i] = _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip);
+  } else {
+    for (size_t i = 0; i < 16; ++i) {
+      t[i] = i < r ? _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip) : _mm512_setzero_si512();
+    }
+  }
+  transpose16(t);
+}
+
 // Packed-K scores with the head dimension HD (64 or 128) and the head count NH (1..8) fixed at
 // compile time: the same operations per head as k8_scores_heads below (bit for bit), with row
 // addresses as constants and every head's dpbusd chains unrolled side by side, so the chains of
@@ -89,7 +104,6 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
   int32_t nbias[NH][nb];  // −128·Σ q over each block
   float fq[NH][nb];
   query_terms<HD>(q, dq, NH, nbias, fq);
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512 vscale = _mm512_set1_ps(scale);
   for (size_t j = 0; j < n; j += 16) {
     const size_t r = std::min<size_t>(16, n - j);
@@ -97,16 +111,8 @@ void k8_scores_fixed(const int8_t* q, const uint16_t* dq, const int8_t* k, const
     prefetch_ahead(dk + (j + kReadAheadRows) * nb, 16 * 2 * nb);
     __m512 a[NH];
     for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every row per pass
-      const int8_t* kr = k + j * HD + 32 * c0;
       __m512i t[16];
-      if (r == 16) {
-        for (size_t i = 0; i < 16; ++i) t[i] = _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip);
-      } else {
-        for (size_t i = 0; i < 16; ++i) {
-          t[i] = i < r ? _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip) : _mm512_setzero_si512();
-        }
-      }
-      transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key j+i, as k + 128
+      keys_transposed<HD>(k + j * HD + 32 * c0, r, t);  // t[c] lane i: dims 4c..4c+3 of key j+i, as k + 128
       __m512 fk[2];
       for (size_t b = 0; b < 2; ++b) fk[b] = key_scales(dk, nb, j, r, c0 + b);
       for (size_t b = 0; b < 2; ++b) {
@@ -258,7 +264,6 @@ void k8_scores_many(const int8_t* q, const uint16_t* dq, size_t n_heads, const i
   int32_t nbias[kMaxHeads][nb];  // −128·Σ q over each block
   float fq[kMaxHeads][nb];
   query_terms<HD>(q, dq, n_heads, nbias, fq);
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512 vscale = _mm512_set1_ps(scale);
   alignas(64) __m512i tb[2][2 * HD / 8];
   __m512 fk[2][nb];
@@ -270,12 +275,8 @@ void k8_scores_many(const int8_t* q, const uint16_t* dq, size_t n_heads, const i
       prefetch_ahead(k + (je + kReadAheadRows) * HD, 16 * HD);  // keys ahead (attn_heads.h)
       prefetch_ahead(dk + (je + kReadAheadRows) * nb, 16 * 2 * nb);
       for (size_t c0 = 0; c0 < nb; c0 += 2) {  // 64 bytes (2 blocks) of every key per pass
-        const int8_t* kr = k + je * HD + 32 * c0;
         __m512i t[16];
-        for (size_t i = 0; i < 16; ++i) {
-          t[i] = i < r ? _mm512_xor_si512(_mm512_loadu_si512(kr + i * HD), flip) : _mm512_setzero_si512();
-        }
-        transpose16(t);  // t[c] lane i: dims 4c..4c+3 of key je+i, as k + 128
+        keys_transposed<HD>(k + je * HD + 32 * c0, r, t);
         for (size_t c = 0; c < 16; ++c) _mm512_store_si512(&tb[e][8 * c0 + c], t[c]);
         for (size_t b = 0; b < 2; ++b) fk[e][c0 + b] = r > 0 ? key_scales(dk, nb, je, r, c0 + b) : _mm512_setzero_ps();
       }
