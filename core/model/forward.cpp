@@ -20,6 +20,7 @@
 #include "alap/kernels/quant.h"
 #include "core/model/attention_cpu.h"
 #include "core/model/forward.h"
+#include "core/runtime/aligned_vector.h"
 
 namespace alap {
 
@@ -49,9 +50,9 @@ struct MatJob {
 // only where a product reads them (kernels::reads_acts_256: plain AVX2 K-quants), so their buffers
 // grow on first use and stay empty on other machines.
 struct ActScratch {
-  std::vector<int8_t> q, q256;
-  std::vector<float> d, d256;
-  std::vector<int32_t> s, s4;
+  AlignedVector<int8_t> q, q256;
+  AlignedVector<float> d, d256;
+  AlignedVector<int32_t> s, s4;
   size_t cols = 0;  // the widest rows reserved
   void reserve(size_t n_tok, size_t n_cols) {
     cols = std::max(cols, n_cols);
@@ -392,19 +393,19 @@ struct Forward::Impl {
   const Model* model = nullptr;
   size_t max_batch = 0;
   // Scratch, sized for max_batch tokens.
-  std::vector<float> x;        // residual stream [B][E]
-  std::vector<float> a;        // normed [B][E]
-  std::vector<float> q;        // [B][H·Dk]
-  std::vector<float> k;        // [B][Hk·Dk]
-  std::vector<float> v;        // [B][Hk·Dv]
-  std::vector<float> o;        // attention output [B][H·Dv]
-  std::vector<float> gate;     // [B][F]
-  std::vector<float> up;       // [B][F]
-  std::vector<float> proj;     // [B][E]
+  AlignedVector<float> x;        // residual stream [B][E]
+  AlignedVector<float> a;        // normed [B][E]
+  AlignedVector<float> q;        // [B][H·Dk]
+  AlignedVector<float> k;        // [B][Hk·Dk]
+  AlignedVector<float> v;        // [B][Hk·Dv]
+  AlignedVector<float> o;        // attention output [B][H·Dv]
+  AlignedVector<float> gate;     // [B][F]
+  AlignedVector<float> up;       // [B][F]
+  AlignedVector<float> proj;     // [B][E]
   std::vector<double> inv_freq; // RoPE angle per unit position, pair i [n_rot/2]
-  std::vector<float> rope_cos; // [B][n_rot/2]
-  std::vector<float> rope_sin; // [B][n_rot/2]
-  std::vector<float> logits;   // [n_out][V]
+  AlignedVector<float> rope_cos; // [B][n_rot/2]
+  AlignedVector<float> rope_sin; // [B][n_rot/2]
+  AlignedVector<float> logits;   // [n_out][V]
   ActScratch act;              // int8 blocks of the activations of one matmul group [B][max(E, F, H·Dv)]
   CpuAttention attn;           // attention's head/key-block loops and their scratch (attention_cpu.h)
 
