@@ -1129,15 +1129,70 @@ void block_terms(const QuantizedActs& a, size_t t, size_t nb, int32_t* ofs, floa
   }
 }
 
-// A tile of T tokens' int8 activations laid out as TileActs reads them: int32 k of token t at
-// dst[T·k + t], from token t's k-th group of 4 bytes (row q0 + t·n_cols), for k < nk. A tile of
-// 8 tokens by an 8 × 16 transpose of int32 a step (two unpack stages, then two 128-bit shuffle
-// stages, 16 ints a store), other tiles and the last ints one value at a time: the same ints.
-inline void lay_out_tile(const int8_t* q0, size_t n_cols, size_t nk, size_t T, int32_t* dst) {
+// interleave() of 2-7 rows, whole steps of 16 ints a row: the T vectors a step reads (16 ints of
+// each row) give its T vectors out, each by a two-source permute of rows 2p and 2p + 1 for every
+// pair p, blended by row (Interleave<T>'s tables, made at compile time). Returns the ints done.
+template <int T>
+struct Interleave {
+  static constexpr int kPairs = (T + 1) / 2;
+  alignas(64) int32_t perm[T][kPairs][16] = {};  // out vector j, pair p: lane i from row 2p (i) or 2p + 1 (16 + i)
+  __mmask16 rows[T][kPairs] = {};               // the lanes of out vector j that pair p fills
+  constexpr Interleave() {
+    for (int j = 0; j < T; ++j) {
+      for (int i = 0; i < 16; ++i) {
+        const int e = 16 * j + i, t = e % T, p = t / 2;
+        perm[j][p][i] = (t % 2) * 16 + e / T;
+        rows[j][p] = static_cast<__mmask16>(rows[j][p] | (1u << i));
+      }
+    }
+  }
+};
+
+template <int T>
+size_t interleave_steps(const uint8_t* q0, size_t stride, size_t n, int32_t* dst) {
+  static constexpr Interleave<T> kTab;
   size_t k = 0;
-  for (; T == 8 && k + 16 <= nk; k += 16) {
+  for (; k + 16 <= n; k += 16) {
+    __m512i r[T];
+    for (int t = 0; t < T; ++t) r[t] = _mm512_loadu_si512(q0 + t * stride + 4 * k);
+    for (int j = 0; j < T; ++j) {
+      __m512i out = _mm512_setzero_si512();
+      for (int p = 0; p < Interleave<T>::kPairs; ++p) {
+        const __m512i idx = _mm512_load_si512(kTab.perm[j][p]);
+        const __m512i v = 2 * p + 1 < T ? _mm512_permutex2var_epi32(r[2 * p], idx, r[2 * p + 1])
+                                        : _mm512_permutexvar_epi32(idx, r[2 * p]);
+        out = p == 0 ? v : _mm512_mask_blend_epi32(kTab.rows[j][p], out, v);
+      }
+      _mm512_storeu_si512(dst + T * k + 16 * j, out);
+    }
+  }
+  return k;
+}
+
+inline size_t interleave_few(const uint8_t* q0, size_t stride, size_t n, size_t T, int32_t* dst) {
+  switch (T) {
+    case 2: return interleave_steps<2>(q0, stride, n, dst);
+    case 3: return interleave_steps<3>(q0, stride, n, dst);
+    case 4: return interleave_steps<4>(q0, stride, n, dst);
+    case 5: return interleave_steps<5>(q0, stride, n, dst);
+    case 6: return interleave_steps<6>(q0, stride, n, dst);
+    default: return interleave_steps<7>(q0, stride, n, dst);
+  }
+}
+
+// T rows of n int32 (row t at src + t·stride bytes) interleaved as TileActs reads them: int k of row
+// t at dst[T·k + t]. A tile's int8 activations (int k: token t's k-th group of 4 bytes) and its
+// per-block terms. Eight rows by an 8 × 16 transpose of int32 a step (two unpack stages, then two
+// 128-bit shuffle stages, 16 ints a store); one row by copies; 2-7 rows by permutes
+// (interleave_few); the last ints one value at a time: the same ints.
+// The scalar copies of the pair tiles' 5 and 6 tokens cost the work of ~40 rows of weights in every
+// product call (docs/bench/cpu.md, session 60).
+inline void interleave(const void* src, size_t stride, size_t n, size_t T, int32_t* dst) {
+  const auto* q0 = static_cast<const uint8_t*>(src);
+  size_t k = 0;
+  for (; T == 8 && k + 16 <= n; k += 16) {
     __m512i r[8], a[8], b[8];
-    for (int t = 0; t < 8; ++t) r[t] = _mm512_loadu_si512(q0 + t * n_cols + 4 * k);
+    for (int t = 0; t < 8; ++t) r[t] = _mm512_loadu_si512(q0 + t * stride + 4 * k);
     for (int t = 0; t < 8; t += 2) {  // per 128-bit lane L: (4L, 4L+1 | 4L+2, 4L+3) of tokens t, t+1
       a[t] = _mm512_unpacklo_epi32(r[t], r[t + 1]);
       a[t + 1] = _mm512_unpackhi_epi32(r[t], r[t + 1]);
@@ -1161,8 +1216,10 @@ inline void lay_out_tile(const int8_t* q0, size_t n_cols, size_t nk, size_t T, i
       _mm512_storeu_si512(out + 16 * (6 + m / 2), _mm512_shuffle_i32x4(hi[m], hi[m + 1], 0xDD));  // 12 + m
     }
   }
-  for (; k < nk; ++k) {
-    for (size_t t = 0; t < T; ++t) dst[T * k + t] = ld32(q0 + t * n_cols + 4 * k);
+  for (; T == 1 && k + 16 <= n; k += 16) _mm512_storeu_si512(dst + k, _mm512_loadu_si512(q0 + 4 * k));
+  if (T > 1 && T < 8 && k + 16 <= n) k = interleave_few(q0, stride, n, T, dst);
+  for (; k < n; ++k) {
+    for (size_t t = 0; t < T; ++t) dst[T * k + t] = ld32(reinterpret_cast<const int8_t*>(q0 + t * stride + 4 * k));
   }
 }
 
@@ -1504,16 +1561,16 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   xi.resize(n_tok * nb * 8);
   dxi.resize(n_tok * nb);
   if constexpr (pair_unpacked<K>()) scratch.resize(kPass * Unpacked<K::kForm>::kBytes);
-  tmp_ofs.resize(n_ofs);
-  tmp_xs.resize(nb);
+  tmp_ofs.resize(kTMax * n_ofs);  // a tile's tokens' terms, a row each, before they are interleaved
+  tmp_xs.resize(kTMax * nb);
   for (size_t i = 0; i < n_tiles; ++i) {
     const size_t t0 = tile_begin(i), T = tile_begin(i + 1) - t0;
-    lay_out_tile(a.q + t0 * a.n_cols, a.n_cols, nb * 8, T, xi.data() + t0 * nb * 8);
-    for (size_t t = 0; t < T; ++t) {
-      for (size_t b = 0; b < nb; ++b) dxi[t0 * nb + b * T + t] = a.d[(t0 + t) * nb + b];
-      block_terms<K>(a, t0 + t, nb, tmp_ofs.data(), tmp_xs.data());
-      for (size_t k = 0; k < n_ofs; ++k) ofs[t0 * n_ofs + k * T + t] = tmp_ofs[k];
-      for (size_t b = 0; b < nb; ++b) xs[t0 * nb + b * T + t] = tmp_xs[b];
+    interleave(a.q + t0 * a.n_cols, a.n_cols, nb * 8, T, xi.data() + t0 * nb * 8);
+    interleave(a.d + t0 * nb, 4 * nb, nb, T, reinterpret_cast<int32_t*>(dxi.data() + t0 * nb));
+    for (size_t t = 0; t < T; ++t) block_terms<K>(a, t0 + t, nb, tmp_ofs.data() + t * n_ofs, tmp_xs.data() + t * nb);
+    if constexpr (K::kOfs != 0) interleave(tmp_ofs.data(), 4 * n_ofs, n_ofs, T, ofs.data() + t0 * n_ofs);
+    if constexpr (K::kOfs == 0) {
+      interleave(tmp_xs.data(), 4 * nb, nb, T, reinterpret_cast<int32_t*>(xs.data() + t0 * nb));
     }
   }
   auto acts = [&](size_t t0) {  // the tile that starts at token t0
