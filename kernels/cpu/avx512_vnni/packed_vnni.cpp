@@ -1181,10 +1181,11 @@ inline size_t interleave_few(const uint8_t* q0, size_t stride, size_t n, size_t 
 }
 
 // T rows of n int32 (row t at src + t·stride bytes) interleaved as TileActs reads them: int k of row
-// t at dst[T·k + t]. A tile's int8 activations (int k: token t's k-th group of 4 bytes) and its
-// per-block terms. Eight rows by an 8 × 16 transpose of int32 a step (two unpack stages, then two
-// 128-bit shuffle stages, 16 ints a store); one row by copies; 2-7 rows by permutes
-// (interleave_few); the last ints one value at a time: the same ints.
+// t at dst[T·k + t], copied as bytes (the callers' scales and terms are floats). A tile's int8
+// activations (int k: token t's k-th group of 4 bytes) and its per-block terms. Eight rows by an
+// 8 × 16 transpose of int32 a step (two unpack stages, then two 128-bit shuffle stages, 16 ints a
+// store); one row by copies; 2-7 rows by permutes (interleave_few); the last ints one value at a
+// time: the same ints.
 // The scalar copies of the pair tiles' 5 and 6 tokens cost the work of ~40 rows of weights in every
 // product call (docs/bench/cpu.md, session 60).
 inline void interleave(const void* src, size_t stride, size_t n, size_t T, int32_t* dst) {
@@ -1219,7 +1220,7 @@ inline void interleave(const void* src, size_t stride, size_t n, size_t T, int32
   for (; T == 1 && k + 16 <= n; k += 16) _mm512_storeu_si512(dst + k, _mm512_loadu_si512(q0 + 4 * k));
   if (T > 1 && T < 8 && k + 16 <= n) k = interleave_few(q0, stride, n, T, dst);
   for (; k < n; ++k) {
-    for (size_t t = 0; t < T; ++t) dst[T * k + t] = ld32(reinterpret_cast<const int8_t*>(q0 + t * stride + 4 * k));
+    for (size_t t = 0; t < T; ++t) std::memcpy(dst + T * k + t, q0 + t * stride + 4 * k, 4);
   }
 }
 
@@ -1568,9 +1569,10 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
     interleave(a.q + t0 * a.n_cols, a.n_cols, nb * 8, T, xi.data() + t0 * nb * 8);
     interleave(a.d + t0 * nb, 4 * nb, nb, T, reinterpret_cast<int32_t*>(dxi.data() + t0 * nb));
     for (size_t t = 0; t < T; ++t) block_terms<K>(a, t0 + t, nb, tmp_ofs.data() + t * n_ofs, tmp_xs.data() + t * nb);
-    if constexpr (K::kOfs != 0) interleave(tmp_ofs.data(), 4 * n_ofs, n_ofs, T, ofs.data() + t0 * n_ofs);
-    if constexpr (K::kOfs == 0) {
+    if constexpr (K::kOfs == 0) {  // the terms block_terms makes: xs, else ofs
       interleave(tmp_xs.data(), 4 * nb, nb, T, reinterpret_cast<int32_t*>(xs.data() + t0 * nb));
+    } else {
+      interleave(tmp_ofs.data(), 4 * n_ofs, n_ofs, T, ofs.data() + t0 * n_ofs);
     }
   }
   auto acts = [&](size_t t0) {  // the tile that starts at token t0
