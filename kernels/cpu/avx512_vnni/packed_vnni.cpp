@@ -987,34 +987,61 @@ struct IQ4_XS {
   }
 };
 
+// A tile's finished outputs: 16 rows of one token, one 64-byte line of y (tiles write whole lines:
+// stream_outputs() checks the alignment). stream: a non-temporal store, which writes the line to memory
+// without first reading it into the cache (see stream_outputs()); a group's partial mask stores plainly.
+inline void store_out(float* d, __mmask16 mask, __m512 v, bool stream) {
+  if (stream && mask == 0xFFFF) {
+    _mm512_stream_ps(d, v);
+  } else {
+    _mm512_mask_storeu_ps(d, mask, v);
+  }
+}
+
+// Whether a prefill call of n_tok tokens over rows [rb, re) stores its outputs non-temporally: where they
+// are more than an L2 holds (kStreamBytes), each tile's 64-byte stores missed the cache, and every one
+// first read its line (from L3 or DRAM) only to overwrite it whole. 128-token products of 4864 x 896
+// Q8_0 (Qwen2.5-0.5B's gate and up) ran 1.20x as fast with these stores, 8192 x 2048 1.07x; whole
+// prompts of random Qwen2.5-0.5B Q8_0 took 0.88-0.96x the time, Llama-3.2-1B Q8_0 0.96x (Ice Lake Xeon).
+// Outputs that fit in L2 stay in the cache for the step that reads them next, and a tile over several
+// column passes reads its sums back, so only a call's one pass streams (docs/bench/cpu.md, session 61).
+// The stores need the rows on 64-byte lines (the forward pass's AlignedVector rows); the call ends with
+// an sfence, so the threads that read y after the pool's join see them.
+constexpr size_t kStreamBytes = size_t{1} << 20;
+inline bool stream_outputs(const float* y, size_t ldy, size_t n_tok, size_t rows) {
+  return n_tok * rows * sizeof(float) >= kStreamBytes && reinterpret_cast<uintptr_t>(y) % 64 == 0 && ldy % kG == 0;
+}
+
 // Inlined into matmul_k: a tile GCC keeps out of line stores its accumulators to the stack after
 // every block (measured 15% slower on Q5_0).
 #define ALAP_INLINE __attribute__((always_inline)) inline
 template <class K, int T>
-ALAP_INLINE void tile(const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0, __mmask16 mask) {
+ALAP_INLINE void tile(const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0, __mmask16 mask,
+                      bool stream) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   K::template run<T>(g, a, acc);
-  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
+  for (int t = 0; t < T; ++t) store_out(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t], stream);
 }
 
-// The same over a column pass: acc starts from y (the earlier passes' sums) unless first.
+// The same over a column pass: acc starts from y (the earlier passes' sums) unless first; stream only
+// on the last pass.
 template <class K, int T>
 ALAP_INLINE void tile_pass(const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0, __mmask16 mask,
-                           bool first) {
+                           bool first, bool stream) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) {
     acc[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, y + static_cast<size_t>(t) * ldy + r0);
   }
   K::template run<T>(g, a, acc);
-  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t]);
+  for (int t = 0; t < T; ++t) store_out(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t], stream);
 }
 
 // Two row groups (r0 and r0 + 16 of y) over T tokens in one tile (K::run2); over a column pass, acc
-// starts from y (the earlier passes' sums) unless first.
+// starts from y (the earlier passes' sums) unless first; stream only on the last pass.
 template <class K, int T>
 ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, float* y, size_t ldy, size_t r0,
-                           const __mmask16 (&mask)[2], bool first) {
+                           const __mmask16 (&mask)[2], bool first, bool stream) {
   __m512 acc[2][T];
   for (int r = 0; r < 2; ++r) {
     const float* yr = y + r0 + kG * r;
@@ -1025,33 +1052,33 @@ ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, floa
   K::template run2<T>(g, a, acc);
   for (int r = 0; r < 2; ++r) {
     float* yr = y + r0 + kG * r;
-    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(yr + static_cast<size_t>(t) * ldy, mask[r], acc[r][t]);
+    for (int t = 0; t < T; ++t) store_out(yr + static_cast<size_t>(t) * ldy, mask[r], acc[r][t], stream);
   }
 }
 
 template <class K, int... Ts>
 ALAP_INLINE void pair_tile_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* const (&g)[2],
                                 const TileActs& a, float* y, size_t ldy, size_t r0, const __mmask16 (&mask)[2],
-                                bool first) {
-  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask, first), true) : false) || ...);
+                                bool first, bool stream) {
+  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask, first, stream), true) : false) || ...);
 }
 
 template <class K, int... Ts>
 ALAP_INLINE void tile_pass_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* g, const TileActs& a,
-                                float* y, size_t ldy, size_t r0, __mmask16 mask, bool first) {
-  (void)((T == Ts + 1 ? (tile_pass<K, Ts + 1>(g, a, y, ldy, r0, mask, first), true) : false) || ...);
+                                float* y, size_t ldy, size_t r0, __mmask16 mask, bool first, bool stream) {
+  (void)((T == Ts + 1 ? (tile_pass<K, Ts + 1>(g, a, y, ldy, r0, mask, first, stream), true) : false) || ...);
 }
 
 template <class K, int... Ts>
 ALAP_INLINE void tile_t_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* g, const TileActs& a,
-                             float* y, size_t ldy, size_t r0, __mmask16 mask) {
-  (void)((T == Ts + 1 ? (tile<K, Ts + 1>(g, a, y, ldy, r0, mask), true) : false) || ...);
+                             float* y, size_t ldy, size_t r0, __mmask16 mask, bool stream) {
+  (void)((T == Ts + 1 ? (tile<K, Ts + 1>(g, a, y, ldy, r0, mask, stream), true) : false) || ...);
 }
 
 template <class K>
 ALAP_INLINE void tile_t(size_t T, const uint8_t* g, const TileActs& a, float* y, size_t ldy, size_t r0,
-                        __mmask16 mask) {
-  tile_t_impl<K>(std::make_integer_sequence<int, kTMax>{}, T, g, a, y, ldy, r0, mask);
+                        __mmask16 mask, bool stream) {
+  tile_t_impl<K>(std::make_integer_sequence<int, kTMax>{}, T, g, a, y, ldy, r0, mask, stream);
 }
 
 // Types whose tiles take two row groups at once (K::run2, or Unpacked::run2 on both groups' unpacked
@@ -1531,7 +1558,7 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
     g += 2 * half;  // an odd count's last group
   }
   for (; g < g_end; ++g) {
-    tile<K, 1>(base + g * gb, one, y, ldy, g * kG, group_mask(g, rb, re));
+    tile<K, 1>(base + g * gb, one, y, ldy, g * kG, group_mask(g, rb, re), false);
   }
 }
 
@@ -1584,6 +1611,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   // weights from DRAM, and the first tile of a group waited for them (packed_bench, weights out of
   // the L3: Q4_K +17-34%, Q5_0 +8-12%, Q8_0 +3-8%, Q5_K/Q6_K 8192x2048 +5-10%).
   const size_t per_chunk = std::max<size_t>(1, (size_t{1} << 19) / a.n_cols / tile_max);
+  const bool stream = stream_outputs(y, ldy, n_tok, re - rb);
   // The unpacked types: the tile of tokens from t over the column pass [b0, b1).
   auto pass_acts = [&](size_t t, size_t T, size_t b0, size_t b1) {
     TileActs pa = acts(t);
@@ -1610,7 +1638,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
               const size_t t = tile_begin(i);  // each tile asks for its share of the next pair's bytes
               pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair,
                                 with_share(acts(t), next, ahead, i - c0, c1 - c0), y + t * ldy, ldy, g * kG, masks,
-                                true);
+                                true, stream);
             }
           } else {
             // Both groups' column passes unpacked side by side, kPassPair blocks each (the scratch of
@@ -1634,7 +1662,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
                   pa = with_share(pa, base + (g + 2 + r) * gb + cols, len, j, m);
                 }
                 pair_tile_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTPair>{}, T, pass, pa,
-                                                   y + t * ldy, ldy, g * kG, masks, b0 == 0);
+                                                   y + t * ldy, ldy, g * kG, masks, b0 == 0, stream && b0 == 0 && b1 == nb);
               }
             }
           }
@@ -1647,7 +1675,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
           // the next group's weights, a share before each tile (see below)
           if (g + 1 < g1) prefetch_share(base + (g + 1) * gb, gb, i - c0, c1 - c0);
           const size_t t = tile_begin(i);
-          tile_t<K>(tile_begin(i + 1) - t, base + g * gb, acts(t), y + t * ldy, ldy, g * kG, mask);
+          tile_t<K>(tile_begin(i + 1) - t, base + g * gb, acts(t), y + t * ldy, ldy, g * kG, mask, stream);
         }
       } else {
         // Column passes of kPass blocks, so that the pass's unpacked codes stay in L1 for every tile.
@@ -1658,12 +1686,14 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
           for (size_t i = c0; i < c1; ++i) {
             const size_t t = tile_begin(i), T = tile_begin(i + 1) - t;
             tile_pass_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTMax>{}, T, scratch.data(),
-                                               pass_acts(t, T, b0, b1), y + t * ldy, ldy, g * kG, mask, b0 == 0);
+                                               pass_acts(t, T, b0, b1), y + t * ldy, ldy, g * kG, mask, b0 == 0,
+                                               stream && b0 == 0 && b1 == nb);
           }
         }
       }
     }
   }
+  if (stream) _mm_sfence();  // the non-temporal stores ordered before the pool's join (see stream_outputs())
 }
 
 // The light types (Q8_0, Q4_0, Q4_1, IQ4_NL): one token through KQuiet, their pass without the software

@@ -421,6 +421,44 @@ TEST(Packed, PairTilesGiveTheOneGroupBits) {
   }
 }
 
+// A prefill call whose outputs pass 1 MiB (64 tokens × 4118 rows) writes its whole 64-byte lines with
+// non-temporal stores where y is on 64-byte lines (the AVX-512 tiles, one column pass: 512 columns)
+// and plain stores where it is not: both give each token's decode bits, the groups cut at both ends
+// of the row range included, and write no row outside it.
+TEST(Packed, LargeOutputsGiveTheSameBitsOnAnyAlignment) {
+  VariantGuard guard;
+  set_amx_prefill(false);  // the AMX prefill sums bf16 products: AmxPrefillSumsBf16Products
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  const size_t n_rows = 4128, n_cols = 512, n_tok = 64, rb = 5, re = n_rows - 5;
+  static_assert(n_tok * (re - rb) * sizeof(float) > (size_t{1} << 20));
+  std::vector<float> store(n_tok * n_rows + 64);
+  float* const aligned = store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(float);
+  for (DType t : kPacked) {
+    const auto vs = variants_for(variants, t);
+    if (vs.empty()) continue;
+    Matrix m = random_matrix(t, n_rows, n_cols, 700 + static_cast<uint32_t>(t));
+    set_cpu_variant(vs[0]);
+    ASSERT_TRUE(pack(m)) << name_of(t);
+    const std::vector<float> x = random_x(n_tok * n_cols, 57);
+    const Acts a = is_h16(t) ? Acts{} : quantise(x, n_tok, n_cols);
+    for (const char* v : vs) {
+      set_cpu_variant(v);
+      std::vector<float> one(n_tok * n_rows, -1.0f);
+      for (size_t tok = 0; tok < n_tok; ++tok) {
+        matmul(m.packed(), acts_for(t, x, a, tok, 1, n_cols), one.data() + tok * n_rows, n_rows, rb, re);
+      }
+      for (size_t offset : {size_t{0}, size_t{4}}) {  // floats past a 64-byte line: 0 streams, 4 cannot
+        float* y = aligned + offset;
+        std::fill(y, y + n_tok * n_rows, -1.0f);
+        matmul(m.packed(), acts_for(t, x, a, 0, n_tok, n_cols), y, n_rows, rb, re);
+        ASSERT_TRUE(std::equal(one.begin(), one.end(), y))
+            << v << " " << name_of(t) << ", y " << offset * sizeof(float) << " bytes past a line";
+      }
+    }
+  }
+}
+
 // Automatic read-ahead is off on AMD Zen (family 17h or later) and on elsewhere, read against the
 // kernel's own account of cpuid in /proc/cpuinfo.
 TEST(Packed, LightReadAheadFollowsTheVendor) {
