@@ -1662,7 +1662,8 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
                   pa = with_share(pa, base + (g + 2 + r) * gb + cols, len, j, m);
                 }
                 pair_tile_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTPair>{}, T, pass, pa,
-                                                   y + t * ldy, ldy, g * kG, masks, b0 == 0, stream && b0 == 0 && b1 == nb);
+                                                   y + t * ldy, ldy, g * kG, masks, b0 == 0,
+                                                   stream && b0 == 0 && b1 == nb);
               }
             }
           }
