@@ -29,8 +29,13 @@ namespace {
 
 constexpr int kTMax = 8;  // tokens per tile
 constexpr size_t kG = packed::kRows;
-constexpr size_t kPass = 32;  // blocks of 32 per column pass of the unpacked prefill (a multiple of 8)
-constexpr size_t kPassPair = kPass / 2;  // the same for each group of a pair tile (a multiple of 8)
+constexpr size_t kPass = 32;  // blocks of 32 per column pass of the unpacked one-group tiles (a multiple of 8)
+// The pair tiles' unpacked column pass: a whole row of each group up to this many blocks (a multiple of
+// 8; 8192 columns: 2 x 256 blocks of Q4_K's 640 unpacked bytes, 320 KiB, in L2). Passes of 16 blocks,
+// which stayed in L1, took 1.03-1.06x the time of whole rows on 2048- and 8192-column Q4_K, Q4_0 and
+// Q5_0 products, 1.04x on 896 x 896 Q5_0; and only one pass can stream its outputs (stream_outputs()):
+// 4864 x 896 Q4_0 and Q5_0 1.13-1.15x (docs/bench/cpu.md, session 61).
+constexpr size_t kPairPassMax = 256;
 
 inline int32_t ld32(const int8_t* p) {
   int32_t v;
@@ -1588,7 +1593,8 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   // Every token's activations re-laid per tile (a few ops per value, once per call).
   xi.resize(n_tok * nb * 8);
   dxi.resize(n_tok * nb);
-  if constexpr (pair_unpacked<K>()) scratch.resize(kPass * Unpacked<K::kForm>::kBytes);
+  const size_t pair_pass = std::min(nb, kPairPassMax);  // blocks of each group's unpacked pass (pair tiles)
+  if constexpr (pair_unpacked<K>()) scratch.resize(std::max(kPass, 2 * pair_pass) * Unpacked<K::kForm>::kBytes);
   tmp_ofs.resize(kTMax * n_ofs);  // a tile's tokens' terms, a row each, before they are interleaved
   tmp_xs.resize(kTMax * nb);
   for (size_t i = 0; i < n_tiles; ++i) {
@@ -1641,15 +1647,15 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
                                 true, stream);
             }
           } else {
-            // Both groups' column passes unpacked side by side, kPassPair blocks each (the scratch of
-            // one kPass pass), so that they stay in L1 for every tile.
-            uint8_t* const out[2] = {scratch.data(), scratch.data() + kPassPair * Unpacked<K::kForm>::kBytes};
+            // Both groups' column passes unpacked side by side, pair_pass blocks each (whole rows up to
+            // kPairPassMax), once for every tile.
+            uint8_t* const out[2] = {scratch.data(), scratch.data() + pair_pass * Unpacked<K::kForm>::kBytes};
             const uint8_t* const pass[2] = {out[0], out[1]};
             // The same columns of the next pair are read ahead over the pass's tiles: group g + 2's in
             // the first half of the tiles, g + 3's in the second (one tile: in a burst).
             const size_t n = c1 - c0, half = n / 2;
-            for (size_t b0 = 0; b0 < nb; b0 += kPassPair) {
-              const size_t b1 = std::min(nb, b0 + kPassPair), cols = b0 * gb / nb, len = b1 * gb / nb - cols;
+            for (size_t b0 = 0; b0 < nb; b0 += pair_pass) {
+              const size_t b1 = std::min(nb, b0 + pair_pass), cols = b0 * gb / nb, len = b1 * gb / nb - cols;
               for (size_t r = 0; r < 2; ++r) {
                 K::unpack(base + (g + r) * gb, b0, b1, nb, out[r]);
                 if (n == 1 && g + 2 + r < g1) prefetch_columns(g + 2 + r, b0, b1);

@@ -386,10 +386,10 @@ TEST(Packed, DecodeIsBitIdenticalToPrefill) {
 }
 
 // The AVX-512 prefill's tiles of two row groups (Q6_K, Q3_K, Q2_K from 1024 columns, the rest from
-// 512; every type but Q8_0 on unpacked column passes of 16 blocks, whose one-group tiles read the
-// packed codes) give the bits of its one-group tiles: 80 rows (two pairs and a group left over, and a
-// range that starts inside a group), 512, 544, 1024, 1056 and 1280 columns (odd block counts for the
-// types of 32; 1024 columns: two passes; 1280: two and a half, the super-block types' last pass of
+// 512; every type but Q8_0 on unpacked rows, whose one-group tiles read the packed codes in column
+// passes of 32 blocks) give the bits of its one-group tiles: 80 rows (two pairs and a group left over,
+// and a range that starts inside a group), 512, 544, 1024, 1056 and 1280 columns (odd block counts for
+// the types of 32; 1280: two and a half of the one-group passes, the super-block types' last pass of
 // 8 blocks), 5 and 23 tokens (tiles of 5; 4 of 5-6), on the VNNI tiles.
 // Turning them off changes the bits of no type.
 TEST(Packed, PairTilesGiveTheOneGroupBits) {
@@ -482,17 +482,17 @@ TEST(Packed, LightReadAheadFollowsTheVendor) {
   EXPECT_EQ(light_read_ahead(), !zen) << vendor << " family " << family;
 }
 
-// A batch long enough to be split into token chunks (AVX-512: 8 tiles of 8 tokens a chunk at 8192
-// columns, 70 tokens: 9 tiles of 7-8; Q8_0 and Q4_K: 10 tiles of two groups a chunk, 12 tiles of
-// 5-6), over rows of 8192 columns (Q5_K / Q6_K prefill: 8 column
-// passes of 32 blocks whose sums continue through y): every token has the bits of its decode, and
-// agrees with the scalar oracle. On the VNNI tiles: the AMX prefill has its own test below.
+// A batch long enough to be split into token chunks (AVX-512: 7 tiles of 8 tokens a chunk at 8704
+// columns, 70 tokens: 9 tiles of 7-8; the pair tiles: 10 tiles of two groups a chunk, 12 tiles of
+// 5-6), over rows of 8704 columns (the one-group tiles' prefill: 8.5 column passes of 32 blocks, the
+// unpacked pair tiles' 256 + 16, whose sums continue through y): every token has the bits of its
+// decode, and agrees with the scalar oracle. On the VNNI tiles: the AMX prefill has its own test below.
 TEST(Packed, LongBatchMatchesDecodeAndOracle) {
   VariantGuard guard;
   set_amx_prefill(false);  // the AMX prefill sums bf16 products: AmxPrefillSumsBf16Products
   const auto variants = packed_variants();
   if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
-  const size_t n_rows = 32, n_cols = 8192, n_tok = 70;
+  const size_t n_rows = 32, n_cols = 8704, n_tok = 70;
   for (DType t : kPacked) {
     const auto vs = variants_for(variants, t);
     if (vs.empty()) continue;
