@@ -18,7 +18,7 @@ enum ScratchSlot : int {
   kScratchOfsOne,    // one token's offsets
   kScratchSums,      // block sums
   kScratchSumsOne,   // one token's block sums
-  kScratchUnpacked,  // AVX-512 prefill: one column pass of a group, unpacked
+  kScratchUnpacked,  // AVX-512 prefill: one column pass of a group (a pair tile: of two), unpacked
   kScratchRows,      // plain-weight prefill: a panel of rows as f32
   kScratchBf16Acts,  // AMX bf16 prefill: a chunk's activations as bf16
   kScratchBf16Rows,  // AMX bf16 prefill: a column pass of two groups as bf16

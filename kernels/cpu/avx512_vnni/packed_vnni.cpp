@@ -1007,7 +1007,8 @@ inline void store_out(float* d, __mmask16 mask, __m512 v, bool stream) {
 // are more than an L2 holds (kStreamBytes), each tile's 64-byte stores missed the cache, and every one
 // first read its line (from L3 or DRAM) only to overwrite it whole. 128-token products of 4864 x 896
 // Q8_0 (Qwen2.5-0.5B's gate and up) ran 1.20x as fast with these stores, 8192 x 2048 1.07x; whole
-// prompts of random Qwen2.5-0.5B Q8_0 took 0.88-0.96x the time, Llama-3.2-1B Q8_0 0.96x (Ice Lake Xeon).
+// prompts of random Qwen2.5-0.5B Q8_0 and Q4_K took 0.95-0.98x the time with one and two threads (Ice
+// Lake Xeon).
 // Outputs that fit in L2 stay in the cache for the step that reads them next, and a tile over several
 // column passes reads its sums back, so only a call's one pass streams (docs/bench/cpu.md, session 61).
 // The stores need the rows on 64-byte lines (the forward pass's AlignedVector rows); the call ends with
