@@ -5,8 +5,8 @@
 // then the dwords summed per block. fp16 K: rows converted and half transposed, one FMA per
 // head and 4 dims of 4 keys, 4 heads per load of the keys (up to 8 heads of 64 or 128 kept in
 // registers, a second conversion for heads 5-8; more heads through a stack array). fp16 V: each
-// row converted once, one FMA per head and 16 lanes, 8 heads × 32 lanes, 4 heads × 64 lanes or
-// one head × 128 lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and
+// row converted once a pass, one FMA per head and 16 lanes, up to 14 heads × 32 lanes (a prompt
+// tile's rows), 4 heads × 64 lanes or one head × 128 lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and
 // block, pairs of rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes.
 // A head's results never depend on the heads or keys beside it in a call (CPU prefill tiles rely
 // on it; attn_heads_test checks it).
@@ -625,7 +625,25 @@ void accum_heads_tile(const float* p, size_t ldp_any, size_t head_dim, size_t n,
 template <int NC, size_t LDP, class Column>
 void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, size_t n, float* out, size_t i0,
                        Column column, const AttnReadAhead& ahead) {
-  switch (nh) {
+  switch (nh) {  // nh <= kVRowsMax (for_v_passes)
+    case 14:
+      if constexpr (NC <= 2) return accum_heads_tile<14, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 13:
+      if constexpr (NC <= 2) return accum_heads_tile<13, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 12:
+      if constexpr (NC <= 2) return accum_heads_tile<12, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 11:
+      if constexpr (NC <= 2) return accum_heads_tile<11, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 10:
+      if constexpr (NC <= 2) return accum_heads_tile<10, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
+    case 9:
+      if constexpr (NC <= 2) return accum_heads_tile<9, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
+      break;
     case 8:
       if constexpr (NC <= 2) return accum_heads_tile<8, NC, LDP>(p, ldp, head_dim, n, out, i0, column, ahead);
       break;
@@ -651,7 +669,15 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
   }
 }
 
-// The passes of a V sum over n_heads heads: heads in groups of up to 8; a group of up to 4 heads
+// The most rows (heads) one pass of a V sum holds: 14 × 32 lanes, 28 of the 32 zmm registers. A
+// prompt tile's rows (its tokens × a KV group's heads, e.g. 8 × 7) took groups of 8: each key's two
+// conversions of V (four dot-port ops) then served 16 FMAs, now up to 28: random Qwen2.5-0.5B Q8_0
+// prompts at depth 4096 0.96x the time with one thread, Llama-3.2-1B 0.99x (docs/bench/cpu.md,
+// session 61).
+constexpr size_t kVRowsMax = 14;
+
+// The passes of a V sum over n_heads heads: up to 8 heads in one group; more in as few groups of at
+// most kVRowsMax as can be, as even as can be (56: 4 × 14; 32: 11, 11, 10); a group of up to 4 heads
 // takes 64 lanes a pass, then 32, then a last 16; a single head (multi-head attention: a KV group
 // of one) 128 lanes a pass first, so that it too runs 8 FMA chains. pass(nc, h0, nh, i0, ahead)
 // runs one pass of nc·16 lanes from i0 for heads [h0, h0 + nh) (nc a std::integral_constant);
@@ -659,9 +685,11 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
 // whatever the pass: the bits do not depend on the heads beside a head.
 template <class Pass>
 void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, Pass&& pass) {
+  if (n_heads == 0) return;
   const AttnReadAhead none{};
-  for (size_t h0 = 0; h0 < n_heads; h0 += 8) {
-    const size_t nh = std::min<size_t>(8, n_heads - h0);
+  const size_t n_groups = n_heads <= 8 ? 1 : (n_heads + kVRowsMax - 1) / kVRowsMax;
+  for (size_t k = 0, h0 = 0; k < n_groups; ++k) {
+    const size_t h1 = n_heads * (k + 1) / n_groups, nh = h1 - h0;
     const auto ra = [&](size_t i0) -> const AttnReadAhead& { return h0 == 0 && i0 == 0 ? ahead : none; };
     size_t i0 = 0;
     if (nh == 1) {
@@ -672,11 +700,12 @@ void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, P
     }
     for (; i0 + 32 <= head_dim; i0 += 32) pass(std::integral_constant<int, 2>{}, h0, nh, i0, ra(i0));
     if (i0 < head_dim) pass(std::integral_constant<int, 1>{}, h0, nh, i0, ra(i0));
+    h0 = h1;
   }
 }
 
-// Heads in groups of up to 8 with lanes in pairs of 16 (16 accumulators, a last 16 alone), or
-// for a group of up to 4 heads 64 lanes at a time (each p broadcast serves 4 FMAs).
+// Heads in groups of up to kVRowsMax with lanes in pairs of 16 (up to 28 accumulators, a last 16
+// alone), or for a group of up to 4 heads 64 lanes at a time (each p broadcast serves 4 FMAs).
 // The first pass over the keys also prefetches the following n rows (attn_heads.h read_ahead).
 template <size_t LDP, class Column>
 void accum_heads_ld(const float* p, size_t ldp, size_t n_heads, size_t head_dim, size_t n, float* out, Column column,
