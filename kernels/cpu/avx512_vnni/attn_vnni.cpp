@@ -6,8 +6,9 @@
 // head and 4 dims of 4 keys, 4 heads per load of the keys (up to 8 heads of 64 or 128 kept in
 // registers, a second conversion for heads 5-8; more heads through a stack array). fp16 V: each
 // row converted once a pass, one FMA per head and 16 lanes, up to 14 heads × 32 lanes (a prompt
-// tile's rows), 4 heads × 64 lanes or one head × 128 lanes per pass. Packed V (attn.h's v16 rule): p·d as int16 codes per head and
-// block, pairs of rows widened and interleaved once per pass, one vpdpwssd per head and 16 lanes.
+// tile's rows), 4 heads × 64 lanes or one head × 128 lanes per pass. Packed V (attn.h's v16 rule):
+// p·d as int16 codes per head and block, pairs of rows widened and interleaved once per pass, one
+// vpdpwssd per head and 16 lanes.
 // A head's results never depend on the heads or keys beside it in a call (CPU prefill tiles rely
 // on it; attn_heads_test checks it).
 // GCC 12's avx512fintrin.h builds 512-bit inserts and shuffles from _mm512_undefined_*(), which
