@@ -677,8 +677,8 @@ void accum_heads_lanes(const float* p, size_t ldp, size_t nh, size_t head_dim, s
 // session 61).
 constexpr size_t kVRowsMax = 14;
 
-// The passes of a V sum over n_heads heads: up to 8 heads in one group; more in as few groups of at
-// most kVRowsMax as can be, as even as can be (56: 4 × 14; 32: 11, 11, 10); a group of up to 4 heads
+// The passes of a V sum over n_heads heads: in as few groups of at most kVRowsMax as can be, as even
+// as can be (a KV group's up to 8 heads: one; 56: 4 × 14; 32: 11, 11, 10); a group of up to 4 heads
 // takes 64 lanes a pass, then 32, then a last 16; a single head (multi-head attention: a KV group
 // of one) 128 lanes a pass first, so that it too runs 8 FMA chains. pass(nc, h0, nh, i0, ahead)
 // runs one pass of nc·16 lanes from i0 for heads [h0, h0 + nh) (nc a std::integral_constant);
@@ -686,9 +686,8 @@ constexpr size_t kVRowsMax = 14;
 // whatever the pass: the bits do not depend on the heads beside a head.
 template <class Pass>
 void for_v_passes(size_t n_heads, size_t head_dim, const AttnReadAhead& ahead, Pass&& pass) {
-  if (n_heads == 0) return;
   const AttnReadAhead none{};
-  const size_t n_groups = n_heads <= 8 ? 1 : (n_heads + kVRowsMax - 1) / kVRowsMax;
+  const size_t n_groups = (n_heads + kVRowsMax - 1) / kVRowsMax;  // none for no heads
   for (size_t k = 0, h0 = 0; k < n_groups; ++k) {
     const size_t h1 = n_heads * (k + 1) / n_groups, nh = h1 - h0;
     const auto ra = [&](size_t i0) -> const AttnReadAhead& { return h0 == 0 && i0 == 0 ? ahead : none; };
