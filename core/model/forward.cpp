@@ -309,11 +309,12 @@ void matmuls(ThreadPool& pool, ActScratch& act, const float* x, std::initializer
 
 // The FFN's gate and up products and SwiGLU in one parallel call: gate [n_tok][F] =
 // silu(w_gate·x)·(w_up·x), up [n_tok][F] as scratch. A chunk holds the same rows of both matrices
-// and applies SwiGLU to them at once, so no step runs alone on the calling thread between the
-// products and the down product (decode, two threads: ~1.5 us a layer of SwiGLU on one thread
-// while the other waited). Rows are cut at multiples of 16, so each chunk's SwiGLU runs the same
-// vector lanes and the one tail a whole row would: the same bits whatever the split. Both matrices
-// are [E][F] (Model::load checks every tensor's exact shape).
+// and applies SwiGLU to them at once (kernels::matmul_swiglu: in the products' tiles where the
+// variant fuses them), so no step runs alone on the calling thread between the products and the
+// down product (decode, two threads: ~1.5 us a layer of SwiGLU on one thread while the other
+// waited). Rows are cut at multiples of 16, so each chunk's SwiGLU runs the same vector lanes and
+// the one tail a whole row would: the same bits whatever the split. Both matrices are [E][F]
+// (Model::load checks every tensor's exact shape).
 void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const kernels::WeightView& wg,
                     const kernels::WeightView& wu, float* gate, float* up, size_t n_tok) {
   const size_t F = wg.n_rows;
@@ -324,20 +325,17 @@ void gate_up_swiglu(ThreadPool& pool, ActScratch& act, const float* x, const ker
   for_product_chunks(pool, sp, n_tok, [&](size_t r, size_t t0, size_t t1) {
     const size_t lo = first_row(r), hi = first_row(r + 1);
     if (lo >= hi) return;
-    const kernels::QuantizedActs sub = token_range(a, t0, t1);
-    kernels::matmul(wg, sub, gate + t0 * F, F, lo, hi);
-    kernels::matmul(wu, sub, up + t0 * F, F, lo, hi);
-    for (size_t t = t0; t < t1; ++t) kernels::silu_mul(gate + t * F + lo, up + t * F + lo, hi - lo);
+    kernels::matmul_swiglu(wg, wu, token_range(a, t0, t1), gate + t0 * F, up + t0 * F, F, lo, hi);
   });
 }
 
-// One thread's share of a prefill split by tokens (Forward::Impl::eval_chunk): the group's products
-// for tokens [t0, t1), every row of every matrix, with those tokens' rows of x quantised here into
-// act from value t0 · act.cols on. That part of act is the thread's whatever the width of the rows
-// (E, F or H·Dv), so a thread quantising its next group never writes where another still reads.
-// The caller has grown act's blocks of 256 for the batch where a product reads them. Several
-// products on the AMX tiles share their activations' tiles, made here in this thread's buffer.
-void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
+// One thread's share of a prefill split by tokens (Forward::Impl::eval_chunk): the activations of
+// the group's products for tokens [t0, t1), those rows of x quantised here into act from value
+// t0 · act.cols on. That part of act is the thread's whatever the width of the rows (E, F or H·Dv),
+// so a thread quantising its next group never writes where another still reads. The caller has
+// grown act's blocks of 256 for the batch where a product reads them. Several products on the AMX
+// tiles share their activations' tiles, made here in this thread's buffer.
+kernels::QuantizedActs slice_acts(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
   const size_t n_cols = jobs.front().w.n_cols, n = t1 - t0;
   const ActsKind k = acts_kind(jobs, n);
   kernels::QuantizedActs a =
@@ -348,6 +346,12 @@ void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs
     kernels::make_acts_tiles(k.tiles, x + t0 * n_cols, n, n_cols, 0, n, t);
     a = with_tiles(a, k.tiles, t);
   }
+  return a;
+}
+
+// The group's products for that share: every row of every matrix, tokens [t0, t1).
+void matmuls_slice(ActScratch& act, const float* x, std::span<const MatJob> jobs, size_t t0, size_t t1) {
+  const kernels::QuantizedActs a = slice_acts(act, x, jobs, t0, t1);
   for (const MatJob& j : jobs) kernels::matmul(j.w, a, j.y + t0 * j.ldy, j.ldy, 0, j.w.n_rows);
 }
 
@@ -631,8 +635,9 @@ void Forward::Impl::eval_chunk(KvCache& cache, ThreadPool& pool, const int32_t* 
       slices([&](size_t t0, size_t t1) {
         matmuls_slice(act, o.data(), {{L.wo, proj.data(), E}}, t0, t1);
         for (size_t t = t0; t < t1; ++t) attn_residual(L, t);
-        matmuls_slice(act, a.data(), {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}}, t0, t1);
-        for (size_t t = t0; t < t1; ++t) kernels::silu_mul(&gate[t * F], &up[t * F], F);
+        const MatJob ffn[2] = {{L.w_gate, gate.data(), F}, {L.w_up, up.data(), F}};
+        kernels::matmul_swiglu(L.w_gate, L.w_up, slice_acts(act, a.data(), ffn, t0, t1), &gate[t0 * F], &up[t0 * F],
+                               F, 0, F);
         matmuls_slice(act, gate.data(), {{L.w_down, proj.data(), E}}, t0, t1);
         for (size_t t = t0; t < t1; ++t) ffn_residual(t);
         if (l + 1 < cache.n_layer()) before_attention(l + 1, t0, t1);

@@ -48,6 +48,10 @@ struct CpuVariant {
   // quant.h make_acts_tiles for a form packed_tiles_form names; null: no tiles.
   void (*make_acts_tiles)(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
                           uint16_t* out) = nullptr;
+  // quant.h matmul_swiglu on gate.packed and up.packed in one pass; false where this variant has no
+  // fused form for them (the caller then runs the two products and silu_mul). Null: never.
+  bool (*matmul_swiglu_packed)(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h,
+                               float* up_out, size_t ldh, size_t row_begin, size_t row_end) = nullptr;
 };
 
 namespace scalar {
@@ -122,6 +126,8 @@ extern const CpuVariant kVariant;  // needs AVX2 + FMA + F16C + AVX-512 F/BW/VL/
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin,
                    size_t row_end);                             // avx512_vnni/packed_vnni.cpp
+bool matmul_swiglu_packed(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h, float* up_out,
+                          size_t ldh, size_t row_begin, size_t row_end);  // avx512_vnni/packed_vnni.cpp
 ActsTiles packed_tiles_form(const WeightView& w, size_t n_tok);  // avx512_vnni/packed_vnni.cpp
 void make_acts_tiles(ActsTiles f, const float* x, size_t n_tok, size_t n_cols, size_t t0, size_t t1,
                      uint16_t* out);  // avx512_vnni/packed_vnni.cpp

@@ -243,6 +243,30 @@ void silu_mul(float* gate, const float* up, size_t n) {
   (f != nullptr ? f : scalar::silu_mul)(gate, up, n);
 }
 
+void matmul_swiglu(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h, float* up_out,
+                   size_t ldh, size_t row_begin, size_t row_end) {
+  check_matmul(gate, row_begin, row_end);
+  check_matmul(up, row_begin, row_end);
+  if (up.n_rows != gate.n_rows || up.n_cols != gate.n_cols || x.n_cols != gate.n_cols) {
+    throw std::invalid_argument("matmul_swiglu: gate " + std::to_string(gate.n_rows) + " x " +
+                                std::to_string(gate.n_cols) + " and up " + std::to_string(up.n_rows) + " x " +
+                                std::to_string(up.n_cols) + " for activations of " + std::to_string(x.n_cols) +
+                                " columns");
+  }
+  if (x.n_tok == 0 || row_begin == row_end) return;
+  const CpuVariant& v = active();
+  // The fused tiles read the int8 blocks the caller quantised (a prompt's, never one token's).
+  if (gate.packed != nullptr && up.packed != nullptr && gate.type == up.type && x.q != nullptr &&
+      v.matmul_swiglu_packed != nullptr && v.matmul_swiglu_packed(gate, up, x, h, up_out, ldh, row_begin, row_end)) {
+    return;
+  }
+  run_matmul(gate, x, h, ldh, row_begin, row_end);
+  run_matmul(up, x, up_out, ldh, row_begin, row_end);
+  for (size_t t = 0; t < x.n_tok; ++t) {
+    silu_mul(h + t * ldh + row_begin, up_out + t * ldh + row_begin, row_end - row_begin);
+  }
+}
+
 void rmsnorm(const float* x, const float* w, size_t n, float eps, float* out) {
   auto* f = active().rmsnorm;
   (f != nullptr ? f : scalar::rmsnorm)(x, w, n, eps, out);

@@ -100,17 +100,6 @@ inline void quantize_16_blocks(const float* x, int8_t* q, float* d, int32_t* s, 
   _mm512_storeu_si512(s, reduce_16_blocks(s4v, add_epi32));
 }
 
-// e^x for the SwiGLU gate, the AVX2 exp8's steps 16 lanes wide (its clamps, its Taylor polynomial
-// on x = k·ln2 + r), with 2^k applied by vscalefps, which gives p·2^k rounded once as the AVX2
-// exponent-field product does (k in [−126, 128]; 2^128·p overflows to inf there as here).
-inline __m512 exp16(__m512 x) {
-  const __mmask16 over = _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.72283f), _CMP_GT_OQ);
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.72283f));
-  __m512 k;
-  const __m512 p = exp_reduced16(xc, k);
-  return _mm512_mask_blend_ps(over, _mm512_scalef_ps(p, k), _mm512_set1_ps(__builtin_inff()));
-}
-
 }  // namespace
 
 void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float* d, int32_t* s, int32_t* s4) {
@@ -120,15 +109,18 @@ void quantize_acts(const float* x, size_t n_tok, size_t n_cols, int8_t* q, float
   if (b < nb) avx2::quantize_acts(x + 32 * b, 1, 32 * (nb - b), q + 32 * b, d + b, s + b, s4 + 8 * b);
 }
 
+// The tail too in a (masked) 16-lane step, so that each value is silu_mul16's wherever it sits: the
+// SwiGLU tiles (packed_vnni.cpp) give these bits on any row range.
 void silu_mul(float* gate, const float* up, size_t n) {
   size_t i = 0;
-  const __m512 one = _mm512_set1_ps(1.0f);
   for (; i + 16 <= n; i += 16) {
-    const __m512 g = _mm512_loadu_ps(gate + i);
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g));
-    _mm512_storeu_ps(gate + i, _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(one, e)), _mm512_loadu_ps(up + i)));
+    _mm512_storeu_ps(gate + i, silu_mul16(_mm512_loadu_ps(gate + i), _mm512_loadu_ps(up + i)));
   }
-  avx2::silu_mul(gate + i, up + i, n - i);
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i), u = _mm512_maskz_loadu_ps(m, up + i);
+    _mm512_mask_storeu_ps(gate + i, m, silu_mul16(g, u));
+  }
 }
 
 // norm.h's rule with its 8 double sums as the lanes of one vector, the tail and the final order

@@ -20,6 +20,6 @@ namespace alap::kernels::avx512vnni {
 const CpuVariant kVariant = {"avx512vnni",      &matmul,           &quantize_acts, &avx2::k8_dot, &k8_scores,
                              &avx2::f16_scores, &f16_accum_v, &avx2::softmax, &k8_accum_v, &matmul_packed,
                              &silu_mul,         nullptr,           nullptr,        &rmsnorm,
-                             &packed_tiles_form, &make_acts_tiles};
+                             &packed_tiles_form, &make_acts_tiles, &matmul_swiglu_packed};
 
 }  // namespace alap::kernels::avx512vnni

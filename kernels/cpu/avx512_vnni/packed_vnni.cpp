@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "avx512_vnni/amx_avx512.h"
+#include "avx512_vnni/exp_avx512.h"
 #include "avx512_vnni/transpose_avx512.h"
 #include "cpu_variants.h"
 #include "packed_layout.h"
@@ -1043,30 +1044,37 @@ ALAP_INLINE void tile_pass(const uint8_t* g, const TileActs& a, float* y, size_t
   for (int t = 0; t < T; ++t) store_out(y + static_cast<size_t>(t) * ldy + r0, mask, acc[t], stream);
 }
 
-// Two row groups (r0 and r0 + 16 of y) over T tokens in one tile (K::run2); over a column pass, acc
-// starts from y (the earlier passes' sums) unless first; stream only on the last pass.
-template <class K, int T>
-ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, float* y, size_t ldy, size_t r0,
-                           const __mmask16 (&mask)[2], bool first, bool stream) {
+// Two row groups over T tokens in one tile (K::run2), group r's rows at yr[r] (token t at yr[r] + t·ldy);
+// over a column pass, acc starts from them (the earlier passes' sums) unless first; stream only on the
+// last pass. kSwiglu (matmul_swiglu: group 0 of gate, group 1 the same rows of up): the last pass stores
+// SiLU(gate)·up at yr[0] alone, the earlier ones both groups' sums.
+template <class K, int T, bool kSwiglu>
+ALAP_INLINE void pair_tile(const uint8_t* const (&g)[2], const TileActs& a, float* const (&yr)[2], size_t ldy,
+                           const __mmask16 (&mask)[2], bool first, bool last, bool stream) {
   __m512 acc[2][T];
   for (int r = 0; r < 2; ++r) {
-    const float* yr = y + r0 + kG * r;
     for (int t = 0; t < T; ++t) {
-      acc[r][t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[r], yr + static_cast<size_t>(t) * ldy);
+      acc[r][t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[r], yr[r] + static_cast<size_t>(t) * ldy);
     }
   }
   K::template run2<T>(g, a, acc);
+  if (kSwiglu && last) {
+    for (int t = 0; t < T; ++t) {
+      store_out(yr[0] + static_cast<size_t>(t) * ldy, mask[0], silu_mul16(acc[0][t], acc[1][t]), stream);
+    }
+    return;
+  }
   for (int r = 0; r < 2; ++r) {
-    float* yr = y + r0 + kG * r;
-    for (int t = 0; t < T; ++t) store_out(yr + static_cast<size_t>(t) * ldy, mask[r], acc[r][t], stream);
+    for (int t = 0; t < T; ++t) store_out(yr[r] + static_cast<size_t>(t) * ldy, mask[r], acc[r][t], stream);
   }
 }
 
-template <class K, int... Ts>
+template <class K, bool kSwiglu, int... Ts>
 ALAP_INLINE void pair_tile_impl(std::integer_sequence<int, Ts...>, size_t T, const uint8_t* const (&g)[2],
-                                const TileActs& a, float* y, size_t ldy, size_t r0, const __mmask16 (&mask)[2],
-                                bool first, bool stream) {
-  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1>(g, a, y, ldy, r0, mask, first, stream), true) : false) || ...);
+                                const TileActs& a, float* const (&yr)[2], size_t ldy, const __mmask16 (&mask)[2],
+                                bool first, bool last, bool stream) {
+  (void)((T == Ts + 1 ? (pair_tile<K, Ts + 1, kSwiglu>(g, a, yr, ldy, mask, first, last, stream), true) : false) ||
+         ...);
 }
 
 template <class K, int... Ts>
@@ -1571,15 +1579,19 @@ void decode_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
 // Whether a call of n_tok tokens on a packed int8-code type (K) runs on the AMX tiles.
 inline bool k_on_tiles(size_t n_tok) { return n_tok >= kAmxMinTokens && amx_prefill(); }
 
-// Token tiles (prefill); one token goes to decode_k.
-template <class K>
-void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
-  if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
-  if (k_on_tiles(a.n_tok)) return amx_k<K>(w, a, y, ldy, rb, re);
+// Token tiles (prefill) of one matrix (kSwiglu false: y = w·x), or of SwiGLU's two (kSwiglu: w is gate,
+// base2 up's packed codes of the same type and shape, y = SiLU(gate·x)·(up·x) and y2 up's scratch,
+// both ldy apart; pair tiles only). False where kSwiglu finds no fused form (one token, the AMX
+// tiles, rows too short for pair tiles): the caller then runs the products one at a time.
+template <class K, bool kSwiglu>
+bool tiles_k(const WeightView& w, const uint8_t* base2, const QuantizedActs& a, float* y, float* y2, size_t ldy,
+             size_t rb, size_t re) {
   const size_t nb = a.n_cols / 32, n_tok = a.n_tok, n_ofs = ofs_words<K>(nb);
   const size_t gb = packed::group_bytes(w.type, w.n_cols);
   const auto* base = static_cast<const uint8_t*>(w.packed);
   const size_t g0 = rb / kG, g1 = (re + kG - 1) / kG;
+  const bool pairs = pair_tiles<K>() && nb >= pair_min_blocks<K>() && pair_tiles_allowed();
+  if (kSwiglu && (n_tok == 1 || k_on_tiles(n_tok) || !pairs)) return false;
   ScratchArray<int32_t> xi{kScratchActs}, ofs{kScratchOfs}, tmp_ofs{kScratchOfsOne};
   ScratchArray<float> dxi{kScratchActScale}, xs{kScratchSums}, tmp_xs{kScratchSumsOne};
   ScratchArray<uint8_t> scratch{kScratchUnpacked};  // one column pass of a group, unpacked (!kDirect prefill)
@@ -1587,7 +1599,6 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
   xs.resize(n_tok * nb);
   // m tiles of at most kTMax tokens (pair types: kTPair), as even as can be (65 tokens: 9 tiles of
   // 7-8, not 8 of 8 and one of 1): tile i holds tokens [i·n/m, (i+1)·n/m).
-  const bool pairs = pair_tiles<K>() && nb >= pair_min_blocks<K>() && pair_tiles_allowed();
   const size_t tile_max = pairs ? kTPair : kTMax;
   const size_t n_tiles = (n_tok + tile_max - 1) / tile_max;
   auto tile_begin = [&](size_t i) { return i * n_tok / n_tiles; };
@@ -1626,55 +1637,82 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
     pa.nb = b1 - b0;
     return pa;
   };
-  // The columns [b0, b1) of group g into L1 (the unpacked types: the next group's pass).
-  auto prefetch_columns = [&](size_t g, size_t b0, size_t b1) {
-    prefetch_lines(base + g * gb, b0 * gb / nb, b1 * gb / nb);
+  // The columns [b0, b1) of the group at p into L1 (the unpacked types: the next group's pass).
+  auto prefetch_columns = [&](const uint8_t* p, size_t b0, size_t b1) {
+    prefetch_lines(p, b0 * gb / nb, b1 * gb / nb);
   };
   for (size_t c0 = 0; c0 < n_tiles; c0 += per_chunk) {
     const size_t c1 = std::min(n_tiles, c0 + per_chunk);
     for (size_t g = g0; g < g1; ++g) {
       const __mmask16 mask = group_mask(g, rb, re);
       if constexpr (pair_tiles<K>()) {
-        if (pairs && g + 1 < g1) {  // groups g and g + 1 in pair tiles; the next pair's weights read ahead
-          const __mmask16 masks[2] = {mask, group_mask(g + 1, rb, re)};
+        // Groups g and g + 1 in pair tiles (kSwiglu: group g of gate and of up), the next pair's
+        // weights read ahead: pair_at(r, k) is member r of the k-th pair on from this one (null past g1).
+        if (pairs && (kSwiglu || g + 1 < g1)) {
+          auto pair_at = [&](size_t r, size_t k) -> const uint8_t* {
+            const size_t gg = kSwiglu ? g + k : g + 2 * k + r;
+            return gg < g1 ? (kSwiglu && r == 1 ? base2 : base) + gg * gb : nullptr;
+          };
+          const __mmask16 masks[2] = {mask, kSwiglu ? mask : group_mask(g + 1, rb, re)};
+          auto outs = [&](size_t t, float* (&yr)[2]) {
+            yr[0] = y + t * ldy + g * kG;
+            yr[1] = kSwiglu ? y2 + t * ldy + g * kG : yr[0] + kG;
+          };
+          const size_t n = c1 - c0, half = n / 2;
           if constexpr (!pair_unpacked<K>()) {
-            const uint8_t* pair[2] = {base + g * gb, base + (g + 1) * gb};
-            const uint8_t* next = base + (g + 2) * gb;  // g + 2 <= g1
-            const size_t ahead = std::min<size_t>(2, g1 - (g + 2)) * gb;
+            const uint8_t* pair[2] = {pair_at(0, 0), pair_at(1, 0)};
+            // Each tile asks for its share of the next pair's bytes: one range (g + 2, g + 3 follow
+            // each other), or for SwiGLU the next gate group over the first half of the tiles and
+            // the next up group over the second (one tile: both in a burst).
+            const uint8_t* next = pair_at(0, 1);
+            const size_t ahead = kSwiglu ? gb : std::min<size_t>(2, g1 - (g + 2)) * gb;
+            if (kSwiglu && n == 1 && next != nullptr) {
+              prefetch_lines(next, 0, gb);
+              prefetch_lines(pair_at(1, 1), 0, gb);
+            }
             for (size_t i = c0; i < c1; ++i) {
-              const size_t t = tile_begin(i);  // each tile asks for its share of the next pair's bytes
-              pair_tile_impl<K>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair,
-                                with_share(acts(t), next, ahead, i - c0, c1 - c0), y + t * ldy, ldy, g * kG, masks,
-                                true, stream);
+              const size_t t = tile_begin(i), k = i - c0;
+              TileActs ta = acts(t);
+              if (!kSwiglu) {
+                ta = with_share(ta, next, ahead, k, n);
+              } else if (next != nullptr && n > 1) {
+                ta = k < half ? with_share(ta, next, ahead, k, half)
+                              : with_share(ta, pair_at(1, 1), ahead, k - half, n - half);
+              }
+              float* yr[2];
+              outs(t, yr);
+              pair_tile_impl<K, kSwiglu>(std::make_integer_sequence<int, kTPair>{}, tile_begin(i + 1) - t, pair, ta, yr,
+                                         ldy, masks, true, true, stream);
             }
           } else {
             // Both groups' column passes unpacked side by side, pair_pass blocks each (whole rows up to
             // kPairPassMax), once for every tile.
             uint8_t* const out[2] = {scratch.data(), scratch.data() + pair_pass * Unpacked<K::kForm>::kBytes};
             const uint8_t* const pass[2] = {out[0], out[1]};
-            // The same columns of the next pair are read ahead over the pass's tiles: group g + 2's in
-            // the first half of the tiles, g + 3's in the second (one tile: in a burst).
-            const size_t n = c1 - c0, half = n / 2;
+            // The same columns of the next pair are read ahead over the pass's tiles: its first member's
+            // in the first half of the tiles, its second's in the second (one tile: in a burst).
             for (size_t b0 = 0; b0 < nb; b0 += pair_pass) {
               const size_t b1 = std::min(nb, b0 + pair_pass), cols = b0 * gb / nb, len = b1 * gb / nb - cols;
               for (size_t r = 0; r < 2; ++r) {
-                K::unpack(base + (g + r) * gb, b0, b1, nb, out[r]);
-                if (n == 1 && g + 2 + r < g1) prefetch_columns(g + 2 + r, b0, b1);
+                K::unpack(pair_at(r, 0), b0, b1, nb, out[r]);
+                if (n == 1 && pair_at(r, 1) != nullptr) prefetch_columns(pair_at(r, 1), b0, b1);
               }
               for (size_t i = c0; i < c1; ++i) {
                 const size_t t = tile_begin(i), T = tile_begin(i + 1) - t, k = i - c0, r = k < half ? 0 : 1;
                 TileActs pa = pass_acts(t, T, b0, b1);
-                if (n > 1 && g + 2 + r < g1) {
+                if (n > 1 && pair_at(r, 1) != nullptr) {
                   const size_t j = r == 0 ? k : k - half, m = r == 0 ? half : n - half;
-                  pa = with_share(pa, base + (g + 2 + r) * gb + cols, len, j, m);
+                  pa = with_share(pa, pair_at(r, 1) + cols, len, j, m);
                 }
-                pair_tile_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTPair>{}, T, pass, pa,
-                                                   y + t * ldy, ldy, g * kG, masks, b0 == 0,
-                                                   stream && b0 == 0 && b1 == nb);
+                float* yr[2];
+                outs(t, yr);
+                const bool one_pass = b0 == 0 && b1 == nb;
+                pair_tile_impl<Unpacked<K::kForm>, kSwiglu>(std::make_integer_sequence<int, kTPair>{}, T, pass, pa, yr,
+                                                            ldy, masks, b0 == 0, b1 == nb, stream && one_pass);
               }
             }
           }
-          ++g;
+          if (!kSwiglu) ++g;
           continue;
         }
       }
@@ -1690,7 +1728,7 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
         for (size_t b0 = 0; b0 < nb; b0 += kPass) {
           const size_t b1 = std::min(nb, b0 + kPass);
           K::unpack(base + g * gb, b0, b1, nb, scratch.data());
-          if (g + 1 < g1) prefetch_columns(g + 1, b0, b1);  // the same columns of the next group
+          if (g + 1 < g1) prefetch_columns(base + (g + 1) * gb, b0, b1);  // the same columns of the next group
           for (size_t i = c0; i < c1; ++i) {
             const size_t t = tile_begin(i), T = tile_begin(i + 1) - t;
             tile_pass_impl<Unpacked<K::kForm>>(std::make_integer_sequence<int, kTMax>{}, T, scratch.data(),
@@ -1702,6 +1740,20 @@ void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy,
     }
   }
   if (stream) _mm_sfence();  // the non-temporal stores ordered before the pool's join (see stream_outputs())
+  return true;
+}
+
+template <class K>
+void matmul_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, size_t rb, size_t re) {
+  if (a.n_tok == 1) return decode_k<K>(w, a, y, ldy, rb, re);
+  if (k_on_tiles(a.n_tok)) return amx_k<K>(w, a, y, ldy, rb, re);
+  tiles_k<K, false>(w, nullptr, a, y, nullptr, ldy, rb, re);
+}
+
+template <class K>
+bool swiglu_k(const WeightView& gate, const WeightView& up, const QuantizedActs& a, float* h, float* up_out,
+              size_t ldh, size_t rb, size_t re) {
+  return tiles_k<K, true>(gate, static_cast<const uint8_t*>(up.packed), a, h, up_out, ldh, rb, re);
 }
 
 // The light types (Q8_0, Q4_0, Q4_1, IQ4_NL): one token through KQuiet, their pass without the software
@@ -1787,6 +1839,26 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
       return true;
     default:
       return false;
+  }
+}
+
+bool matmul_swiglu_packed(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h, float* up_out,
+                          size_t ldh, size_t row_begin, size_t row_end) {
+  if (gate.n_rows % kG != 0 || packed::group_bytes(gate.type, gate.n_cols) == 0) return false;
+  switch (gate.type) {
+    case DType::q8_0: return swiglu_k<Q8_0<>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q4_0: return swiglu_k<Q45_01<false, false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::iq4_nl: return swiglu_k<Iq4Nl<>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q5_0: return swiglu_k<Q45_01<true, false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q4_1: return swiglu_k<Q45_01<false, true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q5_1: return swiglu_k<Q45_01<true, true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q4_k: return swiglu_k<Q45_K<false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q5_k: return swiglu_k<Q45_K<true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q6_k: return swiglu_k<Q6_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q3_k: return swiglu_k<Q3_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::q2_k: return swiglu_k<Q2_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    case DType::iq4_xs: return swiglu_k<IQ4_XS>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+    default: return false;  // f16/bf16 (the AMX tiles or the unpacked path), or no packed form
   }
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "alap/kernels/activation.h"
 #include "alap/kernels/dtype.h"
 #include "alap/kernels/fp16.h"
 #include "alap/kernels/quant.h"
@@ -908,4 +909,74 @@ TEST(Packed, GivenActsOf256MatchTheOnesMatmulMakes) {
     EXPECT_EQ(with, made) << name_of(t);
     EXPECT_EQ(with, one) << name_of(t);
   }
+}
+
+// matmul_swiglu gives the bits of its two products and silu_mul on every packed type and variant:
+// one token and prompts, row ranges that cut groups of 16, rows of one unpacked pass and of two
+// (8704 columns), outputs on 64-byte lines and not, a prompt whose outputs pass 1 MiB (streamed).
+// Where the AVX-512 tiles fuse the two (a prompt, pair tiles, one column pass), up's products are
+// never stored: its scratch keeps what it held, which shows the fused tiles ran.
+TEST(Packed, SwigluTilesGiveTheTwoProductsBits) {
+  VariantGuard guard;
+  set_amx_prefill(false);  // the AMX tiles take no fused form (matmul_swiglu runs the two products there)
+  const auto variants = packed_variants();
+  if (variants.empty()) GTEST_SKIP() << "no variant with a packed form on this CPU";
+  struct Shape {
+    size_t n_rows, n_cols, n_tok, rb, re;
+  };
+  const Shape shapes[] = {{96, 1024, 1, 0, 96},   {96, 1024, 5, 0, 96},  {96, 1024, 23, 7, 91}, {64, 512, 13, 16, 48},
+                          {48, 8704, 9, 0, 48},   {48, 896, 6, 0, 48},   {4128, 512, 64, 5, 4123}};
+  std::vector<float> store(64 * 4128 + 64), up_store(64 * 4128 + 64);
+  float* const aligned = store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(float);
+  for (DType t : kPacked) {
+    if (is_h16(t)) continue;  // the FFN's f16/bf16 products read f32 activations: two products there
+    for (const Shape& s : shapes) {
+      if (s.n_cols % unit_of(t) != 0 || (s.n_rows > 1000 && t != DType::q8_0 && t != DType::q4_k)) continue;
+      Matrix g = random_matrix(t, s.n_rows, s.n_cols, 900 + static_cast<uint32_t>(t));
+      Matrix u = random_matrix(t, s.n_rows, s.n_cols, 950 + static_cast<uint32_t>(t));
+      const std::vector<float> x = random_x(s.n_tok * s.n_cols, 61 + static_cast<uint32_t>(s.n_tok));
+      const Acts a = quantise(x, s.n_tok, s.n_cols);
+      const QuantizedActs xa = token_view(x, a, 0, s.n_tok, s.n_cols);
+      const size_t n = s.n_tok * s.n_rows;
+      for (const char* v : variants_for(variants, t)) {
+        set_cpu_variant(v);
+        ASSERT_TRUE(pack(g) && pack(u)) << v << " " << name_of(t);
+        std::vector<float> want(n, -777.0f), want_up(n, -777.0f);
+        matmul(g.packed(), xa, want.data(), s.n_rows, s.rb, s.re);
+        matmul(u.packed(), xa, want_up.data(), s.n_rows, s.rb, s.re);
+        for (size_t tok = 0; tok < s.n_tok; ++tok) {
+          silu_mul(want.data() + tok * s.n_rows + s.rb, want_up.data() + tok * s.n_rows + s.rb, s.re - s.rb);
+        }
+        const bool fused = std::string(v) == "avx512vnni" && s.n_tok > 1 && s.n_cols >= 1024 && s.n_cols <= 8192;
+        for (size_t offset : {size_t{0}, size_t{4}}) {  // floats past a 64-byte line: 0 streams, 4 cannot
+          float* h = aligned + offset;
+          std::fill(h, h + n, -777.0f);
+          std::fill(up_store.begin(), up_store.begin() + n, -555.0f);
+          matmul_swiglu(g.packed(), u.packed(), xa, h, up_store.data(), s.n_rows, s.rb, s.re);
+          const std::string what = std::string(v) + " " + name_of(t) + " " + std::to_string(s.n_rows) + " x " +
+                                   std::to_string(s.n_cols) + ", " + std::to_string(s.n_tok) + " tokens, rows " +
+                                   std::to_string(s.rb) + "-" + std::to_string(s.re) + ", h " +
+                                   std::to_string(offset * sizeof(float)) + " bytes past a line";
+          ASSERT_TRUE(std::equal(want.begin(), want.end(), h)) << what;
+          if (fused) {
+            EXPECT_TRUE(std::all_of(up_store.begin(), up_store.begin() + n, [](float f) { return f == -555.0f; }))
+                << what << ": up's products were stored (the fused tiles did not run)";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Packed, SwigluRefusesMatricesOfTwoShapes) {
+  VariantGuard guard;
+  Matrix g = random_matrix(DType::q8_0, 32, 512, 1);
+  Matrix u = random_matrix(DType::q8_0, 32, 1024, 2);
+  const std::vector<float> x = random_x(2 * 512, 3);
+  const Acts a = quantise(x, 2, 512);
+  std::vector<float> h(64), up(64);
+  EXPECT_THROW(matmul_swiglu(g.plain(), u.plain(), token_view(x, a, 0, 2, 512), h.data(), up.data(), 32, 0, 32),
+               std::invalid_argument);
+  EXPECT_THROW(matmul_swiglu(g.plain(), g.plain(), token_view(x, a, 0, 2, 512), h.data(), up.data(), 32, 0, 33),
+               std::invalid_argument);
 }

@@ -128,6 +128,16 @@ bool reads_acts_256(const WeightView& w);
 // result for a (token, row) does not depend on n_tok, the row range or the thread that runs it.
 void matmul(const WeightView& w, const QuantizedActs& x, float* y, size_t ldy, size_t row_begin, size_t row_end);
 
+// The FFN's SwiGLU over two matrices of one shape: h[t][r] = SiLU(gate·x)[t][r] · (up·x)[t][r] for
+// tokens [0, x.n_tok) and rows [row_begin, row_end) (activation.h silu_mul's SiLU). h and up_out are
+// [n_tok][ldh]; up_out's rows in the range are scratch and left undefined. The same bits as
+// matmul(gate) into h, matmul(up) into up_out and silu_mul on each token's rows, which is what runs
+// where the variant has no fused form: the AVX-512 tiles of a prompt multiply a row group of gate
+// and the same rows of up side by side and apply SiLU to their sums in registers, so up's products
+// are never stored and no pass over the rows follows (docs/bench/cpu.md, session 62).
+void matmul_swiglu(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h, float* up_out,
+                   size_t ldh, size_t row_begin, size_t row_end);
+
 // The variant the dispatcher chose for this CPU ("scalar", "sse4", "avx2", "avx512vnni", ...).
 const char* cpu_variant_name();
 
