@@ -873,6 +873,12 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #ifndef ALAP_ATTN_WMERGE
 #define ALAP_ATTN_WMERGE 1
 #endif
+// Session 62: the L2 sector prefetch the tiles' cp.async copies ask for (cp.async's .L2::128B /
+// .L2::256B qualifier: L2 fetches that many bytes around each copy's 16); 0 = none (the copies of a
+// warp already cover 512 contiguous bytes of a row block).
+#ifndef ALAP_ATTN_L2PF
+#define ALAP_ATTN_L2PF 0
+#endif
 inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
 inline constexpr int kMmaThreads = 32 * kMmaWarps;
 inline constexpr int kMmaRows = 16;  // rows per warp tile
@@ -880,14 +886,23 @@ inline constexpr int kMmaRows = 16;  // rows per warp tile
 __device__ __forceinline__ unsigned alap_smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
+#if ALAP_ATTN_L2PF == 256
+#define ALAP_CP_L2 ".L2::256B"
+#elif ALAP_ATTN_L2PF == 128
+#define ALAP_CP_L2 ".L2::128B"
+#else
+#define ALAP_CP_L2 ""
+#endif
 template <int Bytes>
 __device__ __forceinline__ void alap_cp_async_raw(unsigned dst, const void* src) {
   if constexpr (Bytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global" ALAP_CP_L2 " [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
   } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
+    asm volatile("cp.async.ca.shared.global" ALAP_CP_L2 " [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(Bytes)
+                 : "memory");
   }
 }
+#undef ALAP_CP_L2
 __device__ __forceinline__ void alap_ldsm_x4(unsigned addr, unsigned* r) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
