@@ -874,10 +874,11 @@ __device__ void attn_decode_body(const attn_kernel_args& a) {
 #define ALAP_ATTN_WMERGE 1
 #endif
 // Session 62: the L2 sector prefetch the tiles' cp.async copies ask for (cp.async's .L2::128B /
-// .L2::256B qualifier: L2 fetches that many bytes around each copy's 16); 0 = none (the copies of a
-// warp already cover 512 contiguous bytes of a row block).
+// .L2::256B qualifier: L2 fetches that many bytes around each copy's 16 bytes); 0 = none. 128, the
+// default: every mode's decode attention 0.7-1.3% faster at 16k and 32k on an H100 (three rounds of
+// each build in one call; 256: 0.2-1.2%), the same results (docs/bench/gpu.md "Session 62").
 #ifndef ALAP_ATTN_L2PF
-#define ALAP_ATTN_L2PF 0
+#define ALAP_ATTN_L2PF 128
 #endif
 inline constexpr int kMmaWarps = ALAP_ATTN_MMA_WARPS;
 inline constexpr int kMmaThreads = 32 * kMmaWarps;
