@@ -1764,6 +1764,28 @@ void light_k(const WeightView& w, const QuantizedActs& a, float* y, size_t ldy, 
   matmul_k<K>(w, a, y, ldy, rb, re);
 }
 
+// fn(K{}, KQuiet{}) for the kernels of packed type t: K for prompts, KQuiet for one token where
+// light_read_ahead() says so (the light types' pass without the read-ahead; the others' own K, so that
+// light_k<K, K> is matmul_k<K>). False for a type with no kernel here (fn is not called).
+template <class Fn>
+bool with_kernels(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::q8_0: return fn(Q8_0<>{}, Q8_0<false>{});
+    case DType::q4_0: return fn(Q45_01<false, false>{}, Q45_01<false, false, false>{});
+    case DType::iq4_nl: return fn(Iq4Nl<>{}, Iq4Nl<false>{});
+    case DType::q5_0: return fn(Q45_01<true, false>{}, Q45_01<true, false>{});
+    case DType::q4_1: return fn(Q45_01<false, true>{}, Q45_01<false, true, false>{});
+    case DType::q5_1: return fn(Q45_01<true, true>{}, Q45_01<true, true>{});
+    case DType::q4_k: return fn(Q45_K<false>{}, Q45_K<false>{});
+    case DType::q5_k: return fn(Q45_K<true>{}, Q45_K<true>{});
+    case DType::q6_k: return fn(Q6_K{}, Q6_K{});
+    case DType::q3_k: return fn(Q3_K{}, Q3_K{});
+    case DType::q2_k: return fn(Q2_K{}, Q2_K{});
+    case DType::iq4_xs: return fn(IQ4_XS{}, IQ4_XS{});
+    default: return false;  // f16/bf16 (the AMX tiles or the unpacked path), or no packed form
+  }
+}
+
 #undef ALAP_INLINE
 
 }  // namespace
@@ -1800,66 +1822,18 @@ bool matmul_packed(const WeightView& w, const QuantizedActs& x, float* y, size_t
     return true;
   }
   if (x.q == nullptr && !tiles) return false;  // without int8 blocks only the tiles run (reads_int8_acts, quant.h)
-  switch (w.type) {
-    case DType::q8_0:
-      light_k<Q8_0<>, Q8_0<false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q4_0:
-      light_k<Q45_01<false, false>, Q45_01<false, false, false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::iq4_nl:
-      light_k<Iq4Nl<>, Iq4Nl<false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q5_0:
-      matmul_k<Q45_01<true, false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q4_1:
-      light_k<Q45_01<false, true>, Q45_01<false, true, false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q5_1:
-      matmul_k<Q45_01<true, true>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q4_k:
-      matmul_k<Q45_K<false>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q5_k:
-      matmul_k<Q45_K<true>>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q6_k:
-      matmul_k<Q6_K>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q3_k:
-      matmul_k<Q3_K>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::q2_k:
-      matmul_k<Q2_K>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    case DType::iq4_xs:
-      matmul_k<IQ4_XS>(w, x, y, ldy, row_begin, row_end);
-      return true;
-    default:
-      return false;
-  }
+  return with_kernels(w.type, [&](auto k, auto quiet) {
+    light_k<decltype(k), decltype(quiet)>(w, x, y, ldy, row_begin, row_end);
+    return true;
+  });
 }
 
 bool matmul_swiglu_packed(const WeightView& gate, const WeightView& up, const QuantizedActs& x, float* h, float* up_out,
                           size_t ldh, size_t row_begin, size_t row_end) {
   if (gate.n_rows % kG != 0 || packed::group_bytes(gate.type, gate.n_cols) == 0) return false;
-  switch (gate.type) {
-    case DType::q8_0: return swiglu_k<Q8_0<>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q4_0: return swiglu_k<Q45_01<false, false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::iq4_nl: return swiglu_k<Iq4Nl<>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q5_0: return swiglu_k<Q45_01<true, false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q4_1: return swiglu_k<Q45_01<false, true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q5_1: return swiglu_k<Q45_01<true, true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q4_k: return swiglu_k<Q45_K<false>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q5_k: return swiglu_k<Q45_K<true>>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q6_k: return swiglu_k<Q6_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q3_k: return swiglu_k<Q3_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::q2_k: return swiglu_k<Q2_K>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    case DType::iq4_xs: return swiglu_k<IQ4_XS>(gate, up, x, h, up_out, ldh, row_begin, row_end);
-    default: return false;  // f16/bf16 (the AMX tiles or the unpacked path), or no packed form
-  }
+  return with_kernels(gate.type, [&](auto k, auto) {
+    return swiglu_k<decltype(k)>(gate, up, x, h, up_out, ldh, row_begin, row_end);
+  });
 }
 
 }  // namespace alap::kernels::avx512vnni
